@@ -1,0 +1,165 @@
+//! `corruption`: does text survive the round trip through the engine?
+//!
+//! The model is asked to repeat a string exactly. Multi-byte text (accents,
+//! CJK, emoji with ZWJ sequences, combining marks, right-to-left scripts) must
+//! come back intact. Byte-exact and NFC-equal are judged and recorded
+//! separately; a U+FFFD in the reply that the source lacked is named as
+//! mangled bytes. The case passes only when the reply is byte-exact.
+
+use serde::Deserialize;
+use sparktest_sdk::*;
+use unicode_normalization::UnicodeNormalization;
+
+struct Corruption;
+
+#[derive(Deserialize)]
+struct Config {
+    /// Suite file with the strings.
+    #[serde(default = "default_strings")]
+    strings: String,
+    #[serde(default = "default_max_tokens")]
+    max_tokens: u32,
+}
+
+fn default_strings() -> String {
+    "corruption/strings.json".into()
+}
+
+fn default_max_tokens() -> u32 {
+    128
+}
+
+#[derive(Deserialize)]
+struct Probe {
+    group: String,
+    name: String,
+    text: String,
+}
+
+const SYSTEM: &str = "You repeat text exactly. Reply with the text only: no quotes, no explanation.";
+
+fn load(config: &str) -> Result<(Config, Vec<Probe>), String> {
+    let config: Config =
+        serde_json::from_str(config).map_err(|err| format!("corruption config: {err}"))?;
+    let text = read_text(&config.strings)?;
+    let probes: Vec<Probe> =
+        serde_json::from_str(&text).map_err(|err| format!("{}: {err}", config.strings))?;
+    Ok((config, probes))
+}
+
+/// What the reply did to the text.
+#[derive(Debug, PartialEq)]
+struct Judgement {
+    byte_exact: bool,
+    nfc_equal: bool,
+    replacement_char: bool,
+}
+
+fn judge(expected: &str, reply: &str) -> Judgement {
+    // Only surrounding whitespace is forgiven: chat templates add newlines.
+    let got = reply.trim();
+    let nfc = |s: &str| s.nfc().collect::<String>();
+    Judgement {
+        byte_exact: got == expected,
+        nfc_equal: nfc(got) == nfc(expected),
+        replacement_char: got.contains('\u{FFFD}') && !expected.contains('\u{FFFD}'),
+    }
+}
+
+fn yes_no(b: bool) -> &'static str {
+    if b { "yes" } else { "no" }
+}
+
+impl Instrument for Corruption {
+    fn describe() -> Info {
+        Info::new(
+            "corruption",
+            "Corruption probe",
+            env!("CARGO_PKG_VERSION"),
+            "Sends prompts whose correct answers must round-trip multi-byte characters \
+             (accents, CJK, emoji incl. ZWJ sequences, combining marks, right-to-left text) \
+             intact, at temperature 0. Byte-exact and NFC-equal are recorded separately; \
+             a case passes only when the reply is byte-exact after trimming surrounding \
+             whitespace.",
+        )
+    }
+
+    fn cases(config: &str) -> Result<Vec<CaseInfo>, String> {
+        let (_, probes) = load(config)?;
+        Ok(probes
+            .iter()
+            .map(|p| CaseInfo::new(format!("{}::{}", p.group, p.name)).tag("Corruption probe"))
+            .collect())
+    }
+
+    fn run(config: &str, case: &str) -> Outcome {
+        let (config, probes) = match load(config) {
+            Ok(loaded) => loaded,
+            Err(err) => return Outcome::fail(err),
+        };
+        let Some(probe) = probes.iter().find(|p| format!("{}::{}", p.group, p.name) == case) else {
+            return Outcome::fail(format!("no probe named {case}"));
+        };
+        let req = ChatRequest::new(vec![
+            Message::system(SYSTEM),
+            Message::user(&format!("Repeat exactly:\n{}", probe.text)),
+        ])
+        .greedy()
+        .max_tokens(config.max_tokens);
+        let reply = match chat(&req) {
+            Ok(reply) => reply,
+            Err(err) => return err.into(),
+        };
+        let j = judge(&probe.text, &reply.text);
+        let outcome = if j.byte_exact {
+            Outcome::pass()
+        } else if j.replacement_char {
+            Outcome::fail("reply holds U+FFFD: bytes were mangled")
+        } else if j.nfc_equal {
+            Outcome::fail("NFC-equal but not byte-exact: normalisation changed the bytes")
+        } else {
+            Outcome::fail("reply differs from the text")
+        };
+        outcome
+            .note("byte-exact", yes_no(j.byte_exact))
+            .note("nfc-equal", yes_no(j.nfc_equal))
+            .note("expected", probe.text.clone())
+            .note("got", reply.text.trim().to_string())
+            .metric("byte-exact", if j.byte_exact { 1.0 } else { 0.0 }, "bool")
+            .metric("nfc-equal", if j.nfc_equal { 1.0 } else { 0.0 }, "bool")
+    }
+}
+
+register_instrument!(Corruption);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exact_passes_both() {
+        let j = judge("café", "café\n");
+        assert!(j.byte_exact && j.nfc_equal && !j.replacement_char);
+    }
+
+    #[test]
+    fn decomposed_is_nfc_equal_only() {
+        // "e" + COMBINING ACUTE vs precomposed é.
+        let j = judge("caf\u{e9}", "cafe\u{301}");
+        assert!(!j.byte_exact);
+        assert!(j.nfc_equal);
+    }
+
+    #[test]
+    fn replacement_char_is_named() {
+        let j = judge("日本語", "日\u{FFFD}語");
+        assert!(!j.nfc_equal && j.replacement_char);
+    }
+
+    #[test]
+    fn zwj_sequence_broken_is_not_equal() {
+        // Family emoji without its zero-width joiners.
+        let j = judge("👨\u{200D}👩\u{200D}👧", "👨👩👧");
+        assert!(!j.byte_exact && !j.nfc_equal);
+    }
+}
