@@ -1,1 +1,95 @@
-fn main(){}
+//! `cargo sparktest`: measure an LLM serving setup with a suite of instrument
+//! plugins. Thin by design: parse, dispatch, map errors to exit codes. The
+//! work is in `sparktest-harness`.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Parser};
+use sparktest_harness::{RunArgs, TargetChoice};
+use sparktest_record::exit_code;
+
+#[derive(Parser)]
+#[command(name = "cargo", bin_name = "cargo", version, styles = clap::builder::Styles::plain())]
+enum Cargo {
+    /// Measure an LLM serving setup: run a suite's instruments as test cases.
+    Sparktest(SparktestArgs),
+}
+
+/// Exit codes: 0 every case passed or was not applicable; 101 a case failed
+/// or was lost; 2 bad command line; 3 invalid configuration or suite (or
+/// suite data not matching their pins); 4 target not launched, not reachable
+/// or serving another model; 5 an instrument could not be built or loaded;
+/// 6 a measurement file could not be written.
+#[derive(Args)]
+#[command(version, about, long_about = None, after_help = EXIT_CODES)]
+struct SparktestArgs {
+    /// Suite to run: a name under `suites/`, or a path to a suite folder or
+    /// `suite.toml`.
+    #[arg(long, value_name = "NAME")]
+    suite: String,
+
+    /// Target named in `sparktest.toml` (or built in, like `local`).
+    #[arg(long, value_name = "NAME", default_value = "local", conflicts_with = "endpoint")]
+    target: String,
+
+    /// Base URL of a running OpenAI-compatible server, instead of a named
+    /// target (needs --model).
+    #[arg(long, value_name = "URL", requires = "model")]
+    endpoint: Option<String>,
+
+    /// Model id the server at --endpoint must serve.
+    #[arg(long, value_name = "ID", requires = "endpoint")]
+    model: Option<String>,
+
+    /// Folder for the measurement file (default: `measurements/`).
+    #[arg(long, value_name = "DIR")]
+    measurements: Option<PathBuf>,
+
+    #[command(flatten)]
+    libtest: libtest_mimic::Arguments,
+}
+
+const EXIT_CODES: &str = "Exit codes:
+  0    every case passed (or was not applicable)
+  101  at least one case failed or was lost
+  2    the command line could not be parsed
+  3    invalid configuration or suite, or suite data not matching their pins
+  4    target not launched, not reachable, or serving another model
+  5    an instrument could not be built, loaded or listed
+  6    a measurement file could not be written";
+
+fn main() -> ExitCode {
+    // Invoked as `cargo sparktest …` cargo passes `sparktest` as the first
+    // argument; invoked directly as `cargo-sparktest …` it does not.
+    let mut argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if argv.get(1).is_none_or(|a| a != "sparktest") {
+        argv.insert(1, "sparktest".into());
+    }
+    let Cargo::Sparktest(args) = match Cargo::try_parse_from(argv) {
+        Ok(parsed) => parsed,
+        Err(err) => {
+            let _ = err.print();
+            return ExitCode::from(if err.use_stderr() { exit_code::USAGE as u8 } else { 0 });
+        }
+    };
+    let cwd = match std::env::current_dir() {
+        Ok(dir) => dir,
+        Err(err) => {
+            eprintln!("error: failed to read the current folder: {err}");
+            return ExitCode::from(exit_code::SETUP as u8);
+        }
+    };
+    let target = match (args.endpoint, args.model) {
+        (Some(url), Some(model)) => TargetChoice::Endpoint { url, model },
+        _ => TargetChoice::Named(args.target),
+    };
+    let run = RunArgs { suite: args.suite, target, measurements_dir: args.measurements, libtest: args.libtest, cwd };
+    match sparktest_harness::run(run) {
+        Ok(code) => ExitCode::from(code as u8),
+        Err(err) => {
+            eprintln!("error: {err}");
+            ExitCode::from(err.kind.exit_code() as u8)
+        }
+    }
+}

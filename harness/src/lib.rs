@@ -1,0 +1,37 @@
+//! The engine of `cargo sparktest`: it runs instrument plugins against a
+//! serving target and writes what they measured.
+//!
+//! - [`suite`] loads `suites/<name>/suite.toml` and checks its data against
+//!   their sha256 pins.
+//! - [`plugin`] builds instrument crates for `wasm32-wasip2`, loads them with
+//!   wasmtime, sandboxed (no files, sockets, environment or clocks; capped
+//!   memory; fuel-bounded CPU), and runs one fresh instance per case.
+//! - [`endpoint`] is the only way out of the sandbox: an OpenAI-compatible
+//!   client (reqwest + tokio, SSE with per-chunk timing) and a probe per
+//!   engine.
+//! - [`runner`] turns cases into libtest trials and fans each finished case
+//!   out to the measurement file ([`measurement`]) and the tally;
+//!   [`snapshot`] keeps byte-for-byte repeats as insta snapshots.
+//! - [`target`] launches a configured server (the reference target) and
+//!   stops it after.
+//!
+//! # Known limitations
+//!
+//! - Prompt logprobs are not implemented for any engine yet; llama.cpp has
+//!   none, so the call answers `unsupported` with that reason.
+//! - One target per run; paired arms (bare vs drafter) are separate runs.
+#![warn(missing_docs)]
+
+pub mod config;
+pub mod endpoint;
+pub mod error;
+pub mod hostinfo;
+pub mod measurement;
+pub mod plugin;
+pub mod runner;
+pub mod snapshot;
+pub mod suite;
+pub mod target;
+
+pub use error::{Error, ErrorKind};
+pub use runner::{RunArgs, TargetChoice, run};

@@ -1,0 +1,373 @@
+//! The measurement file of cargo-sparktest, and its exit codes.
+//!
+//! A measurement file is JSON Lines: every line is one message
+//! `{"type": "...", "data": {...}}`. The first line is a `manifest`, then one
+//! `case` line per finished case, in the order they finished, and last a
+//! `summary` line when the run ended normally (a file without one is the
+//! record of a run that crashed or was killed: every case in it still counts).
+//! New fields may be added within a format version; readers ignore fields
+//! they do not know. `docs/measurement-file.md` documents every field.
+//!
+//! This crate is small on purpose: the host writes these types and reporter
+//! plugins read them.
+#![warn(missing_docs)]
+
+use serde::{Deserialize, Serialize};
+
+/// Version of the measurement-file format. A reader refuses a file whose
+/// major version it does not know.
+pub const FORMAT_VERSION: &str = "1.0";
+
+/// Process exit codes of `cargo sparktest`.
+pub mod exit_code {
+    /// Every case passed (or was not applicable).
+    pub const OK: i32 = 0;
+    /// The command line could not be parsed (clap's and libtest's code).
+    pub const USAGE: i32 = 2;
+    /// The project configuration or a suite is invalid, or its data do not
+    /// match their pins.
+    pub const SETUP: i32 = 3;
+    /// The target could not be launched or reached, or it serves another
+    /// model than the target names.
+    pub const TARGET: i32 = 4;
+    /// An instrument could not be built, loaded or listed.
+    pub const PLUGIN: i32 = 5;
+    /// A measurement file could not be written.
+    pub const IO: i32 = 6;
+    /// At least one case failed or was lost (libtest's code).
+    pub const CASES_FAILED: i32 = 101;
+}
+
+/// One line of a measurement file.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "type", content = "data", rename_all = "kebab-case")]
+pub enum Line {
+    /// The first line: what was measured, where, with what.
+    Manifest(Manifest),
+    /// One finished case.
+    Case(CaseRecord),
+    /// The last line of a run that ended normally.
+    Summary(Summary),
+}
+
+/// What was measured, where and with what.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Manifest {
+    /// Format version of this file ([`FORMAT_VERSION`]).
+    pub format_version: String,
+    /// Unique id of the run (also the file's stem).
+    pub run_id: String,
+    /// RFC 3339 UTC start time.
+    pub started_at: String,
+    /// The harness that measured.
+    pub harness: HarnessInfo,
+    /// The suite that ran.
+    pub suite: SuiteInfo,
+    /// The serving configuration under test.
+    pub target: TargetInfo,
+    /// The machine the client ran on.
+    pub client_host: HostInfo,
+    /// `direct` or `gateway` (a proxy or router between client and engine).
+    pub route: String,
+    /// The instruments that ran, as they describe themselves.
+    pub instruments: Vec<InstrumentInfo>,
+}
+
+/// The harness build.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct HarnessInfo {
+    /// Crate version.
+    pub version: String,
+    /// Git revision of the project the harness ran in, when it is a checkout.
+    pub git_revision: Option<String>,
+}
+
+/// The suite and the digest of its files.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct SuiteInfo {
+    /// Suite name.
+    pub name: String,
+    /// Suite version.
+    pub version: String,
+    /// sha256 over `suite.toml` and every pinned file (path and digest).
+    pub sha256: String,
+    /// Pinned files and their sha256.
+    pub files: Vec<FilePin>,
+}
+
+/// A file and its sha256.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct FilePin {
+    /// Path relative to the suite folder.
+    pub path: String,
+    /// Hex sha256.
+    pub sha256: String,
+}
+
+/// The serving configuration under test and the pins that identify it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct TargetInfo {
+    /// Target name from the configuration (`local`, or `endpoint` for
+    /// `--endpoint`).
+    pub name: String,
+    /// Base URL.
+    pub base_url: String,
+    /// Model id the target names and the server reported.
+    pub model_id: String,
+    /// Engine found by the probe: `llama.cpp`, `vllm`, `sglang`, `ollama`,
+    /// `openai-compatible`.
+    pub engine: String,
+    /// Engine build or version, when reported.
+    pub build: Option<String>,
+    /// Model file path as the server reports it.
+    pub model_path: Option<String>,
+    /// sha256 of the model file, when the harness could read it.
+    pub model_sha256: Option<String>,
+    /// Exact launch command, when the harness launched the server.
+    pub launch_command: Option<Vec<String>>,
+    /// Everything else the probe read.
+    pub facts: Vec<(String, String)>,
+}
+
+/// Facts about a machine.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct HostInfo {
+    /// Host name.
+    pub hostname: Option<String>,
+    /// CPU model string.
+    pub cpu_model: Option<String>,
+    /// Logical cores.
+    pub cores: usize,
+    /// Total memory in bytes.
+    pub memory_bytes: u64,
+    /// Available memory in bytes when the run started.
+    pub memory_available_bytes: u64,
+    /// OS name and version.
+    pub os: Option<String>,
+    /// Kernel version.
+    pub kernel: Option<String>,
+}
+
+/// An instrument as it describes itself.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct InstrumentInfo {
+    /// Name (the first segment of its case names).
+    pub name: String,
+    /// The board row it measures.
+    pub row: String,
+    /// Instrument version.
+    pub version: String,
+    /// Methodology text.
+    pub description: String,
+    /// sha256 of the component file that ran.
+    pub component_sha256: String,
+}
+
+/// How a case ended. The four never mix.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Hash)]
+#[serde(rename_all = "kebab-case")]
+pub enum Outcome {
+    /// Answered right.
+    Pass,
+    /// Answered wrong, or refused cleanly with a 4xx.
+    Fail,
+    /// Never answered: connection refused or reset, timeout, 5xx, stream cut,
+    /// server died.
+    Lost,
+    /// Nothing could be measured here (the engine cannot produce it).
+    NotApplicable,
+}
+
+impl Outcome {
+    /// The lower-case word used in files and output.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Pass => "pass",
+            Outcome::Fail => "fail",
+            Outcome::Lost => "lost",
+            Outcome::NotApplicable => "not-applicable",
+        }
+    }
+}
+
+/// A figure with its unit.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Metric {
+    /// Name, e.g. `decode-tok-s`.
+    pub name: String,
+    /// Value.
+    pub value: f64,
+    /// Unit, e.g. `tok/s`.
+    pub unit: String,
+}
+
+/// One endpoint call made during a case, as the host saw it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct CallRecord {
+    /// `chat`, `complete`, `prompt-logprobs`, `metrics`.
+    pub kind: String,
+    /// `ok`, `lost`, `rejected`, `unsupported`.
+    pub result: String,
+    /// HTTP status, when a response arrived.
+    pub status: Option<u16>,
+    /// Milliseconds from send to the end of the reply.
+    pub total_ms: f64,
+    /// Time to first content chunk (streamed calls).
+    pub ttft_ms: Option<f64>,
+    /// First to last content chunk (streamed calls).
+    pub decode_ms: Option<f64>,
+    /// Prompt tokens as the server counted them.
+    pub prompt_tokens: Option<u32>,
+    /// Completion tokens as the server counted them.
+    pub completion_tokens: Option<u32>,
+    /// Where the token counts came from: `server-usage`, `server-timings`,
+    /// `none`.
+    pub token_source: String,
+}
+
+/// One finished case.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct CaseRecord {
+    /// `instrument::group::case`.
+    pub id: String,
+    /// Instrument name.
+    pub instrument: String,
+    /// Case name within the instrument (`group::case`).
+    pub case: String,
+    /// Board rows or categories this case feeds.
+    pub tags: Vec<String>,
+    /// How it ended.
+    pub outcome: Outcome,
+    /// Why it failed, was lost or was not applicable.
+    pub reason: Option<String>,
+    /// The instrument's figures.
+    pub metrics: Vec<Metric>,
+    /// The instrument's short facts.
+    pub notes: Vec<(String, String)>,
+    /// RFC 3339 UTC time the case started.
+    pub started_at: String,
+    /// Wall seconds of the whole case.
+    pub seconds: f64,
+    /// Seconds spent inside endpoint calls (the server's share).
+    pub endpoint_seconds: f64,
+    /// Every endpoint call, in order.
+    pub calls: Vec<CallRecord>,
+    /// Prompt tokens summed over the calls, where the server counted them.
+    pub prompt_tokens: Option<u64>,
+    /// Completion tokens summed over the calls, where the server counted them.
+    pub completion_tokens: Option<u64>,
+    /// sha256 of the case's transcript (every request and reply body, in
+    /// order), so two runs can be compared without storing the text.
+    pub transcript_sha256: String,
+    /// Snapshot results: name and `match`, `new`, `changed`.
+    pub snapshots: Vec<(String, String)>,
+}
+
+/// The last line of a run that ended normally.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Summary {
+    /// RFC 3339 UTC end time.
+    pub finished_at: String,
+    /// Wall seconds of the run.
+    pub seconds: f64,
+    /// Cases passed.
+    pub passed: u64,
+    /// Cases failed.
+    pub failed: u64,
+    /// Cases lost.
+    pub lost: u64,
+    /// Cases not applicable.
+    pub not_applicable: u64,
+}
+
+/// Why a measurement file could not be read.
+#[derive(Debug)]
+pub struct ReadError {
+    /// 1-based line number.
+    pub line: usize,
+    /// What was wrong.
+    pub message: String,
+}
+
+impl std::fmt::Display for ReadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "line {}: {}", self.line, self.message)
+    }
+}
+
+impl std::error::Error for ReadError {}
+
+/// Parse a whole measurement file. The first line must be a manifest of a
+/// format version this crate knows.
+pub fn parse(text: &str) -> Result<Vec<Line>, ReadError> {
+    let mut lines = Vec::new();
+    for (i, raw) in text.lines().enumerate() {
+        if raw.trim().is_empty() {
+            continue;
+        }
+        let line: Line = serde_json::from_str(raw)
+            .map_err(|err| ReadError { line: i + 1, message: err.to_string() })?;
+        if lines.is_empty() {
+            match &line {
+                Line::Manifest(m) if major(&m.format_version) == major(FORMAT_VERSION) => {}
+                Line::Manifest(m) => {
+                    return Err(ReadError {
+                        line: i + 1,
+                        message: format!(
+                            "format version {} is not readable by this version ({FORMAT_VERSION})",
+                            m.format_version
+                        ),
+                    });
+                }
+                _ => {
+                    return Err(ReadError { line: i + 1, message: "the first line is not a manifest".into() });
+                }
+            }
+        }
+        lines.push(line);
+    }
+    if lines.is_empty() {
+        return Err(ReadError { line: 1, message: "empty measurement file".into() });
+    }
+    Ok(lines)
+}
+
+fn major(version: &str) -> &str {
+    version.split('.').next().unwrap_or(version)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_is_tagged_type_and_data() {
+        let line = Line::Summary(Summary {
+            finished_at: "2026-01-01T00:00:00Z".into(),
+            seconds: 1.5,
+            passed: 1,
+            failed: 2,
+            lost: 3,
+            not_applicable: 0,
+        });
+        let json = serde_json::to_value(&line).unwrap();
+        assert_eq!(json["type"], "summary");
+        assert_eq!(json["data"]["lost"], 3);
+    }
+
+    #[test]
+    fn refuses_unknown_major_version_and_missing_manifest() {
+        let err = parse(r#"{"type":"summary","data":{"finished_at":"x","seconds":0,"passed":0,"failed":0,"lost":0,"not_applicable":0}}"#)
+            .unwrap_err();
+        assert!(err.message.contains("not a manifest"), "{err}");
+        let manifest = r#"{"type":"manifest","data":{"format_version":"9.0"}}"#;
+        let err = parse(manifest).unwrap_err();
+        assert_eq!(err.line, 1);
+    }
+
+    #[test]
+    fn garbage_names_its_line() {
+        let err = parse("\n{not json").unwrap_err();
+        assert_eq!(err.line, 2);
+    }
+}

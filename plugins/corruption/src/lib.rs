@@ -66,6 +66,10 @@ fn judge(expected: &str, reply: &str) -> Judgement {
     }
 }
 
+fn clip(text: &str) -> String {
+    text.chars().take(120).collect()
+}
+
 fn yes_no(b: bool) -> &'static str {
     if b { "yes" } else { "no" }
 }
@@ -118,7 +122,7 @@ impl Instrument for Corruption {
         } else if j.nfc_equal {
             Outcome::fail("NFC-equal but not byte-exact: normalisation changed the bytes")
         } else {
-            Outcome::fail("reply differs from the text")
+            Outcome::fail(format!("reply differs from the text: got {:?}", clip(reply.text.trim())))
         };
         outcome
             .note("byte-exact", yes_no(j.byte_exact))

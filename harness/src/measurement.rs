@@ -1,0 +1,51 @@
+//! Measurement files: one JSON Lines file per run, written as the run goes.
+//!
+//! Each line is flushed to the operating system as soon as it is written, so
+//! a crash or kill of the harness loses at most the case in flight.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::SystemTime;
+
+use sparktest_record::Line;
+
+use crate::error::{Error, ErrorKind};
+
+/// RFC 3339 UTC timestamp, seconds precision.
+pub fn rfc3339(t: SystemTime) -> String {
+    humantime::format_rfc3339_seconds(t).to_string()
+}
+
+/// Appends lines to a measurement file.
+pub struct MeasurementWriter {
+    path: PathBuf,
+    out: Mutex<BufWriter<File>>,
+}
+
+impl MeasurementWriter {
+    /// Create `<dir>/<run_id>.jsonl`.
+    pub fn create(dir: &Path, run_id: &str) -> Result<Self, Error> {
+        let io = |what: String| Error::new(ErrorKind::Io, what);
+        std::fs::create_dir_all(dir).map_err(|e| io(format!("failed to create {}: {e}", dir.display())))?;
+        let path = dir.join(format!("{run_id}.jsonl"));
+        let file = File::create(&path).map_err(|e| io(format!("failed to create {}: {e}", path.display())))?;
+        Ok(MeasurementWriter { path, out: Mutex::new(BufWriter::new(file)) })
+    }
+
+    /// The file's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Write one line and flush it.
+    pub fn write(&self, line: &Line) -> Result<(), Error> {
+        let json = serde_json::to_string(line)
+            .map_err(|e| Error::new(ErrorKind::Io, format!("failed to encode a record: {e}")))?;
+        let mut out = self.out.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        writeln!(out, "{json}")
+            .and_then(|()| out.flush())
+            .map_err(|e| Error::new(ErrorKind::Io, format!("failed to write {}: {e}", self.path.display())))
+    }
+}

@@ -1,0 +1,92 @@
+//! Building instrument crates for `wasm32-wasip2` on demand, the way
+//! cargo-nextest builds test binaries: run cargo, read its JSON messages,
+//! take the artifact it names.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use serde_json::Value;
+
+use crate::error::{Error, ErrorKind};
+use crate::suite::{Source, sha256_hex};
+
+/// The guest target triple.
+pub const TARGET: &str = "wasm32-wasip2";
+
+fn plugin_err(message: String) -> Error {
+    Error::new(ErrorKind::Plugin, message)
+}
+
+/// The component file for an instrument source, building it when it is a
+/// crate. A `crate` is a package of the cargo workspace that holds
+/// `suite_dir`.
+pub fn component_for(suite_dir: &Path, source: &Source) -> Result<PathBuf, Error> {
+    match source {
+        Source::Wasm { path, sha256 } => {
+            let bytes = std::fs::read(path)
+                .map_err(|err| plugin_err(format!("failed to read component {}: {err}", path.display())))?;
+            if let Some(expected) = sha256 {
+                let actual = sha256_hex(&bytes);
+                if !actual.eq_ignore_ascii_case(expected) {
+                    return Err(Error::new(
+                        ErrorKind::Setup,
+                        format!("component {} does not match its pin (expected sha256 {expected}, found {actual})", path.display()),
+                    ));
+                }
+            }
+            Ok(path.clone())
+        }
+        Source::Crate(name) => {
+            let mut cmd = cargo();
+            cmd.current_dir(suite_dir).args(["build", "--package", name, "--profile", "plugin"]);
+            run_build(cmd, name)
+        }
+        Source::Path(dir) => {
+            let manifest = dir.join("Cargo.toml");
+            let mut cmd = cargo();
+            cmd.arg("build").arg("--manifest-path").arg(&manifest).arg("--release");
+            run_build(cmd, &manifest.display().to_string())
+        }
+    }
+}
+
+fn cargo() -> Command {
+    let mut cmd = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
+    cmd.env_remove("CARGO_TARGET_DIR_FOR_HOST");
+    cmd
+}
+
+fn run_build(mut cmd: Command, what: &str) -> Result<PathBuf, Error> {
+    cmd.args(["--target", TARGET, "--message-format", "json-render-diagnostics", "--quiet"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit());
+    let out = cmd
+        .output()
+        .map_err(|err| plugin_err(format!("failed to run cargo to build instrument {what}: {err}")))?;
+    if !out.status.success() {
+        return Err(plugin_err(format!(
+            "failed to build instrument {what} for {TARGET} (cargo exited with {}; is the target installed? \
+             `rustup target add {TARGET}`)",
+            out.status
+        )));
+    }
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let mut found = None;
+    for line in stdout.lines() {
+        let Ok(msg) = serde_json::from_str::<Value>(line) else { continue };
+        if msg.get("reason").and_then(Value::as_str) != Some("compiler-artifact") {
+            continue;
+        }
+        let is_cdylib = msg
+            .pointer("/target/crate_types")
+            .and_then(Value::as_array)
+            .is_some_and(|kinds| kinds.iter().any(|k| k == "cdylib"));
+        if !is_cdylib {
+            continue;
+        }
+        if let Some(files) = msg.get("filenames").and_then(Value::as_array) {
+            found = files.iter().filter_map(Value::as_str).find(|f| f.ends_with(".wasm")).map(PathBuf::from);
+        }
+    }
+    found.ok_or_else(|| plugin_err(format!("building instrument {what} produced no .wasm (is its crate-type cdylib?)")))
+}

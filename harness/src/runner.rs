@@ -1,0 +1,392 @@
+//! The run: suite → instruments → cases → libtest trials → records.
+//!
+//! libtest-mimic gives the familiar command line and output. Every finished
+//! case becomes one [`Event`], fanned out to the measurement file and the
+//! run's tally; the terminal shows it through libtest. A lost case is a
+//! failed trial whose message starts with `lost:`; a not-applicable case is
+//! an ignored one; the measurement file keeps all four apart.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime};
+
+use libtest_mimic::{Arguments, Completion, Failed, Trial};
+use sparktest_record::{
+    CaseRecord, HarnessInfo, InstrumentInfo, Line, Manifest, Outcome, Summary, TargetInfo, exit_code,
+};
+
+use crate::config::{Config, TargetConfig};
+use crate::endpoint::{Client, Endpoint, ProbeError, Timeouts};
+use crate::error::{Error, ErrorKind};
+use crate::measurement::{MeasurementWriter, rfc3339};
+use crate::plugin::{self, CaseVerdict, InstrumentPlugin, Limits, PluginHost};
+use crate::snapshot::{self, SnapshotStatus};
+use crate::suite::{self, Suite};
+use crate::target::{self, Launched};
+
+/// Which server to measure.
+#[derive(Debug, Clone)]
+pub enum TargetChoice {
+    /// A target named in the configuration.
+    Named(String),
+    /// A running server given on the command line.
+    Endpoint {
+        /// Base URL.
+        url: String,
+        /// Model id it must serve.
+        model: String,
+    },
+}
+
+/// Everything `cargo sparktest --suite …` needs.
+#[derive(Debug)]
+pub struct RunArgs {
+    /// Suite name or path.
+    pub suite: String,
+    /// The target.
+    pub target: TargetChoice,
+    /// Override of the measurements folder.
+    pub measurements_dir: Option<PathBuf>,
+    /// libtest arguments (filters, `--list`, `--format` …).
+    pub libtest: Arguments,
+    /// Where the command was started.
+    pub cwd: PathBuf,
+}
+
+/// One finished case, as the runner announces it.
+#[derive(Debug, Clone)]
+pub enum Event {
+    /// A case ended.
+    CaseFinished(Box<CaseRecord>),
+}
+
+/// A consumer of run events.
+pub trait Sink: Send + Sync {
+    /// Take one event.
+    fn event(&self, event: &Event) -> Result<(), Error>;
+}
+
+impl Sink for MeasurementWriter {
+    fn event(&self, event: &Event) -> Result<(), Error> {
+        match event {
+            Event::CaseFinished(record) => self.write(&Line::Case((**record).clone())),
+        }
+    }
+}
+
+/// Counts of each outcome.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Tally {
+    /// Passed.
+    pub passed: u64,
+    /// Failed.
+    pub failed: u64,
+    /// Lost.
+    pub lost: u64,
+    /// Not applicable.
+    pub not_applicable: u64,
+}
+
+impl Sink for Mutex<Tally> {
+    fn event(&self, event: &Event) -> Result<(), Error> {
+        let Event::CaseFinished(record) = event;
+        let mut t = self.lock().unwrap_or_else(|p| p.into_inner());
+        match record.outcome {
+            Outcome::Pass => t.passed += 1,
+            Outcome::Fail => t.failed += 1,
+            Outcome::Lost => t.lost += 1,
+            Outcome::NotApplicable => t.not_applicable += 1,
+        }
+        Ok(())
+    }
+}
+
+struct Instrument {
+    plugin: InstrumentPlugin,
+    config: String,
+    cases: Vec<plugin::CaseInfo>,
+}
+
+/// What every trial shares.
+struct Shared {
+    rt: tokio::runtime::Handle,
+    host: PluginHost,
+    endpoint: Arc<Endpoint>,
+    files: Arc<BTreeMap<String, Vec<u8>>>,
+    snapshots: PathBuf,
+    sinks: Vec<Arc<dyn Sink>>,
+}
+
+fn cache_dir(config: &Config) -> PathBuf {
+    config.path(Path::new("target/sparktest"))
+}
+
+/// Load the suite, build and load its instruments, list their cases.
+fn prepare(rt: &tokio::runtime::Runtime, config: &Config, suite: &Suite) -> Result<(PluginHost, Vec<Instrument>), Error> {
+    let limits = Limits {
+        fuel: config.run.fuel_per_case,
+        memory_bytes: usize::try_from(config.run.memory_per_instance_mib.saturating_mul(1024 * 1024)).unwrap_or(usize::MAX),
+        case_timeout: Duration::from_secs(config.run.case_timeout_secs),
+    };
+    let host = PluginHost::new(Some(&cache_dir(config).join("wasmtime-cache")), limits)?;
+    let files = Arc::new(suite.files.clone());
+    let mut instruments: Vec<Instrument> = Vec::new();
+    for entry in &suite.instruments {
+        let wasm = plugin::component_for(&suite.dir, &entry.source)?;
+        let plugin = rt.block_on(host.load(&wasm))?;
+        if let Some(twin) = instruments.iter().find(|i| i.plugin.info.name == plugin.info.name) {
+            return Err(Error::new(
+                ErrorKind::Setup,
+                format!("suite {}: two instruments are named {}", suite.name, twin.plugin.info.name),
+            ));
+        }
+        let cases = rt.block_on(host.cases(&plugin, files.clone(), &entry.config))?;
+        instruments.push(Instrument { plugin, config: entry.config.clone(), cases });
+    }
+    Ok((host, instruments))
+}
+
+fn git_revision(root: &Path) -> Option<String> {
+    let out = std::process::Command::new("git").arg("-C").arg(root).args(["rev-parse", "HEAD"]).output().ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    let rev = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let dirty = std::process::Command::new("git")
+        .arg("-C")
+        .arg(root)
+        .args(["status", "--porcelain", "--untracked-files=no"])
+        .output()
+        .map(|o| !o.stdout.is_empty())
+        .unwrap_or(false);
+    Some(if dirty { format!("{rev}-dirty") } else { rev })
+}
+
+fn model_sha256(path: Option<&str>) -> Option<String> {
+    // Only for a local file the harness can read, e.g. a launched target's.
+    let bytes = std::fs::read(path?).ok()?;
+    Some(suite::sha256_hex(&bytes))
+}
+
+/// Run a suite. Returns the process exit code.
+pub fn run(args: RunArgs) -> Result<i32, Error> {
+    let config = Config::discover(&args.cwd)?;
+    snapshot::init(&config.root);
+    let suite_file = suite::locate(&config.root, &args.suite);
+    let suite = suite::load(&suite_file)?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| Error::new(ErrorKind::Io, format!("failed to start the async runtime: {e}")))?;
+    let (host, instruments) = prepare(&rt, &config, &suite)?;
+
+    let names: Vec<String> = instruments
+        .iter()
+        .flat_map(|i| i.cases.iter().map(move |c| format!("{}::{}", i.plugin.info.name, c.name)))
+        .collect();
+    if args.libtest.list {
+        let trials = names.into_iter().map(|n| Trial::test(n, || Ok(()))).collect();
+        let _listed = libtest_mimic::run(&args.libtest, trials);
+        return Ok(exit_code::OK);
+    }
+    let any_runs = names.iter().any(|n| {
+        let probe = Trial::test(n.clone(), || Ok(()));
+        !args.libtest.is_filtered_out(&probe) && !args.libtest.is_ignored(&probe)
+    });
+
+    // The target: launched (and stopped when `launched` drops) or reached.
+    let (target_name, target_cfg) = match &args.target {
+        TargetChoice::Named(name) => (name.clone(), config.target(name)?.clone()),
+        TargetChoice::Endpoint { url, model } => (
+            "endpoint".to_string(),
+            TargetConfig {
+                description: format!("{model} at {url}"),
+                model: model.clone(),
+                base_url: Some(url.clone()),
+                launch: None,
+                route: "direct".into(),
+                pins: BTreeMap::new(),
+            },
+        ),
+    };
+    if !any_runs {
+        // Nothing selected: libtest prints its empty summary; no server needed.
+        let trials = names.into_iter().map(|n| Trial::test(n, || Ok(()))).collect();
+        return Ok(if libtest_mimic::run(&args.libtest, trials).has_failed() { exit_code::CASES_FAILED } else { exit_code::OK });
+    }
+    let mut launched: Option<Launched> = None;
+    let base_url = match (&target_cfg.base_url, &target_cfg.launch) {
+        (Some(url), _) => url.clone(),
+        (None, Some(launch)) => {
+            eprintln!("sparktest: launching target {target_name} …");
+            let l = rt.block_on(target::launch(&config, &target_name, launch, &cache_dir(&config)))?;
+            let url = l.base_url.clone();
+            launched = Some(l);
+            url
+        }
+        (None, None) => unreachable!("config validation guarantees a base-url or a launch"),
+    };
+    let timeouts = Timeouts {
+        connect: Duration::from_secs(config.run.connect_timeout_secs),
+        request: Duration::from_secs(config.run.request_timeout_secs),
+    };
+    let client = Client::new(&base_url, &target_cfg.model, timeouts).map_err(|e| Error::new(ErrorKind::Target, e))?;
+    let endpoint = rt.block_on(Endpoint::connect(client)).map_err(|e| {
+        let hint = match e {
+            ProbeError::ModelMismatch { .. } => "; the run stops before any case",
+            ProbeError::Unreachable { .. } => "",
+        };
+        Error::new(ErrorKind::Target, format!("target {target_name}: {e}{hint}"))
+    })?;
+    let facts = endpoint.facts().clone();
+
+    let started = SystemTime::now();
+    let run_id = format!(
+        "{}-{}-{}-{:x}",
+        humantime::format_rfc3339_seconds(started).to_string().replace([':', '-'], "").trim_end_matches('Z'),
+        suite.name,
+        target_name,
+        std::process::id()
+    );
+    let dir = args.measurements_dir.clone().unwrap_or_else(|| config.path(&config.run.measurements_dir));
+    let writer = Arc::new(MeasurementWriter::create(&dir, &run_id)?);
+    let mut target_facts: Vec<(String, String)> = target_cfg.pins.iter().map(|(k, v)| (format!("pin.{k}"), v.clone())).collect();
+    target_facts.extend(facts.extra.iter().cloned());
+    for (k, v) in [
+        ("context_per_request", facts.context_per_request.map(|n| n.to_string())),
+        ("slots", facts.slots.map(|n| n.to_string())),
+        ("kv_pool_tokens", facts.kv_pool_tokens.map(|n| n.to_string())),
+    ] {
+        if let Some(v) = v {
+            target_facts.push((k.to_string(), v));
+        }
+    }
+    let manifest = Manifest {
+        format_version: sparktest_record::FORMAT_VERSION.into(),
+        run_id: run_id.clone(),
+        started_at: rfc3339(started),
+        harness: HarnessInfo { version: env!("CARGO_PKG_VERSION").into(), git_revision: git_revision(&config.root) },
+        suite: suite.info.clone(),
+        target: TargetInfo {
+            name: target_name.clone(),
+            base_url: base_url.clone(),
+            model_id: facts.model_id.clone(),
+            engine: facts.engine.clone(),
+            build: facts.build.clone(),
+            model_path: facts.model_path.clone(),
+            model_sha256: launched.as_ref().and_then(|_| model_sha256(facts.model_path.as_deref())),
+            launch_command: launched.as_ref().map(|l| l.command.clone()),
+            facts: target_facts,
+        },
+        client_host: crate::hostinfo::snapshot(),
+        route: target_cfg.route.clone(),
+        instruments: instruments.iter().map(|i| i.plugin.info.clone()).collect::<Vec<InstrumentInfo>>(),
+    };
+    writer.write(&Line::Manifest(manifest))?;
+
+    let tally = Arc::new(Mutex::new(Tally::default()));
+    let shared = Arc::new(Shared {
+        rt: rt.handle().clone(),
+        host,
+        endpoint: Arc::new(endpoint),
+        files: Arc::new(suite.files.clone()),
+        snapshots: config.path(&config.run.snapshots_dir).join(&target_name),
+        sinks: vec![writer.clone() as Arc<dyn Sink>, tally.clone() as Arc<dyn Sink>],
+    });
+    let instruments: Vec<Arc<Instrument>> = instruments.into_iter().map(Arc::new).collect();
+    let mut trials = Vec::new();
+    for inst in &instruments {
+        for case in &inst.cases {
+            let (shared, inst, case) = (shared.clone(), inst.clone(), case.clone());
+            let id = format!("{}::{}", inst.plugin.info.name, case.name);
+            trials.push(Trial::ignorable_test(id, move || run_case(&shared, &inst, &case)));
+        }
+    }
+    let run_started = Instant::now();
+    let conclusion = libtest_mimic::run(&args.libtest, trials);
+    let t = *tally.lock().unwrap_or_else(|p| p.into_inner());
+    writer.write(&Line::Summary(Summary {
+        finished_at: rfc3339(SystemTime::now()),
+        seconds: run_started.elapsed().as_secs_f64(),
+        passed: t.passed,
+        failed: t.failed,
+        lost: t.lost,
+        not_applicable: t.not_applicable,
+    }))?;
+    drop(launched);
+    eprintln!(
+        "sparktest: {} passed, {} failed, {} lost, {} not applicable; measurements in {}",
+        t.passed,
+        t.failed,
+        t.lost,
+        t.not_applicable,
+        writer.path().display()
+    );
+    Ok(if conclusion.has_failed() { exit_code::CASES_FAILED } else { exit_code::OK })
+}
+
+fn run_case(shared: &Shared, inst: &Instrument, case: &plugin::CaseInfo) -> Result<Completion, Failed> {
+    let name = &inst.plugin.info.name;
+    let started_at = rfc3339(SystemTime::now());
+    let result = shared.rt.block_on(shared.host.run(
+        &inst.plugin,
+        shared.endpoint.clone(),
+        shared.files.clone(),
+        &inst.config,
+        &case.name,
+    ));
+    let mut verdict = result.verdict.clone();
+    let mut snapshots = Vec::new();
+    let snap_dir = shared.snapshots.join(name);
+    for (snap_name, content) in &result.snapshots {
+        let status = snapshot::check(&snap_dir, &format!("{}__{snap_name}", case.name.replace("::", "__")), content);
+        if status == SnapshotStatus::Changed && verdict == CaseVerdict::Pass {
+            verdict = CaseVerdict::Fail(format!(
+                "snapshot {snap_name} changed since the last run on this target; review with `cargo insta review`"
+            ));
+        }
+        snapshots.push((snap_name.clone(), status.as_str().to_string()));
+    }
+    let (outcome, reason) = match &verdict {
+        CaseVerdict::Pass => (Outcome::Pass, None),
+        CaseVerdict::Fail(r) => (Outcome::Fail, Some(r.clone())),
+        CaseVerdict::Lost(r) => (Outcome::Lost, Some(r.clone())),
+        CaseVerdict::NotApplicable(r) => (Outcome::NotApplicable, Some(r.clone())),
+    };
+    let sum = |f: fn(&sparktest_record::CallRecord) -> Option<u32>| -> Option<u64> {
+        let counts: Vec<u64> = result.log.calls.iter().filter_map(|c| f(c).map(u64::from)).collect();
+        (!counts.is_empty()).then(|| counts.iter().sum())
+    };
+    let record = CaseRecord {
+        id: format!("{name}::{}", case.name),
+        instrument: name.clone(),
+        case: case.name.clone(),
+        tags: case.tags.clone(),
+        outcome,
+        reason: reason.clone(),
+        metrics: result.metrics.clone(),
+        notes: result.notes.clone(),
+        started_at,
+        seconds: result.elapsed.as_secs_f64(),
+        endpoint_seconds: result.log.endpoint_time.as_secs_f64(),
+        prompt_tokens: sum(|c| c.prompt_tokens),
+        completion_tokens: sum(|c| c.completion_tokens),
+        calls: result.log.calls.clone(),
+        transcript_sha256: result.log.transcript_sha256(),
+        snapshots,
+    };
+    let event = Event::CaseFinished(Box::new(record));
+    for sink in &shared.sinks {
+        if let Err(err) = sink.event(&event) {
+            return Err(Failed::from(format!("the record of this case was not written: {err}")));
+        }
+    }
+    match verdict {
+        CaseVerdict::Pass => Ok(Completion::Completed),
+        CaseVerdict::Fail(r) => Err(Failed::from(r)),
+        CaseVerdict::Lost(r) => Err(Failed::from(format!("lost: {r}"))),
+        CaseVerdict::NotApplicable(r) => Ok(Completion::ignored_with(format!("not applicable: {r}"))),
+    }
+}

@@ -1,0 +1,89 @@
+//! Snapshots through insta, from a non-test binary.
+//!
+//! insta's settings are thread-local, so they are bound inside every case;
+//! paths are absolute; the diff never goes to stdout (it would land inside
+//! libtest's output); a mismatch is caught, not propagated as a panic.
+
+use std::cell::Cell;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::Path;
+
+/// What became of one snapshot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SnapshotStatus {
+    /// Same as the stored one.
+    Match,
+    /// None was stored: this one is now the baseline.
+    New,
+    /// Differs from the stored one; a `.snap.new` waits for
+    /// `cargo insta review`.
+    Changed,
+}
+
+impl SnapshotStatus {
+    /// The word used in records.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SnapshotStatus::Match => "match",
+            SnapshotStatus::New => "new",
+            SnapshotStatus::Changed => "changed",
+        }
+    }
+}
+
+/// Set insta's process-wide environment. Call once, before any thread runs a
+/// case: insta reads these on first use.
+pub fn init(project_root: &Path) {
+    // SAFETY: called from main before the runner starts any thread.
+    unsafe {
+        std::env::set_var("INSTA_WORKSPACE_ROOT", project_root);
+        std::env::set_var("INSTA_OUTPUT", "none");
+        if std::env::var_os("INSTA_UPDATE").is_none() {
+            // A first snapshot becomes the baseline; a changed one is left
+            // pending as `.snap.new`.
+            std::env::set_var("INSTA_UPDATE", "unseen");
+        }
+        std::env::remove_var("INSTA_FORCE_PASS");
+    }
+    // A snapshot mismatch is a panic inside insta; it is reported as the
+    // case's failure, so the panic message itself stays quiet.
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        if !IN_SNAPSHOT.with(Cell::get) {
+            previous(info);
+        }
+    }));
+}
+
+thread_local! {
+    static IN_SNAPSHOT: Cell<bool> = const { Cell::new(false) };
+}
+
+/// File-name-safe form of a snapshot name.
+pub fn file_stem(name: &str) -> String {
+    name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).collect()
+}
+
+/// Compare `content` with the stored snapshot `name` in `dir`.
+pub fn check(dir: &Path, name: &str, content: &str) -> SnapshotStatus {
+    let stem = file_stem(name);
+    let existed = dir.join(format!("{stem}.snap")).is_file();
+    let mut settings = insta::Settings::new();
+    settings.set_snapshot_path(dir);
+    settings.set_prepend_module_to_snapshot(false);
+    settings.set_omit_expression(true);
+    settings.set_input_file(dir.join(format!("{stem}.snap")));
+    IN_SNAPSHOT.with(|f| f.set(true));
+    let matched = settings.bind(|| {
+        catch_unwind(AssertUnwindSafe(|| {
+            insta::assert_snapshot!(stem.as_str(), content);
+        }))
+        .is_ok()
+    });
+    IN_SNAPSHOT.with(|f| f.set(false));
+    match (existed, matched) {
+        (false, _) => SnapshotStatus::New,
+        (true, true) => SnapshotStatus::Match,
+        (true, false) => SnapshotStatus::Changed,
+    }
+}

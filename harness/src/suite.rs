@@ -1,0 +1,234 @@
+//! Suites: `suites/<name>/suite.toml`, its instruments and its pinned data.
+
+use std::collections::BTreeMap;
+use std::path::{Component, Path, PathBuf};
+
+use serde::Deserialize;
+use sha2::{Digest, Sha256};
+use sparktest_record::{FilePin, SuiteInfo};
+
+use crate::error::{Error, ErrorKind};
+
+/// Where an instrument's component comes from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Source {
+    /// A package of the project's cargo workspace, built on demand.
+    Crate(String),
+    /// A crate folder outside the workspace (relative to the suite folder),
+    /// built on demand.
+    Path(PathBuf),
+    /// A prebuilt component (relative to the suite folder), with an optional
+    /// sha256 pin.
+    Wasm {
+        /// Path of the `.wasm`.
+        path: PathBuf,
+        /// Expected sha256.
+        sha256: Option<String>,
+    },
+}
+
+/// One instrument entry of a suite.
+#[derive(Debug, Clone)]
+pub struct InstrumentEntry {
+    /// Where its component comes from.
+    pub source: Source,
+    /// Its `config` table as JSON text (`{}` when absent).
+    pub config: String,
+}
+
+/// A loaded, digest-checked suite.
+#[derive(Debug, Clone)]
+pub struct Suite {
+    /// Name.
+    pub name: String,
+    /// Version.
+    pub version: String,
+    /// One line for people.
+    pub description: String,
+    /// The suite folder.
+    pub dir: PathBuf,
+    /// Instruments in order.
+    pub instruments: Vec<InstrumentEntry>,
+    /// Pinned files with their bytes, by relative path.
+    pub files: BTreeMap<String, Vec<u8>>,
+    /// Digests for the manifest.
+    pub info: SuiteInfo,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SuiteFile {
+    suite: SuiteHeader,
+    #[serde(default)]
+    instrument: Vec<InstrumentFile>,
+    #[serde(default)]
+    files: BTreeMap<String, String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SuiteHeader {
+    name: String,
+    version: String,
+    #[serde(default)]
+    description: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct InstrumentFile {
+    #[serde(rename = "crate")]
+    krate: Option<String>,
+    path: Option<PathBuf>,
+    wasm: Option<PathBuf>,
+    sha256: Option<String>,
+    #[serde(default)]
+    config: Option<toml::Table>,
+}
+
+/// Hex sha256 of bytes.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    let digest = Sha256::digest(bytes);
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Resolve `--suite`: a name under `<root>/suites/`, or a path to a folder or
+/// a `suite.toml`.
+pub fn locate(root: &Path, arg: &str) -> PathBuf {
+    let as_path = Path::new(arg);
+    if as_path.extension().is_some_and(|e| e == "toml") {
+        return as_path.to_path_buf();
+    }
+    if arg.contains('/') || as_path.is_dir() && as_path.join("suite.toml").is_file() {
+        return as_path.join("suite.toml");
+    }
+    root.join("suites").join(arg).join("suite.toml")
+}
+
+fn setup(message: String) -> Error {
+    Error::new(ErrorKind::Setup, message)
+}
+
+/// A relative path inside the suite folder: no absolute paths, no `..`.
+fn checked_rel(file: &Path, rel: &str) -> Result<PathBuf, Error> {
+    let p = Path::new(rel);
+    if p.components().any(|c| !matches!(c, Component::Normal(_))) || rel.is_empty() {
+        return Err(setup(format!(
+            "{}: file {rel:?} must be a relative path inside the suite folder",
+            file.display()
+        )));
+    }
+    Ok(p.to_path_buf())
+}
+
+/// Load a suite and check every pinned file against its sha256.
+pub fn load(file: &Path) -> Result<Suite, Error> {
+    let text = std::fs::read(file).map_err(|err| setup(format!("failed to read suite {}: {err}", file.display())))?;
+    let parsed: SuiteFile = toml::from_str(&String::from_utf8_lossy(&text))
+        .map_err(|err| setup(format!("{}: {err}", file.display())))?;
+    let dir = file.parent().unwrap_or(Path::new(".")).to_path_buf();
+
+    let mut files = BTreeMap::new();
+    let mut pins = Vec::new();
+    for (rel, expected) in &parsed.files {
+        let path = dir.join(checked_rel(file, rel)?);
+        let bytes = std::fs::read(&path)
+            .map_err(|err| setup(format!("{}: pinned file {rel} cannot be read: {err}", file.display())))?;
+        let actual = sha256_hex(&bytes);
+        if !actual.eq_ignore_ascii_case(expected) {
+            return Err(setup(format!(
+                "{}: suite data {rel} does not match its pin (expected sha256 {expected}, found {actual}); \
+                 refusing to run a changed suite",
+                file.display()
+            )));
+        }
+        pins.push(FilePin { path: rel.clone(), sha256: actual });
+        files.insert(rel.clone(), bytes);
+    }
+
+    let mut instruments = Vec::new();
+    for (i, entry) in parsed.instrument.into_iter().enumerate() {
+        let where_ = format!("{}: instrument #{}", file.display(), i + 1);
+        let source = match (entry.krate, entry.path, entry.wasm) {
+            (Some(name), None, None) => Source::Crate(name),
+            (None, Some(path), None) => Source::Path(dir.join(path)),
+            (None, None, Some(path)) => Source::Wasm { path: dir.join(path), sha256: entry.sha256 },
+            _ => return Err(setup(format!("{where_}: give exactly one of crate, path and wasm"))),
+        };
+        let config = serde_json::to_string(&entry.config.unwrap_or_default())
+            .map_err(|err| setup(format!("{where_}: config cannot be expressed as JSON: {err}")))?;
+        instruments.push(InstrumentEntry { source, config });
+    }
+
+    // The suite digest covers its manifest and every pinned file.
+    let mut hasher = Sha256::new();
+    hasher.update(&text);
+    for pin in &pins {
+        hasher.update(pin.path.as_bytes());
+        hasher.update([0]);
+        hasher.update(pin.sha256.as_bytes());
+        hasher.update([b'\n']);
+    }
+    let sha256 = hasher.finalize().iter().map(|b| format!("{b:02x}")).collect();
+    let info = SuiteInfo { name: parsed.suite.name.clone(), version: parsed.suite.version.clone(), sha256, files: pins };
+    Ok(Suite {
+        name: parsed.suite.name,
+        version: parsed.suite.version,
+        description: parsed.suite.description,
+        dir,
+        instruments,
+        files,
+        info,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write_suite(dir: &Path, data: &str, pin: &str) -> PathBuf {
+        std::fs::create_dir_all(dir.join("d")).unwrap();
+        std::fs::write(dir.join("d/x.json"), data).unwrap();
+        let file = dir.join("suite.toml");
+        std::fs::write(
+            &file,
+            format!(
+                "[suite]\nname = \"t\"\nversion = \"1\"\n\n[[instrument]]\ncrate = \"c\"\n[instrument.config]\nn = 3\n\n[files]\n\"d/x.json\" = \"{pin}\"\n"
+            ),
+        )
+        .unwrap();
+        file
+    }
+
+    #[test]
+    fn pinned_suite_loads_and_changed_data_is_refused_by_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let pin = sha256_hex(b"[1]");
+        let file = write_suite(dir.path(), "[1]", &pin);
+        let suite = load(&file).unwrap();
+        assert_eq!(suite.instruments[0].source, Source::Crate("c".into()));
+        assert_eq!(suite.instruments[0].config, "{\"n\":3}");
+        assert_eq!(suite.files["d/x.json"], b"[1]");
+
+        std::fs::write(dir.path().join("d/x.json"), "[2]").unwrap();
+        let err = load(&file).unwrap_err();
+        assert_eq!(err.kind, ErrorKind::Setup);
+        assert!(err.message.contains("d/x.json") && err.message.contains("does not match"), "{err}");
+    }
+
+    #[test]
+    fn escaping_paths_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("suite.toml");
+        std::fs::write(&file, "[suite]\nname = \"t\"\nversion = \"1\"\n[files]\n\"../etc/passwd\" = \"00\"\n").unwrap();
+        assert!(load(&file).unwrap_err().message.contains("relative path inside"));
+    }
+
+    #[test]
+    fn instrument_needs_exactly_one_source() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("suite.toml");
+        std::fs::write(&file, "[suite]\nname = \"t\"\nversion = \"1\"\n[[instrument]]\ncrate = \"a\"\nwasm = \"b.wasm\"\n").unwrap();
+        assert!(load(&file).unwrap_err().message.contains("instrument #1"));
+    }
+}
