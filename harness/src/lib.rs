@@ -23,7 +23,6 @@
 #![warn(missing_docs)]
 
 pub mod config;
-pub mod endpoint;
 pub mod error;
 pub mod hostinfo;
 pub mod measurement;
@@ -34,4 +33,5 @@ pub mod suite;
 pub mod target;
 
 pub use error::{Error, ErrorKind};
+pub use sparktest_endpoint as endpoint;
 pub use runner::{RunArgs, TargetChoice, run};

@@ -1,4 +1,17 @@
-//! The endpoint: how the host reaches a target. HTTP and timing live here.
+//! The endpoint: how the cargo-sparktest host reaches a target. HTTP and
+//! timing live here, in native code: every timestamp is taken at chunk
+//! arrival.
+//!
+//! [`Client`] speaks the OpenAI chat and completions API, streamed (SSE via
+//! the `eventsource-stream` crate) or not, and classifies every call as a
+//! [`Reply`], [`CallError::Lost`] (no answer) or [`CallError::Rejected`] (a
+//! 4xx). [`Endpoint::connect`] probes the engine and checks the model id.
+//!
+//! # Known limitations
+//!
+//! - Prompt logprobs are not implemented for any engine yet.
+//! - Prometheus histograms and summaries are skipped by the metrics scrape.
+#![warn(missing_docs)]
 
 mod client;
 mod probe;

@@ -134,7 +134,9 @@ pub async fn probe(client: &Client) -> Result<(Engine, ServerFacts), ProbeError>
     Ok((engine, facts))
 }
 
-/// `GET /metrics`, parsed with the `prometheus-parse` crate.
+/// `GET /metrics`, parsed with the `openmetrics-parser` crate (the
+/// `prometheus-parse` crate drops every name with a colon, which is every
+/// llama.cpp and vLLM metric).
 pub async fn scrape(client: &Client, engine: Engine) -> Result<Vec<MetricSample>, CallError> {
     if engine == Engine::Ollama {
         return Err(CallError::Unsupported("ollama exposes no Prometheus metrics".into()));
@@ -153,29 +155,30 @@ pub async fn scrape(client: &Client, engine: Engine) -> Result<Vec<MetricSample>
     parse_metrics(&text)
 }
 
-/// Parse Prometheus text format into samples.
+/// Parse Prometheus text format into samples, sorted by name then labels.
+/// Histograms and summaries are not flattened yet: they are skipped.
 pub fn parse_metrics(text: &str) -> Result<Vec<MetricSample>, CallError> {
-    let lines = text.lines().map(|l| Ok(l.to_string()));
-    let scrape = prometheus_parse::Scrape::parse(lines)
-        .map_err(|err| CallError::Lost(format!("malformed Prometheus text: {err}")))?;
-    Ok(scrape
-        .samples
-        .into_iter()
-        .filter_map(|s| {
-            let value = match s.value {
-                prometheus_parse::Value::Counter(v)
-                | prometheus_parse::Value::Gauge(v)
-                | prometheus_parse::Value::Untyped(v) => v,
-                // Histograms and summaries are flattened by name suffix by
-                // the engines we read; their bucket form is not needed yet.
-                _ => return None,
+    use openmetrics_parser::PrometheusValue;
+    let exposition = openmetrics_parser::prometheus::parse_prometheus(text)
+        .map_err(|err| CallError::Lost(format!("malformed Prometheus text: {err:?}")))?;
+    let mut out = Vec::new();
+    for (name, family) in &exposition.families {
+        for sample in family.iter_samples() {
+            let value = match &sample.value {
+                PrometheusValue::Unknown(n) | PrometheusValue::Gauge(n) => n.as_f64(),
+                PrometheusValue::Counter(c) => c.value.as_f64(),
+                PrometheusValue::Histogram(_) | PrometheusValue::Summary(_) => continue,
             };
-            let mut labels: Vec<(String, String)> =
-                s.labels.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+            let mut labels: Vec<(String, String)> = sample
+                .get_labelset()
+                .map(|set| set.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
+                .unwrap_or_default();
             labels.sort();
-            Some(MetricSample { name: s.metric, labels, value })
-        })
-        .collect())
+            out.push(MetricSample { name: name.clone(), labels, value });
+        }
+    }
+    out.sort_by(|a, b| a.name.cmp(&b.name).then_with(|| a.labels.cmp(&b.labels)));
+    Ok(out)
 }
 
 /// Prompt logprobs by engine. llama.cpp has none.
