@@ -122,6 +122,8 @@ impl Client {
         while let Some(event) = events.next().await {
             let event = match event {
                 Ok(event) => event,
+                // The transport error's source chain says timeout vs reset.
+                Err(eventsource_stream::EventStreamError::Transport(err)) => return Err(lost(&err, self.timeouts)),
                 Err(err) => return Err(CallError::Lost(format!("stream cut: {err}"))),
             };
             let at = millis(started);
