@@ -152,7 +152,13 @@ pub async fn scrape(client: &Client, engine: Engine) -> Result<Vec<MetricSample>
         }
         Err(err) => return Err(err),
     };
-    parse_metrics(&text)
+    // pest (under openmetrics-parser) guards against deep recursion by
+    // reading the thread's native stack bounds; called from an instrument
+    // this code runs on wasmtime's fiber stack, which pest misreads as
+    // exhausted. Parse on a blocking-pool thread instead.
+    tokio::task::spawn_blocking(move || parse_metrics(&text))
+        .await
+        .unwrap_or_else(|err| Err(CallError::Lost(format!("metrics parser failed: {err}"))))
 }
 
 /// Parse Prometheus text format into samples, sorted by name then labels.

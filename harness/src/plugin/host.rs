@@ -246,15 +246,19 @@ impl PluginHost {
                 }
             }
         };
-        // A lost call loses the case whatever the instrument concluded: a
-        // dead server is never scored as a wrong answer.
-        if let Some(reason) = &result.log.first_lost {
-            if !matches!(result.verdict, CaseVerdict::Lost(_)) {
-                result.verdict = CaseVerdict::Lost(reason.clone());
-            }
-        }
+        result.verdict = lost_wins(result.verdict, result.log.first_lost.as_deref());
         result.elapsed = started.elapsed();
         result
+    }
+}
+
+/// A lost call loses the case whatever the instrument concluded: a dead
+/// server is never scored as a wrong answer, nor a swallowed error as a pass.
+fn lost_wins(verdict: CaseVerdict, first_lost: Option<&str>) -> CaseVerdict {
+    match (verdict, first_lost) {
+        (CaseVerdict::Lost(r), _) => CaseVerdict::Lost(r),
+        (_, Some(reason)) => CaseVerdict::Lost(reason.to_string()),
+        (other, None) => other,
     }
 }
 
@@ -276,5 +280,23 @@ fn trap_message(err: &wasmtime::Error, stderr: &MemoryOutputPipe, limits: &Limit
         format!("instrument trapped: {full}")
     } else {
         format!("instrument trapped: {full} (stderr: {guest_said})")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_lost_call_overrides_any_other_verdict() {
+        let lost = Some("connection refused");
+        assert_eq!(lost_wins(CaseVerdict::Pass, lost), CaseVerdict::Lost("connection refused".into()));
+        assert_eq!(lost_wins(CaseVerdict::Fail("wrong".into()), lost), CaseVerdict::Lost("connection refused".into()));
+        assert_eq!(
+            lost_wins(CaseVerdict::NotApplicable("n/a".into()), lost),
+            CaseVerdict::Lost("connection refused".into())
+        );
+        assert_eq!(lost_wins(CaseVerdict::Lost("own".into()), lost), CaseVerdict::Lost("own".into()));
+        assert_eq!(lost_wins(CaseVerdict::Pass, None), CaseVerdict::Pass);
     }
 }

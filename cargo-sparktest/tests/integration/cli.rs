@@ -1,0 +1,78 @@
+//! Command line, suites and targets: the paths that stop a run before cases.
+
+use crate::support::*;
+
+#[test]
+fn list_names_every_case_instrument_group_case_without_a_server() {
+    let p = Project::new("");
+    let out = p.run(&["--suite", &suite("smoke"), "--list"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let cases: Vec<&str> = stdout.lines().filter_map(|l| l.strip_suffix(": test")).collect();
+    assert_eq!(cases.len(), 15, "{stdout}");
+    assert!(cases.contains(&"corruption::emoji::zwj_family"));
+    assert!(cases.contains(&"repro::probe::short_fact"));
+    assert!(cases.iter().all(|c| c.split("::").count() == 3), "{cases:?}");
+    // Listing launches nothing and measures nothing.
+    assert!(!p.path().join("measurements").exists());
+}
+
+#[test]
+fn bad_command_line_exits_2() {
+    let p = Project::new("");
+    let out = p.run(&["--suite", "smoke", "--endpoint", "http://127.0.0.1:9"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(text(&out).contains("--model"));
+}
+
+#[test]
+fn a_suite_with_a_changed_data_file_is_refused_naming_the_file() {
+    let p = Project::new("");
+    let copy = p.path().join("suites/smoke");
+    std::fs::create_dir_all(copy.join("corruption")).unwrap();
+    std::fs::create_dir_all(copy.join("repro")).unwrap();
+    let src = repo().join("suites/smoke");
+    for f in ["suite.toml", "corruption/strings.json", "repro/probes.json"] {
+        std::fs::copy(src.join(f), copy.join(f)).unwrap();
+    }
+    let strings = copy.join("corruption/strings.json");
+    let changed = std::fs::read_to_string(&strings).unwrap().replace("café", "cafe");
+    std::fs::write(&strings, changed).unwrap();
+    let out = p.run(&["--suite", "smoke"]);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    let said = text(&out);
+    assert!(said.contains("corruption/strings.json") && said.contains("does not match its pin"), "{said}");
+    assert!(!p.path().join("measurements").exists());
+}
+
+#[test]
+fn an_unknown_suite_and_an_unknown_target_are_named() {
+    let p = Project::new("");
+    let out = p.run(&["--suite", "no-such-suite"]);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    assert!(text(&out).contains("no-such-suite"));
+    let out = p.run(&["--suite", &suite("smoke"), "--target", "nowhere"]);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    assert!(text(&out).contains("\"nowhere\"") && text(&out).contains("local"));
+}
+
+#[test]
+fn an_unreachable_endpoint_stops_the_run_with_exit_4() {
+    let p = Project::new("");
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let url = format!("http://127.0.0.1:{port}");
+    let out = p.run(&["--suite", &suite("smoke"), "--endpoint", &url, "--model", "m"]);
+    assert_eq!(out.status.code(), Some(4), "{}", text(&out));
+    assert!(text(&out).contains("/v1/models"), "{}", text(&out));
+}
+
+#[test]
+fn a_model_id_mismatch_stops_the_run_before_any_case() {
+    let server = Server::start();
+    let p = Project::new("");
+    let out = p.run(&["--suite", &suite("smoke"), "--endpoint", &server.url, "--model", "Qwen3-8B"]);
+    assert_eq!(out.status.code(), Some(4), "{}", text(&out));
+    let said = text(&out);
+    assert!(said.contains("Qwen3-8B") && said.contains("SmolLM2-135M-Instruct-Q4_1"), "{said}");
+    assert!(p.measurements().is_empty(), "no measurement file for a refused target");
+}

@@ -1,0 +1,81 @@
+//! The smoke suite on the reference target, launched and stopped by the
+//! harness: a whole, honest measurement file.
+
+use sparktest_record::Outcome;
+
+use crate::support::*;
+
+#[test]
+fn smoke_on_the_launched_reference_target_writes_a_whole_measurement_file() {
+    let p = Project::new("");
+    let out = p.run(&["--suite", &suite("smoke"), "--test-threads", "2"]);
+    let said = text(&out);
+    // The tiny model fails some cases: that is a result, not an error.
+    assert!(matches!(out.status.code(), Some(0) | Some(101)), "{said}");
+    assert!(said.contains("test result:"), "{said}");
+
+    let runs = p.measurements();
+    assert_eq!(runs.len(), 1);
+    let run = &runs[0];
+    let m = &run.manifest;
+    assert_eq!(m.suite.name, "smoke");
+    assert_eq!(m.suite.files.len(), 2);
+    assert_eq!(m.target.name, "local");
+    assert_eq!(m.target.engine, "llama.cpp");
+    assert_eq!(m.target.model_id, "SmolLM2-135M-Instruct-Q4_1");
+    let cmd = m.target.launch_command.as_ref().expect("launch command recorded");
+    assert!(cmd.iter().any(|a| a == "--jinja") && cmd.iter().any(|a| a == "--metrics"));
+    assert!(m.target.model_sha256.as_deref().is_some_and(|s| s.len() == 64));
+    assert!(m.client_host.cores >= 1 && m.client_host.memory_bytes > 0);
+    assert_eq!(m.instruments.len(), 2);
+    assert!(m.target.facts.iter().any(|(k, v)| k == "slots" && v == "2"), "{:?}", m.target.facts);
+
+    assert_eq!(run.cases.len(), 15);
+    assert_eq!(run.count(Outcome::Lost), 0, "no lost case while the server is healthy");
+    for c in &run.cases {
+        assert!(matches!(c.outcome, Outcome::Pass | Outcome::Fail), "{c:?}");
+        assert_eq!(c.outcome == Outcome::Fail, c.reason.is_some(), "{c:?}");
+        assert!(!c.calls.is_empty() && c.calls.iter().all(|call| call.result == "ok"), "{c:?}");
+        assert!(c.completion_tokens.unwrap_or(0) > 0 && c.prompt_tokens.unwrap_or(0) > 0, "{c:?}");
+        assert_eq!(c.transcript_sha256.len(), 64);
+    }
+    let summary = run.summary.as_ref().expect("summary line");
+    assert_eq!(summary.passed + summary.failed, 15);
+    // The corruption instrument judges byte-exact and NFC-equal apart.
+    let french = run.case("corruption::accents::french");
+    assert!(french.notes.iter().any(|(k, _)| k == "byte-exact"));
+    assert!(french.notes.iter().any(|(k, _)| k == "nfc-equal"));
+    // Repro sent each probe 3 times and kept a snapshot of the reply.
+    let fact = run.case("repro::probe::short_fact");
+    assert_eq!(fact.calls.len(), 3);
+    assert_eq!(fact.snapshots, vec![("short_fact".to_string(), "new".to_string())]);
+    assert!(p.path().join("snapshots/local/repro/probe__short_fact__short_fact.snap").is_file());
+}
+
+#[test]
+fn a_drifted_snapshot_fails_the_case_and_leaves_it_pending_for_review() {
+    let server = Server::start();
+    let p = Project::new("");
+    let args = ["--suite", &suite("smoke"), "--endpoint", &server.url, "--model", "SmolLM2-135M-Instruct-Q4_1", "--exact", "repro::probe::short_fact"];
+    let first = p.run(&args);
+    assert_eq!(first.status.code(), Some(0), "{}", text(&first));
+    let snap = p.path().join("snapshots/endpoint/repro/probe__short_fact__short_fact.snap");
+    let stored = std::fs::read_to_string(&snap).unwrap();
+
+    // Same server, same request: the snapshot matches.
+    let second = p.run(&args);
+    assert_eq!(second.status.code(), Some(0), "{}", text(&second));
+
+    // Force a drift, as a changed engine build would.
+    std::fs::write(&snap, stored.replace("Paris", "Lyon").replace("paris", "lyon") + "drift\n").unwrap();
+    let third = p.run(&args);
+    assert_eq!(third.status.code(), Some(101), "{}", text(&third));
+    assert!(text(&third).contains("cargo insta review"), "{}", text(&third));
+    assert!(snap.with_extension("snap.new").is_file(), "a pending snapshot waits for review");
+    let runs = p.measurements();
+    let last = runs.last().unwrap().case("repro::probe::short_fact").clone();
+    assert_eq!(last.outcome, Outcome::Fail);
+    assert_eq!(last.snapshots, vec![("short_fact".to_string(), "changed".to_string())]);
+    assert_eq!(runs[0].case("repro::probe::short_fact").snapshots[0].1, "new");
+    assert_eq!(runs[1].case("repro::probe::short_fact").snapshots[0].1, "match");
+}

@@ -1,0 +1,147 @@
+//! Running `cargo sparktest` as a user would, in a throwaway project folder,
+//! against the real reference server.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use sparktest_record::{CaseRecord, Line, Manifest, Outcome, Summary};
+
+pub fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+}
+
+pub fn suite(name: &str) -> String {
+    repo().join("suites").join(name).display().to_string()
+}
+
+pub fn fixture_suite() -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/suites/fixture").display().to_string()
+}
+
+/// A project folder with its own `sparktest.toml`; measurements and
+/// snapshots stay inside it.
+pub struct Project {
+    pub dir: tempfile::TempDir,
+}
+
+impl Project {
+    pub fn new(extra: &str) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let config = format!(
+            "[run]\nmeasurements-dir = \"measurements\"\nsnapshots-dir = \"snapshots\"\nfuel-per-case = 2_000_000_000\nmemory-per-instance-mib = 64\n{extra}\n"
+        );
+        std::fs::write(dir.path().join("sparktest.toml"), config).unwrap();
+        Project { dir }
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    pub fn command(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_cargo-sparktest"));
+        cmd.arg("sparktest").args(args).current_dir(self.path()).env_remove("INSTA_UPDATE");
+        cmd
+    }
+
+    pub fn run(&self, args: &[&str]) -> Output {
+        self.command(args).output().unwrap()
+    }
+
+    /// Every measurement file, parsed.
+    pub fn measurements(&self) -> Vec<Run> {
+        let dir = self.path().join("measurements");
+        let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .map(|d| d.map(|e| e.unwrap().path()).collect())
+            .unwrap_or_default();
+        files.sort();
+        files.iter().map(|f| Run::parse(&std::fs::read_to_string(f).unwrap())).collect()
+    }
+}
+
+/// One measurement file.
+pub struct Run {
+    pub manifest: Manifest,
+    pub cases: Vec<CaseRecord>,
+    pub summary: Option<Summary>,
+}
+
+impl Run {
+    pub fn parse(text: &str) -> Self {
+        let lines = sparktest_record::parse(text).unwrap();
+        let mut manifest = None;
+        let mut cases = Vec::new();
+        let mut summary = None;
+        for line in lines {
+            match line {
+                Line::Manifest(m) => manifest = Some(m),
+                Line::Case(c) => cases.push(c),
+                Line::Summary(s) => summary = Some(s),
+            }
+        }
+        Run { manifest: manifest.unwrap(), cases, summary }
+    }
+
+    pub fn case(&self, id: &str) -> &CaseRecord {
+        self.cases.iter().find(|c| c.id == id).unwrap_or_else(|| panic!("no record for {id}"))
+    }
+
+    pub fn count(&self, outcome: Outcome) -> usize {
+        self.cases.iter().filter(|c| c.outcome == outcome).count()
+    }
+}
+
+pub fn text(out: &Output) -> String {
+    format!("{}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
+}
+
+/// A reference llama-server the test starts and kills itself.
+pub struct Server {
+    child: Child,
+    pub url: String,
+}
+
+impl Server {
+    pub fn start() -> Self {
+        let out = Command::new("bash").arg(repo().join("scripts/reference-target.sh")).output().unwrap();
+        assert!(out.status.success(), "provisioning failed: {}", text(&out));
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let get = |key: &str| {
+            stdout.lines().find_map(|l| l.strip_prefix(&format!("{key}="))).unwrap().to_string()
+        };
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let child = Command::new(get("server"))
+            .args(["--model", &get("model"), "--alias", "SmolLM2-135M-Instruct-Q4_1", "--host", "127.0.0.1"])
+            .args(["--port", &port.to_string(), "--threads", "1", "--parallel", "2", "--ctx-size", "8192"])
+            .args(["--jinja", "--metrics"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let url = format!("http://127.0.0.1:{port}");
+        let started = Instant::now();
+        loop {
+            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                let health = Command::new("curl").args(["-sf", &format!("{url}/health")]).output();
+                if health.map(|o| o.status.success()).unwrap_or(false) {
+                    break;
+                }
+            }
+            assert!(started.elapsed() < Duration::from_secs(120), "reference server did not start");
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        Server { child, url }
+    }
+
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
