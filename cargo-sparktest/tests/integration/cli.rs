@@ -76,3 +76,13 @@ fn a_model_id_mismatch_stops_the_run_before_any_case() {
     assert!(said.contains("Qwen3-8B") && said.contains("SmolLM2-135M-Instruct-Q4_1"), "{said}");
     assert!(p.measurements().is_empty(), "no measurement file for a refused target");
 }
+
+#[test]
+fn the_example_third_party_instrument_loads_from_its_suite_file() {
+    let p = Project::new("");
+    let example = repo().join("examples/capitals-instrument/suite");
+    let out = p.run(&["--suite", &example.display().to_string(), "--list"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("capitals::country::new_zealand: test"), "{stdout}");
+}

@@ -122,11 +122,8 @@ impl Server {
         let url = format!("http://127.0.0.1:{port}");
         let started = Instant::now();
         loop {
-            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-                let health = Command::new("curl").args(["-sf", &format!("{url}/health")]).output();
-                if health.map(|o| o.status.success()).unwrap_or(false) {
-                    break;
-                }
+            if healthy(port) {
+                break;
             }
             assert!(started.elapsed() < Duration::from_secs(120), "reference server did not start");
             std::thread::sleep(Duration::from_millis(200));
@@ -144,4 +141,16 @@ impl Drop for Server {
     fn drop(&mut self) {
         self.kill();
     }
+}
+
+/// `GET /health` answered 200.
+fn healthy(port: u16) -> bool {
+    use std::io::{Read, Write};
+    let Ok(mut stream) = std::net::TcpStream::connect(("127.0.0.1", port)) else { return false };
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(2)));
+    if stream.write_all(b"GET /health HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n").is_err() {
+        return false;
+    }
+    let mut head = [0u8; 12];
+    stream.read_exact(&mut head).is_ok() && head.ends_with(b"200")
 }

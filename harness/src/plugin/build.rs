@@ -50,7 +50,24 @@ pub fn component_for(suite_dir: &Path, source: &Source) -> Result<PathBuf, Error
     }
 }
 
+/// Make sure the guest target is installed: a fresh machine has only the
+/// host target. With rustup present it is added (once); without, the build
+/// error below says what to do.
+fn ensure_target() {
+    let sysroot = Command::new(std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into()))
+        .args(["--print", "sysroot"])
+        .output()
+        .ok()
+        .map(|o| PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()));
+    let installed = sysroot.is_some_and(|root| root.join("lib/rustlib").join(TARGET).is_dir());
+    if !installed {
+        eprintln!("sparktest: installing the {TARGET} target with rustup (once per toolchain)");
+        let _ = Command::new("rustup").args(["target", "add", TARGET]).status();
+    }
+}
+
 fn cargo() -> Command {
+    ensure_target();
     let mut cmd = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
     cmd.env_remove("CARGO_TARGET_DIR_FOR_HOST");
     cmd

@@ -1,0 +1,61 @@
+//! `capitals`: a minimal third-party instrument. It asks for the capital of
+//! each country in its suite's data file and passes a case when the reply
+//! names the expected city.
+//!
+//! Run it: `cargo sparktest --suite examples/capitals-instrument/suite`.
+
+use serde::Deserialize;
+use sparktest_sdk::*;
+
+struct Capitals;
+
+#[derive(Deserialize)]
+struct Item {
+    country: String,
+    capital: String,
+}
+
+fn items() -> Result<Vec<Item>, String> {
+    let text = read_text("capitals.json")?;
+    serde_json::from_str(&text).map_err(|err| format!("capitals.json: {err}"))
+}
+
+fn slug(country: &str) -> String {
+    country.to_lowercase().replace(' ', "_")
+}
+
+impl Instrument for Capitals {
+    fn describe() -> Info {
+        Info::new(
+            "capitals",
+            "Capital cities (example)",
+            env!("CARGO_PKG_VERSION"),
+            "Asks for a country's capital at temperature 0; passes when the reply names it.",
+        )
+    }
+
+    fn cases(_config: &str) -> Result<Vec<CaseInfo>, String> {
+        Ok(items()?.iter().map(|i| CaseInfo::new(format!("country::{}", slug(&i.country)))).collect())
+    }
+
+    fn run(_config: &str, case: &str) -> Outcome {
+        let items = match items() {
+            Ok(items) => items,
+            Err(err) => return Outcome::fail(err),
+        };
+        let Some(item) = items.iter().find(|i| format!("country::{}", slug(&i.country)) == case) else {
+            return Outcome::fail(format!("no item for {case}"));
+        };
+        let question = format!("What is the capital of {}? Answer with the city name only.", item.country);
+        let reply = match chat(&ChatRequest::new(vec![Message::user(&question)]).greedy().max_tokens(16)) {
+            Ok(reply) => reply,
+            // Lost stays lost, a 4xx fails: the SDK's conversion keeps them apart.
+            Err(err) => return err.into(),
+        };
+        let named = reply.text.to_lowercase().contains(&item.capital.to_lowercase());
+        Outcome::judge(named, format!("expected {}, got {:?}", item.capital, reply.text.trim()))
+            .metric("completion-tokens", f64::from(reply.usage.completion_tokens.unwrap_or(0)), "tokens")
+    }
+}
+
+register_instrument!(Capitals);
