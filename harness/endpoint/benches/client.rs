@@ -1,1 +1,278 @@
-fn main() {}
+//! Figures for the endpoint client, printed as tables; nothing is asserted
+//! (benchmarks report, tests assert). Plain `Instant`, no criterion, to keep
+//! the build small. Run with `cargo bench -p sparktest-endpoint`.
+//!
+//! - (a) The SSE parse path in memory: `sse::events`, then one JSON parse per
+//!   event as the client does.
+//! - (b) The client's ceiling: one streamed `Client::chat` at a time against
+//!   the loopback fake server writing tokens as fast as it can.
+//! - (c) Timing error: the fake server paces tokens; the client's recorded
+//!   arrivals are compared with the pacing and with the server's own write
+//!   times.
+//!
+//! CPU time comes from `/proc` (Linux only): the client runs on the main
+//! thread (a current-thread runtime), the fake server on a runtime of its
+//! own, so the main thread's CPU time is the client's alone.
+
+#[path = "../tests/support/fake_server.rs"]
+mod fake_server;
+
+use std::convert::Infallible;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use futures_util::StreamExt;
+use serde_json::Value;
+use sparktest_endpoint::{ChatRequest, Client, Message, Role, Timeouts, sse};
+
+use fake_server::{FakeServer, Script, openai};
+
+/// Events per in-memory parse run.
+const EVENTS: usize = 100_000;
+/// Tokens per streamed call in the ceiling runs.
+const TOKENS: usize = 20_000;
+/// Measured runs per row (after one warm-up); the median is reported.
+const RUNS: usize = 5;
+/// Tokens per paced call, their spacing, and the delay before the first.
+const PACED_TOKENS: usize = 50;
+const INTERVAL: Duration = Duration::from_millis(20);
+const FIRST_TOKEN: Duration = Duration::from_millis(100);
+/// Block size for the "large reads" rows.
+const BLOCK: usize = 64 * 1024;
+/// One token's text, as an engine streams it.
+const TOKEN: &str = " token";
+
+fn main() {
+    let client_rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("client runtime");
+    let server_rt =
+        tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().expect("server runtime");
+    print_machine();
+    parse_path(&client_rt);
+    ceiling(&client_rt, &server_rt);
+    timing_error(&client_rt, &server_rt);
+}
+
+fn print_machine() {
+    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0);
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    let profile = if cfg!(debug_assertions) { "debug" } else { "release" };
+    println!("sparktest-endpoint client bench: {profile} build, {cores} cores, loadavg {}", load.trim());
+    println!();
+}
+
+/// The events of one streamed reply with `tokens` content chunks.
+fn stream_events(tokens: usize) -> Vec<String> {
+    let mut events = vec![openai::role()];
+    events.extend((0..tokens).map(|_| openai::content(TOKEN)));
+    events.push(openai::finish("length"));
+    events.push(openai::usage(16, tokens as u32));
+    events.push("[DONE]".to_string());
+    events.into_iter().map(|e| format!("data: {e}\n\n")).collect()
+}
+
+/// What the client does with each event's data, minus the bookkeeping.
+fn absorb(data: &str, text: &mut String) {
+    let data = data.trim();
+    if data == "[DONE]" || data.is_empty() {
+        return;
+    }
+    let value: Value = serde_json::from_str(data).expect("the bench's own JSON");
+    if let Some(t) = value.pointer("/choices/0/delta/content").and_then(Value::as_str) {
+        text.push_str(t);
+    }
+}
+
+async fn parse_stream(chunks: Vec<Bytes>, json: bool) -> usize {
+    let body = futures_util::stream::iter(chunks.into_iter().map(Ok::<_, Infallible>));
+    let mut events = std::pin::pin!(sse::events(body));
+    let mut text = String::new();
+    let mut n = 0;
+    while let Some(event) = events.next().await {
+        let event = event.expect("in-memory stream");
+        if json {
+            absorb(&event.data, &mut text);
+        }
+        n += 1;
+    }
+    n
+}
+
+fn median(mut xs: Vec<f64>) -> f64 {
+    xs.sort_by(f64::total_cmp);
+    xs[xs.len() / 2]
+}
+
+fn parse_path(rt: &tokio::runtime::Runtime) {
+    let events = stream_events(EVENTS);
+    let bytes: usize = events.iter().map(String::len).sum();
+    let per_event: Vec<Bytes> = events.iter().map(|e| Bytes::from(e.clone())).collect();
+    let whole: Vec<u8> = events.concat().into_bytes();
+    let blocks: Vec<Bytes> = whole.chunks(BLOCK).map(Bytes::copy_from_slice).collect();
+    let datas: Vec<&str> = events.iter().map(|e| e.trim_start_matches("data: ").trim_end()).collect();
+
+    println!("(a) SSE parse path, in memory: {} events, {:.1} MB, {:.0} B/event", events.len(), mb(bytes), bytes as f64 / events.len() as f64);
+    println!("    {:<40} {:>12} {:>9}", "path", "events/s", "MB/s");
+    let rows: [(&str, &dyn Fn() -> usize); 5] = [
+        ("sse::events + JSON, one chunk per event", &|| rt.block_on(parse_stream(per_event.clone(), true))),
+        ("sse::events + JSON, 64 KiB chunks", &|| rt.block_on(parse_stream(blocks.clone(), true))),
+        ("sse::events alone, one chunk per event", &|| rt.block_on(parse_stream(per_event.clone(), false))),
+        ("sse::events alone, 64 KiB chunks", &|| rt.block_on(parse_stream(blocks.clone(), false))),
+        ("JSON alone (no SSE)", &|| {
+            let mut text = String::new();
+            datas.iter().for_each(|d| absorb(d, &mut text));
+            datas.len()
+        }),
+    ];
+    for (name, run) in rows {
+        run();
+        let secs = median(
+            (0..RUNS)
+                .map(|_| {
+                    let t = Instant::now();
+                    let n = run();
+                    assert_eq!(n, events.len(), "events lost in the parse path");
+                    t.elapsed().as_secs_f64()
+                })
+                .collect(),
+        );
+        println!("    {:<40} {:>12.0} {:>9.1}", name, events.len() as f64 / secs, mb(bytes) / secs);
+    }
+    println!();
+}
+
+fn mb(bytes: usize) -> f64 {
+    bytes as f64 / 1e6
+}
+
+fn streamed() -> ChatRequest {
+    let mut req = ChatRequest::new(vec![Message::text(Role::User, "Count.")]);
+    req.stream = true;
+    req
+}
+
+struct Call {
+    wall: f64,
+    client_cpu: f64,
+    process_cpu: f64,
+}
+
+fn measured_call(rt: &tokio::runtime::Runtime, client: &Client, tokens: usize) -> Call {
+    let (cpu0, proc0, t0) = (thread_cpu(), process_cpu(), Instant::now());
+    let reply = rt.block_on(client.chat(&streamed())).expect("the loopback stream");
+    let wall = t0.elapsed().as_secs_f64();
+    let (cpu1, proc1) = (thread_cpu(), process_cpu());
+    assert_eq!(reply.timing.chunk_arrivals_ms.len(), tokens, "chunks lost on loopback");
+    Call { wall, client_cpu: cpu1 - cpu0, process_cpu: proc1 - proc0 }
+}
+
+fn ceiling(client_rt: &tokio::runtime::Runtime, server_rt: &tokio::runtime::Runtime) {
+    let events = stream_events(TOKENS);
+    let per_token = events.iter().fold(Script::sse(), |s, e| s.bytes(e.as_bytes()));
+    let whole = events.concat().into_bytes();
+    let batched = whole.chunks(BLOCK).fold(Script::sse(), |s, b| s.bytes(b));
+
+    println!("(b) client ceiling, loopback, one streamed chat at a time, {TOKENS} tokens per call, median of {RUNS}");
+    println!(
+        "    {:<34} {:>10} {:>16} {:>18} {:>11}",
+        "server writes", "tokens/s", "client CPU/token", "process CPU/token", "client busy"
+    );
+    for (name, script) in [("one write per token", per_token), ("64 KiB writes", batched)] {
+        let server = server_rt.block_on(FakeServer::start(script));
+        let client = Client::new(&server.url(), "fake-model", Timeouts::default()).expect("client");
+        measured_call(client_rt, &client, TOKENS);
+        let calls: Vec<Call> = (0..RUNS).map(|_| measured_call(client_rt, &client, TOKENS)).collect();
+        let rate = median(calls.iter().map(|c| TOKENS as f64 / c.wall).collect());
+        let cpu = median(calls.iter().map(|c| c.client_cpu / TOKENS as f64 * 1e6).collect());
+        let proc = median(calls.iter().map(|c| c.process_cpu / TOKENS as f64 * 1e6).collect());
+        let busy = median(calls.iter().map(|c| c.client_cpu / c.wall * 100.0).collect());
+        println!("    {:<34} {:>10.0} {:>13.2} µs {:>15.2} µs {:>10.0}%", name, rate, cpu, proc, busy);
+    }
+    println!("    (process CPU includes the fake server; /proc/self/stat ticks are 10 ms, the client's thread is read from schedstat in ns)");
+    println!();
+}
+
+fn timing_error(client_rt: &tokio::runtime::Runtime, server_rt: &tokio::runtime::Runtime) {
+    let mut script = Script::sse().data(&openai::role()).pause(FIRST_TOKEN);
+    for i in 0..PACED_TOKENS {
+        if i > 0 {
+            script = script.pause(INTERVAL);
+        }
+        script = script.data(&openai::content(TOKEN));
+    }
+    let script = script.data(&openai::finish("length")).data(&openai::usage(16, PACED_TOKENS as u32)).done();
+    let server = server_rt.block_on(FakeServer::start(script));
+    let client = Client::new(&server.url(), "fake-model", Timeouts::default()).expect("client");
+
+    let mut vs_nominal = Vec::new();
+    let mut vs_server = Vec::new();
+    let mut ttft_vs_nominal = Vec::new();
+    let mut ttft_vs_server = Vec::new();
+    let mut server_jitter = Vec::new();
+    for _ in 0..RUNS {
+        let reply = client_rt.block_on(client.chat(&streamed())).expect("the paced stream");
+        let arrivals = &reply.timing.chunk_arrivals_ms;
+        assert_eq!(arrivals.len(), PACED_TOKENS);
+        let exchange = server.exchanges().pop().expect("the server saw the call");
+        // Write 0 is the role chunk; 1..=PACED_TOKENS carry content.
+        let writes: Vec<f64> = exchange.writes_at[1..=PACED_TOKENS]
+            .iter()
+            .map(|w| w.duration_since(exchange.request_at).as_secs_f64() * 1000.0)
+            .collect();
+        let nominal = INTERVAL.as_secs_f64() * 1000.0;
+        for i in 1..PACED_TOKENS {
+            let client_delta = arrivals[i] - arrivals[i - 1];
+            let server_delta = writes[i] - writes[i - 1];
+            vs_nominal.push(client_delta - nominal);
+            vs_server.push(client_delta - server_delta);
+            server_jitter.push(server_delta - nominal);
+        }
+        let ttft = reply.timing.ttft_ms.expect("content came");
+        ttft_vs_nominal.push(ttft - FIRST_TOKEN.as_secs_f64() * 1000.0);
+        ttft_vs_server.push(ttft - writes[0]);
+    }
+
+    println!(
+        "(c) timing error, {RUNS} calls x {PACED_TOKENS} tokens, server paces {} ms apart after a {} ms first-token delay",
+        INTERVAL.as_millis(),
+        FIRST_TOKEN.as_millis()
+    );
+    println!("    {:<48} {:>11} {:>11} {:>11}", "error (client - reference)", "mean", "mean |e|", "max |e|");
+    for (name, errs) in [
+        ("inter-token delta vs nominal interval", &vs_nominal),
+        ("inter-token delta vs server's write delta", &vs_server),
+        ("(server write delta vs nominal: pacing jitter)", &server_jitter),
+        ("TTFT vs nominal first-token delay", &ttft_vs_nominal),
+        ("TTFT vs server's first write after request", &ttft_vs_server),
+    ] {
+        let n = errs.len() as f64;
+        let mean = errs.iter().sum::<f64>() / n;
+        let mean_abs = errs.iter().map(|e| e.abs()).sum::<f64>() / n;
+        let max_abs = errs.iter().fold(0.0_f64, |m, e| m.max(e.abs()));
+        println!("    {:<48} {:>8.3} ms {:>8.3} ms {:>8.3} ms", name, mean, mean_abs, max_abs);
+    }
+}
+
+/// CPU time of the calling thread, in seconds: schedstat (ns), else stat ticks.
+fn thread_cpu() -> f64 {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse::<u64>().ok())
+        .map(|ns| ns as f64 / 1e9)
+        .unwrap_or_else(|| stat_cpu("/proc/thread-self/stat"))
+}
+
+/// CPU time of the whole process (client and fake server), in seconds.
+fn process_cpu() -> f64 {
+    stat_cpu("/proc/self/stat")
+}
+
+/// utime + stime from a `stat` file; USER_HZ is 100 on Linux.
+fn stat_cpu(path: &str) -> f64 {
+    let stat = std::fs::read_to_string(path).unwrap_or_default();
+    // Fields after the `(comm)`, which may hold spaces: state is field 3,
+    // utime 14, stime 15.
+    let after = stat.rsplit_once(')').map(|(_, rest)| rest).unwrap_or("");
+    let fields: Vec<u64> = after.split_whitespace().skip(1).map(|f| f.parse().unwrap_or(0)).collect();
+    let ticks = fields.get(10).copied().unwrap_or(0) + fields.get(11).copied().unwrap_or(0);
+    ticks as f64 / 100.0
+}
