@@ -137,7 +137,7 @@ impl Client {
             }
             let value: Value = serde_json::from_str(data)
                 .map_err(|err| CallError::Lost(format!("malformed JSON in a stream chunk ({err}): {}", clip(data))))?;
-            if let Some(err) = value.get("error") {
+            if let Some(err) = value.get("error").filter(|e| !e.is_null()) {
                 return Err(CallError::Lost(format!("the server reported an error mid-stream: {}", clip(&err.to_string()))));
             }
             acc.chunk(&value, at, shape);

@@ -355,14 +355,53 @@ mod tests {
         assert_eq!(json["data"]["lost"], 3);
     }
 
+    fn manifest(version: &str) -> Line {
+        Line::Manifest(Manifest {
+            format_version: version.into(),
+            run_id: "r".into(),
+            started_at: "2026-01-01T00:00:00Z".into(),
+            harness: HarnessInfo { version: "0.1.0".into(), git_revision: None },
+            suite: SuiteInfo { name: "s".into(), version: "1".into(), sha256: "00".into(), files: vec![] },
+            target: TargetInfo {
+                name: "t".into(),
+                base_url: "http://127.0.0.1:1".into(),
+                model_id: "m".into(),
+                engine: "llama.cpp".into(),
+                build: None,
+                model_path: None,
+                model_sha256: None,
+                launch_command: None,
+                facts: vec![],
+            },
+            client_host: HostInfo {
+                hostname: None,
+                cpu_model: None,
+                cores: 2,
+                memory_bytes: 1,
+                memory_available_bytes: 1,
+                os: None,
+                kernel: None,
+            },
+            route: "direct".into(),
+            instruments: vec![],
+        })
+    }
+
     #[test]
-    fn refuses_unknown_major_version_and_missing_manifest() {
+    fn reads_its_own_version_and_refuses_another_major() {
+        let ok = serde_json::to_string(&manifest("1.3")).unwrap();
+        assert_eq!(parse(&ok).unwrap().len(), 1);
+        let future = serde_json::to_string(&manifest("2.0")).unwrap();
+        let err = parse(&future).unwrap_err();
+        assert_eq!(err.line, 1);
+        assert!(err.message.contains("format version 2.0"), "{err}");
+    }
+
+    #[test]
+    fn the_first_line_must_be_a_manifest() {
         let err = parse(r#"{"type":"summary","data":{"finished_at":"x","seconds":0,"passed":0,"failed":0,"lost":0,"not_applicable":0}}"#)
             .unwrap_err();
         assert!(err.message.contains("not a manifest"), "{err}");
-        let manifest = r#"{"type":"manifest","data":{"format_version":"9.0"}}"#;
-        let err = parse(manifest).unwrap_err();
-        assert_eq!(err.line, 1);
     }
 
     #[test]
