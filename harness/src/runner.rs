@@ -122,8 +122,37 @@ fn cache_dir(config: &Config) -> PathBuf {
     config.path(Path::new("target/sparktest"))
 }
 
-/// Load the suite, build and load its instruments, list their cases.
-fn prepare(rt: &tokio::runtime::Runtime, config: &Config, suite: &Suite) -> Result<(PluginHost, Vec<Instrument>), Error> {
+/// An instrument that loaded but could not describe itself or list its
+/// cases: it becomes one failing case, and the other instruments go on.
+struct Broken {
+    name: String,
+    message: String,
+}
+
+impl Broken {
+    fn case_id(&self) -> String {
+        format!("{}::setup::load", self.name)
+    }
+}
+
+/// A name for an instrument that could not say its own.
+fn source_label(source: &suite::Source) -> String {
+    match source {
+        suite::Source::Crate(name) => name.clone(),
+        suite::Source::Path(path) | suite::Source::Wasm { path, .. } => {
+            path.file_stem().map_or_else(|| path.display().to_string(), |s| s.to_string_lossy().into_owned())
+        }
+    }
+}
+
+/// Build and load the suite's instruments and list their cases. A build
+/// failure stops the run; a trap or panic while loading or listing breaks
+/// only that instrument.
+fn prepare(
+    rt: &tokio::runtime::Runtime,
+    config: &Config,
+    suite: &Suite,
+) -> Result<(PluginHost, Vec<Instrument>, Vec<Broken>), Error> {
     let limits = Limits {
         fuel: config.run.fuel_per_case,
         memory_bytes: usize::try_from(config.run.memory_per_instance_mib.saturating_mul(1024 * 1024)).unwrap_or(usize::MAX),
@@ -132,19 +161,28 @@ fn prepare(rt: &tokio::runtime::Runtime, config: &Config, suite: &Suite) -> Resu
     let host = PluginHost::new(Some(&cache_dir(config).join("wasmtime-cache")), limits)?;
     let files = Arc::new(suite.files.clone());
     let mut instruments: Vec<Instrument> = Vec::new();
+    let mut broken = Vec::new();
     for entry in &suite.instruments {
         let wasm = plugin::component_for(&suite.dir, &entry.source)?;
-        let plugin = rt.block_on(host.load(&wasm))?;
+        let plugin = match rt.block_on(host.load(&wasm)) {
+            Ok(plugin) => plugin,
+            Err(err) => {
+                broken.push(Broken { name: source_label(&entry.source), message: err.message });
+                continue;
+            }
+        };
         if let Some(twin) = instruments.iter().find(|i| i.plugin.info.name == plugin.info.name) {
             return Err(Error::new(
                 ErrorKind::Setup,
                 format!("suite {}: two instruments are named {}", suite.name, twin.plugin.info.name),
             ));
         }
-        let cases = rt.block_on(host.cases(&plugin, files.clone(), &entry.config))?;
-        instruments.push(Instrument { plugin, config: entry.config.clone(), cases });
+        match rt.block_on(host.cases(&plugin, files.clone(), &entry.config)) {
+            Ok(cases) => instruments.push(Instrument { plugin, config: entry.config.clone(), cases }),
+            Err(err) => broken.push(Broken { name: plugin.info.name.clone(), message: err.message }),
+        }
     }
-    Ok((host, instruments))
+    Ok((host, instruments, broken))
 }
 
 fn git_revision(root: &Path) -> Option<String> {
@@ -180,12 +218,13 @@ pub fn run(args: RunArgs) -> Result<i32, Error> {
         .enable_all()
         .build()
         .map_err(|e| Error::new(ErrorKind::Io, format!("failed to start the async runtime: {e}")))?;
-    let (host, instruments) = prepare(&rt, &config, &suite)?;
+    let (host, instruments, broken) = prepare(&rt, &config, &suite)?;
 
-    let names: Vec<String> = instruments
+    let mut names: Vec<String> = instruments
         .iter()
         .flat_map(|i| i.cases.iter().map(move |c| format!("{}::{}", i.plugin.info.name, c.name)))
         .collect();
+    names.extend(broken.iter().map(Broken::case_id));
     if args.libtest.list {
         let trials = names.into_iter().map(|n| Trial::test(n, || Ok(()))).collect();
         let _listed = libtest_mimic::run(&args.libtest, trials);
@@ -303,6 +342,35 @@ pub fn run(args: RunArgs) -> Result<i32, Error> {
             let id = format!("{}::{}", inst.plugin.info.name, case.name);
             trials.push(Trial::ignorable_test(id, move || run_case(&shared, &inst, &case)));
         }
+    }
+    for b in broken {
+        let id = b.case_id();
+        let record = CaseRecord {
+            id: id.clone(),
+            instrument: b.name.clone(),
+            case: "setup::load".into(),
+            tags: Vec::new(),
+            outcome: Outcome::Fail,
+            reason: Some(b.message.clone()),
+            metrics: Vec::new(),
+            notes: Vec::new(),
+            started_at: rfc3339(SystemTime::now()),
+            seconds: 0.0,
+            endpoint_seconds: 0.0,
+            calls: Vec::new(),
+            prompt_tokens: None,
+            completion_tokens: None,
+            transcript_sha256: suite::sha256_hex(b""),
+            snapshots: Vec::new(),
+        };
+        let sinks = shared.sinks.clone();
+        trials.push(Trial::test(id, move || {
+            let event = Event::CaseFinished(Box::new(record.clone()));
+            for sink in &sinks {
+                sink.event(&event).map_err(|err| Failed::from(err.to_string()))?;
+            }
+            Err(Failed::from(b.message.clone()))
+        }));
     }
     let run_started = Instant::now();
     let conclusion = libtest_mimic::run(&args.libtest, trials);
