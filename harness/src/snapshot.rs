@@ -59,6 +59,15 @@ thread_local! {
     static IN_SNAPSHOT: Cell<bool> = const { Cell::new(false) };
 }
 
+/// What never goes into a snapshot raw: ids, timestamps, durations and
+/// rates differ between identical runs.
+pub const REDACTIONS: &[(&str, &str)] = &[
+    (r"\b(chatcmpl|cmpl|req|run)-[A-Za-z0-9_-]{6,}", "[id]"),
+    (r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:?\d{2})?", "[timestamp]"),
+    (r"\b\d+(\.\d+)?\s?(tok/s|tokens/s|t/s)", "[rate]"),
+    (r"\b\d+(\.\d+)?\s?(ms|µs|us|ns)\b", "[duration]"),
+];
+
 /// File-name-safe form of a snapshot name.
 pub fn file_stem(name: &str) -> String {
     name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).collect()
@@ -73,6 +82,9 @@ pub fn check(dir: &Path, name: &str, content: &str) -> SnapshotStatus {
     settings.set_prepend_module_to_snapshot(false);
     settings.set_omit_expression(true);
     settings.set_input_file(dir.join(format!("{stem}.snap")));
+    for (pattern, replacement) in REDACTIONS {
+        settings.add_filter(pattern, *replacement);
+    }
     IN_SNAPSHOT.with(|f| f.set(true));
     let matched = settings.bind(|| {
         catch_unwind(AssertUnwindSafe(|| {
@@ -85,5 +97,24 @@ pub fn check(dir: &Path, name: &str, content: &str) -> SnapshotStatus {
         (false, _) => SnapshotStatus::New,
         (true, true) => SnapshotStatus::Match,
         (true, false) => SnapshotStatus::Changed,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn redactions_hide_what_varies_and_keep_the_text() {
+        let dir = tempfile::tempdir().unwrap();
+        init(dir.path());
+        let first = "id chatcmpl-OJqKKjP85NfIP at 2026-11-29T17:02:35Z took 241.3 ms at 38.2 tok/s: Paris";
+        let second = "id chatcmpl-2YtEhBMaxxjcSVg at 2026-11-30T09:00:01Z took 15 ms at 80 tok/s: Paris";
+        assert_eq!(check(dir.path(), "probe", first), SnapshotStatus::New);
+        let stored = std::fs::read_to_string(dir.path().join("probe.snap")).unwrap();
+        assert!(stored.contains("id [id] at [timestamp] took [duration] at [rate]: Paris"), "{stored}");
+        assert_eq!(check(dir.path(), "probe", second), SnapshotStatus::Match);
+        assert_eq!(check(dir.path(), "probe", &second.replace("Paris", "Lyon")), SnapshotStatus::Changed);
+        assert!(dir.path().join("probe.snap.new").is_file());
     }
 }

@@ -18,7 +18,7 @@ fn misbehaving_cases_end_with_named_errors_and_the_rest_run() {
     assert_eq!(out.status.code(), Some(101), "{}", text(&out));
     let runs = p.measurements();
     let run = &runs[0];
-    assert_eq!(run.cases.len(), 14, "every case has a record");
+    assert_eq!(run.cases.len(), 13, "every case has a record");
 
     let cpu = reason(run, "fixture::cpu::spin");
     assert!(cpu.contains("CPU budget"), "{cpu}");

@@ -29,6 +29,7 @@ fn smoke_on_the_launched_reference_target_writes_a_whole_measurement_file() {
     assert!(m.client_host.cores >= 1 && m.client_host.memory_bytes > 0);
     assert_eq!(m.instruments.len(), 2);
     assert!(m.target.facts.iter().any(|(k, v)| k == "slots" && v == "2"), "{:?}", m.target.facts);
+    assert!(m.target.facts.iter().any(|(k, v)| k == "metrics" && v == "on"), "{:?}", m.target.facts);
 
     assert_eq!(run.cases.len(), 15);
     assert_eq!(run.count(Outcome::Lost), 0, "no lost case while the server is healthy");

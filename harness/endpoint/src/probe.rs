@@ -130,6 +130,12 @@ pub async fn probe(client: &Client) -> Result<(Engine, ServerFacts), ProbeError>
     } else {
         Engine::OpenAiCompatible
     };
+    // Whether live counters can be scraped (llama.cpp needs --metrics).
+    let metrics = match client.get_text("/metrics").await {
+        Ok(_) => "on".to_string(),
+        Err(err) => format!("off ({err})"),
+    };
+    facts.extra.push(("metrics".into(), metrics));
     facts.engine = engine.as_str().to_string();
     Ok((engine, facts))
 }

@@ -1,0 +1,1 @@
+//! No code: this package makes `cargo insta` look in `snapshots/`.
