@@ -88,14 +88,13 @@ pub fn substitute(command: &[String], values: &BTreeMap<String, String>) -> Resu
             for (k, v) in values {
                 out = out.replace(&format!("{{{k}}}"), v);
             }
-            if let (Some(a), Some(b)) = (out.find('{'), out.find('}')) {
-                if a < b {
+            if let (Some(a), Some(b)) = (out.find('{'), out.find('}'))
+                && a < b {
                     return Err(Error::new(
                         ErrorKind::Setup,
                         format!("launch command argument {arg:?} names {} which nothing provides", &out[a..=b]),
                     ));
                 }
-            }
             Ok(out)
         })
         .collect()
@@ -152,11 +151,10 @@ async fn wait_healthy(launched: &mut Launched, name: &str, path: &str, timeout: 
                 log_tail(&launched.log)
             )));
         }
-        if let Ok(resp) = http.get(&url).send().await {
-            if resp.status().is_success() {
+        if let Ok(resp) = http.get(&url).send().await
+            && resp.status().is_success() {
                 return Ok(());
             }
-        }
         if started.elapsed() > timeout {
             launched.stop();
             return Err(target_err(format!(

@@ -41,6 +41,7 @@ pub mod exit_code {
 /// One line of a measurement file.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(tag = "type", content = "data", rename_all = "kebab-case")]
+#[allow(clippy::large_enum_variant)] // one manifest per file; boxing buys nothing
 pub enum Line {
     /// The first line: what was measured, where, with what.
     Manifest(Manifest),
