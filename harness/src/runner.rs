@@ -13,7 +13,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use libtest_mimic::{Arguments, Completion, Failed, Trial};
 use sparktest_record::{
-    CaseRecord, HarnessInfo, InstrumentInfo, Line, Manifest, Outcome, Summary, TargetInfo, exit_code,
+    CaseRecord, HarnessInfo, InstrumentInfo, InstrumentSummary, Line, Manifest, Outcome, Summary, TargetInfo, exit_code,
 };
 
 use crate::config::{Config, TargetConfig};
@@ -75,8 +75,8 @@ impl Sink for MeasurementWriter {
     }
 }
 
-/// Counts of each outcome.
-#[derive(Debug, Default, Clone, Copy)]
+/// Counts of each outcome, overall and per instrument.
+#[derive(Debug, Default, Clone)]
 pub struct Tally {
     /// Passed.
     pub passed: u64,
@@ -86,17 +86,66 @@ pub struct Tally {
     pub lost: u64,
     /// Not applicable.
     pub not_applicable: u64,
+    per_instrument: BTreeMap<String, Sums>,
+}
+
+#[derive(Debug, Default, Clone)]
+struct Sums {
+    counts: [u64; 4],
+    seconds: f64,
+    harness_seconds: f64,
+    completion_tokens: u64,
+    counted_tokens: bool,
+}
+
+impl Tally {
+    /// The efficiency readout per instrument.
+    pub fn instruments(&self) -> Vec<InstrumentSummary> {
+        self.per_instrument
+            .iter()
+            .map(|(name, s)| {
+                let given: u64 = s.counts.iter().sum();
+                let per = |x: f64| if given == 0 { 0.0 } else { x / given as f64 };
+                InstrumentSummary {
+                    name: name.clone(),
+                    given,
+                    correct: s.counts[0],
+                    failed: s.counts[1],
+                    lost: s.counts[2],
+                    not_applicable: s.counts[3],
+                    mean_seconds: per(s.seconds),
+                    output_tokens_per_correct: (s.counts[0] > 0 && s.counted_tokens)
+                        .then(|| s.completion_tokens as f64 / s.counts[0] as f64),
+                    mean_harness_seconds: per(s.harness_seconds),
+                }
+            })
+            .collect()
+    }
 }
 
 impl Sink for Mutex<Tally> {
     fn event(&self, event: &Event) -> Result<(), Error> {
         let Event::CaseFinished(record) = event;
         let mut t = self.lock().unwrap_or_else(|p| p.into_inner());
-        match record.outcome {
-            Outcome::Pass => t.passed += 1,
-            Outcome::Fail => t.failed += 1,
-            Outcome::Lost => t.lost += 1,
-            Outcome::NotApplicable => t.not_applicable += 1,
+        let slot = match record.outcome {
+            Outcome::Pass => 0,
+            Outcome::Fail => 1,
+            Outcome::Lost => 2,
+            Outcome::NotApplicable => 3,
+        };
+        match slot {
+            0 => t.passed += 1,
+            1 => t.failed += 1,
+            2 => t.lost += 1,
+            _ => t.not_applicable += 1,
+        }
+        let sums = t.per_instrument.entry(record.instrument.clone()).or_default();
+        sums.counts[slot] += 1;
+        sums.seconds += record.seconds;
+        sums.harness_seconds += (record.seconds - record.endpoint_seconds).max(0.0);
+        if let Some(n) = record.completion_tokens {
+            sums.completion_tokens += n;
+            sums.counted_tokens = true;
         }
         Ok(())
     }
@@ -374,7 +423,7 @@ pub fn run(args: RunArgs) -> Result<i32, Error> {
     }
     let run_started = Instant::now();
     let conclusion = libtest_mimic::run(&args.libtest, trials);
-    let t = *tally.lock().unwrap_or_else(|p| p.into_inner());
+    let t = tally.lock().unwrap_or_else(|p| p.into_inner()).clone();
     writer.write(&Line::Summary(Summary {
         finished_at: rfc3339(SystemTime::now()),
         seconds: run_started.elapsed().as_secs_f64(),
@@ -382,8 +431,21 @@ pub fn run(args: RunArgs) -> Result<i32, Error> {
         failed: t.failed,
         lost: t.lost,
         not_applicable: t.not_applicable,
+        instruments: t.instruments(),
     }))?;
     drop(launched);
+    for i in t.instruments() {
+        eprintln!(
+            "sparktest: {}: {}/{} correct, {} lost, {:.2} s per case, {} output tokens per correct answer, harness {:.1} ms per case",
+            i.name,
+            i.correct,
+            i.given,
+            i.lost,
+            i.mean_seconds,
+            i.output_tokens_per_correct.map_or("n/a".to_string(), |n| format!("{n:.0}")),
+            i.mean_harness_seconds * 1000.0
+        );
+    }
     eprintln!(
         "sparktest: {} passed, {} failed, {} lost, {} not applicable; measurements in {}",
         t.passed,

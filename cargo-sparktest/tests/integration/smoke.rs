@@ -42,6 +42,11 @@ fn smoke_on_the_launched_reference_target_writes_a_whole_measurement_file() {
     }
     let summary = run.summary.as_ref().expect("summary line");
     assert_eq!(summary.passed + summary.failed, 15);
+    // The efficiency readout, per instrument, from the same records.
+    let corruption = summary.instruments.iter().find(|i| i.name == "corruption").unwrap();
+    assert_eq!(corruption.given, 12);
+    assert_eq!(corruption.correct, run.cases.iter().filter(|c| c.instrument == "corruption" && c.outcome == Outcome::Pass).count() as u64);
+    assert!(corruption.mean_seconds > 0.0 && corruption.mean_harness_seconds < corruption.mean_seconds);
     // The corruption instrument judges byte-exact and NFC-equal apart.
     let french = run.case("corruption::accents::french");
     assert!(french.notes.iter().any(|(k, _)| k == "byte-exact"));

@@ -279,6 +279,35 @@ pub struct Summary {
     pub lost: u64,
     /// Cases not applicable.
     pub not_applicable: u64,
+    /// Per instrument: the efficiency readout.
+    #[serde(default)]
+    pub instruments: Vec<InstrumentSummary>,
+}
+
+/// One instrument's efficiency readout over a run: how much time and output
+/// a correct answer cost.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct InstrumentSummary {
+    /// Instrument name.
+    pub name: String,
+    /// Cases given (all outcomes).
+    pub given: u64,
+    /// Cases passed.
+    pub correct: u64,
+    /// Cases failed.
+    pub failed: u64,
+    /// Cases lost.
+    pub lost: u64,
+    /// Cases not applicable.
+    pub not_applicable: u64,
+    /// Mean wall seconds per case.
+    pub mean_seconds: f64,
+    /// Completion tokens over all cases divided by correct answers; None
+    /// when nothing was correct or the server counted no tokens.
+    pub output_tokens_per_correct: Option<f64>,
+    /// Mean seconds per case spent in the harness and the instrument, not
+    /// waiting on the server.
+    pub mean_harness_seconds: f64,
 }
 
 /// Why a measurement file could not be read.
@@ -350,6 +379,7 @@ mod tests {
             failed: 2,
             lost: 3,
             not_applicable: 0,
+            instruments: vec![],
         });
         let json = serde_json::to_value(&line).unwrap();
         assert_eq!(json["type"], "summary");
