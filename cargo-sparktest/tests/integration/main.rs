@@ -2,6 +2,7 @@
 
 mod support;
 
+mod agent;
 mod cli;
 mod lost;
 mod sandbox;

@@ -1,0 +1,98 @@
+//! The agent suites on the real reference target: complete, honest records.
+//! The 135M model fails most tasks; that is a result, not a test failure.
+
+use sparktest_record::Outcome;
+
+use crate::support::*;
+
+#[test]
+fn a_bench_lists_sixty_cases_named_by_category() {
+    let p = Project::new("");
+    let out = p.run(&["--suite", &suite("a-bench"), "--list"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let cases: Vec<&str> = stdout.lines().filter_map(|l| l.strip_suffix(": test")).collect();
+    assert_eq!(cases.len(), 60, "{stdout}");
+    for category in ["a-tool", "a-schema", "a-seq", "a-turn", "a-ctx"] {
+        let n = cases.iter().filter(|c| c.starts_with(&format!("a-bench::{category}::"))).count();
+        assert_eq!(n, 12, "{category}");
+    }
+}
+
+#[test]
+fn a_bench_and_adversarial_write_complete_records_on_the_reference_target() {
+    // Long a-ctx prompts take minutes on one CPU thread under a loaded CI
+    // machine: a generous call limit keeps a slow answer from being lost.
+    let p = Project::new("request-timeout-secs = 1500");
+    for (name, count) in [("a-bench", 60), ("adversarial", 20)] {
+        let out = p.run(&["--suite", &suite(name), "--test-threads", "2"]);
+        assert!(matches!(out.status.code(), Some(0) | Some(101)), "{}", text(&out));
+        let runs = p.measurements();
+        let run = runs.iter().find(|r| r.manifest.suite.name == name).unwrap();
+        assert_eq!(run.cases.len(), count, "{name}: one record per case");
+        assert_eq!(run.count(Outcome::Lost), 0, "{name}: no lost case while the server is healthy");
+        for c in &run.cases {
+            assert!(matches!(c.outcome, Outcome::Pass | Outcome::Fail), "{c:?}");
+            if c.outcome == Outcome::Fail {
+                assert!(c.reason.as_deref().is_some_and(|r| !r.is_empty()), "{c:?}");
+            }
+            assert!(c.seconds > 0.0 && !c.calls.is_empty(), "{c:?}");
+        }
+        let summary = run.summary.as_ref().unwrap();
+        let readout = summary.instruments.iter().find(|i| i.name == name).unwrap();
+        assert_eq!(readout.given, count as u64);
+        assert!(readout.mean_seconds > 0.0);
+        if name == "adversarial" {
+            // Every failure names the rule it broke.
+            for c in run.cases.iter().filter(|c| c.outcome == Outcome::Fail) {
+                let reason = c.reason.as_deref().unwrap();
+                assert!(reason.starts_with("rule: ") || reason.starts_with("rejected"), "{reason}");
+            }
+        } else {
+            // Cases carry the board rows they feed.
+            let tool = run.cases.iter().find(|c| c.id.starts_with("a-bench::a-tool::")).unwrap();
+            assert!(tool.tags.iter().any(|t| t == "Tools & structured output"), "{:?}", tool.tags);
+            let turn = run.cases.iter().find(|c| c.id.starts_with("a-bench::a-turn::")).unwrap();
+            assert!(turn.tags.iter().any(|t| t == "Multi-turn & sequencing"), "{:?}", turn.tags);
+            // Multi-turn tasks really took several turns.
+            assert!(turn.calls.len() >= 2, "{turn:?}");
+        }
+    }
+}
+
+#[test]
+fn a_task_added_as_data_runs_without_code() {
+    let p = Project::new("");
+    // Build the instrument once through its suite, then use the component.
+    let built = p.run(&["--suite", &suite("a-bench"), "--list"]);
+    assert!(built.status.success(), "{}", text(&built));
+    let wasm = repo().join("target/wasm32-wasip2/plugin/sparktest_a_bench.wasm");
+    let dir = p.path().join("my-suite");
+    std::fs::create_dir_all(dir.join("tasks")).unwrap();
+    let task = r#"[{
+        "id": "001_echo_code",
+        "title": "repeat a code",
+        "messages": [{"role": "user", "content": "Reply with exactly this code and nothing else: ZX-41"}],
+        "max_tokens": 16,
+        "expect": {"contains": ["zx-41"]}
+    }]"#;
+    std::fs::write(dir.join("tasks/a-seq.json"), task).unwrap();
+    let digest = {
+        let out = std::process::Command::new("sha256sum").arg(dir.join("tasks/a-seq.json")).output().unwrap();
+        String::from_utf8_lossy(&out.stdout).split_whitespace().next().unwrap().to_string()
+    };
+    std::fs::write(
+        dir.join("suite.toml"),
+        format!(
+            "[suite]\nname = \"mine\"\nversion = \"1\"\n[[instrument]]\nwasm = {:?}\n[instrument.config]\ncategories = [\"a-seq\"]\n[files]\n\"tasks/a-seq.json\" = \"{digest}\"\n",
+            wasm.display().to_string()
+        ),
+    )
+    .unwrap();
+    let out = p.run(&["--suite", &dir.display().to_string()]);
+    assert!(matches!(out.status.code(), Some(0) | Some(101)), "{}", text(&out));
+    let runs = p.measurements();
+    let c = runs[0].case("a-bench::a-seq::001_echo_code");
+    assert!(matches!(c.outcome, Outcome::Pass | Outcome::Fail), "{c:?}");
+    assert_eq!(c.calls.len(), 1);
+}
