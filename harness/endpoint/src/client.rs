@@ -249,6 +249,34 @@ fn merge_extra(body: &mut Map<String, Value>, extra: &Option<String>) -> Result<
     Ok(())
 }
 
+/// The fields chat and completions share. What is unset is left out, so
+/// the engine's defaults apply; a streamed call asks for the usage chunk.
+fn sampling(
+    body: &mut Map<String, Value>,
+    max_tokens: Option<u32>,
+    temperature: Option<f32>,
+    seed: Option<u64>,
+    stop: &[String],
+    stream: bool,
+) {
+    if let Some(n) = max_tokens {
+        body.insert("max_tokens".into(), n.into());
+    }
+    if let Some(t) = temperature {
+        body.insert("temperature".into(), json!(t));
+    }
+    if let Some(seed) = seed {
+        body.insert("seed".into(), seed.into());
+    }
+    if !stop.is_empty() {
+        body.insert("stop".into(), stop.into());
+    }
+    if stream {
+        body.insert("stream".into(), true.into());
+        body.insert("stream_options".into(), json!({"include_usage": true}));
+    }
+}
+
 /// The JSON body of a chat request.
 pub fn chat_body(model: &str, req: &ChatRequest) -> Result<Value, CallError> {
     let mut body = Map::new();
@@ -271,20 +299,9 @@ pub fn chat_body(model: &str, req: &ChatRequest) -> Result<Value, CallError> {
         };
         body.insert("tool_choice".into(), v);
     }
-    if let Some(n) = req.max_tokens {
-        body.insert("max_tokens".into(), n.into());
-    }
-    if let Some(t) = req.temperature {
-        body.insert("temperature".into(), json!(t));
-    }
+    sampling(&mut body, req.max_tokens, req.temperature, req.seed, &req.stop, req.stream);
     if let Some(p) = req.top_p {
         body.insert("top_p".into(), json!(p));
-    }
-    if let Some(seed) = req.seed {
-        body.insert("seed".into(), seed.into());
-    }
-    if !req.stop.is_empty() {
-        body.insert("stop".into(), req.stop.clone().into());
     }
     if let Some(format) = &req.response_format {
         let v = match format {
@@ -297,10 +314,6 @@ pub fn chat_body(model: &str, req: &ChatRequest) -> Result<Value, CallError> {
         };
         body.insert("response_format".into(), v);
     }
-    if req.stream {
-        body.insert("stream".into(), true.into());
-        body.insert("stream_options".into(), json!({"include_usage": true}));
-    }
     merge_extra(&mut body, &req.extra_body)?;
     Ok(Value::Object(body))
 }
@@ -310,22 +323,7 @@ pub fn completion_body(model: &str, req: &CompletionRequest) -> Result<Value, Ca
     let mut body = Map::new();
     body.insert("model".into(), model.into());
     body.insert("prompt".into(), req.prompt.clone().into());
-    if let Some(n) = req.max_tokens {
-        body.insert("max_tokens".into(), n.into());
-    }
-    if let Some(t) = req.temperature {
-        body.insert("temperature".into(), json!(t));
-    }
-    if let Some(seed) = req.seed {
-        body.insert("seed".into(), seed.into());
-    }
-    if !req.stop.is_empty() {
-        body.insert("stop".into(), req.stop.clone().into());
-    }
-    if req.stream {
-        body.insert("stream".into(), true.into());
-        body.insert("stream_options".into(), json!({"include_usage": true}));
-    }
+    sampling(&mut body, req.max_tokens, req.temperature, req.seed, &req.stop, req.stream);
     merge_extra(&mut body, &req.extra_body)?;
     Ok(Value::Object(body))
 }
