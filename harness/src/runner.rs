@@ -201,6 +201,7 @@ fn prepare(
     rt: &tokio::runtime::Runtime,
     config: &Config,
     suite: &Suite,
+    files: &Arc<BTreeMap<String, Vec<u8>>>,
 ) -> Result<(PluginHost, Vec<Instrument>, Vec<Broken>), Error> {
     let limits = Limits {
         fuel: config.run.fuel_per_case,
@@ -208,7 +209,6 @@ fn prepare(
         case_timeout: Duration::from_secs(config.run.case_timeout_secs),
     };
     let host = PluginHost::new(Some(&cache_dir(config).join("wasmtime-cache")), limits)?;
-    let files = Arc::new(suite.files.clone());
     let mut instruments: Vec<Instrument> = Vec::new();
     let mut broken = Vec::new();
     for entry in &suite.instruments {
@@ -267,7 +267,8 @@ pub fn run(args: RunArgs) -> Result<i32, Error> {
         .enable_all()
         .build()
         .map_err(|e| Error::new(ErrorKind::Io, format!("failed to start the async runtime: {e}")))?;
-    let (host, instruments, broken) = prepare(&rt, &config, &suite)?;
+    let files = Arc::new(suite.files.clone());
+    let (host, instruments, broken) = prepare(&rt, &config, &suite, &files)?;
 
     let mut names: Vec<String> = instruments
         .iter()
@@ -379,7 +380,7 @@ pub fn run(args: RunArgs) -> Result<i32, Error> {
         rt: rt.handle().clone(),
         host,
         endpoint: Arc::new(endpoint),
-        files: Arc::new(suite.files.clone()),
+        files,
         snapshots: config.path(&config.run.snapshots_dir).join(&target_name),
         sinks: vec![writer.clone() as Arc<dyn Sink>, tally.clone() as Arc<dyn Sink>],
     });

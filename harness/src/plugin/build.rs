@@ -54,6 +54,11 @@ pub fn component_for(suite_dir: &Path, source: &Source) -> Result<PathBuf, Error
 /// host target. With rustup present it is added (once); without, the build
 /// error below says what to do.
 fn ensure_target() {
+    static CHECKED: std::sync::Once = std::sync::Once::new();
+    CHECKED.call_once(install_target_if_missing);
+}
+
+fn install_target_if_missing() {
     let sysroot = Command::new(std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into()))
         .args(["--print", "sysroot"])
         .output()

@@ -27,15 +27,15 @@ pub struct CallLog {
 }
 
 impl CallLog {
+    /// Record one call. Wall time is added by the caller, once per wait
+    /// (concurrent calls overlap).
     fn record<T: serde::Serialize>(
         &mut self,
         kind: &str,
         request: &T,
-        started: Instant,
+        elapsed: Duration,
         result: &Result<dom::Reply, dom::CallError>,
     ) {
-        let elapsed = started.elapsed();
-        self.endpoint_time += elapsed;
         // The transcript holds requests and replies without timing, so two
         // identical conversations hash the same.
         self.transcript.update(kind.as_bytes());
@@ -130,6 +130,26 @@ fn to_guest(
     }
 }
 
+impl CaseState {
+    /// A call that leaves no call record (logprobs, metrics): its wait still
+    /// counts as endpoint time and a lost one still loses the case.
+    fn unrecorded<T, U: From<T>>(
+        &mut self,
+        started: Instant,
+        result: Result<Vec<T>, dom::CallError>,
+        kind: &str,
+    ) -> wasmtime::Result<Result<Vec<U>, wit::CallError>> {
+        self.log.endpoint_time += started.elapsed();
+        match result {
+            Ok(items) => Ok(Ok(items.into_iter().map(Into::into).collect())),
+            Err(err) => {
+                self.log.note_error(&err);
+                call_error(err).map(Err).map_err(|r| trap_invalid(kind, r))
+            }
+        }
+    }
+}
+
 impl types::Host for CaseState {}
 impl plugin_types::Host for CaseState {}
 
@@ -139,7 +159,9 @@ impl wit::Host for CaseState {
         let req: dom::ChatRequest = req.into();
         let started = Instant::now();
         let result = endpoint.chat(&req).await;
-        self.log.record("chat", &req, started, &result);
+        let elapsed = started.elapsed();
+        self.log.endpoint_time += elapsed;
+        self.log.record("chat", &req, elapsed, &result);
         to_guest(result, "chat")
     }
 
@@ -151,16 +173,14 @@ impl wit::Host for CaseState {
         let reqs: Vec<dom::ChatRequest> = reqs.into_iter().map(Into::into).collect();
         let started = Instant::now();
         let results = endpoint.chat_concurrent(&reqs).await;
-        let mut out = Vec::with_capacity(results.len());
         // Concurrent calls overlap: their wall time counts once.
         let wall = started.elapsed();
+        self.log.endpoint_time += wall;
+        let mut out = Vec::with_capacity(results.len());
         for (req, result) in reqs.iter().zip(results) {
-            let before = self.log.endpoint_time;
-            self.log.record("chat", req, started, &result);
-            self.log.endpoint_time = before;
+            self.log.record("chat", req, wall, &result);
             out.push(to_guest(result, "chat")?);
         }
-        self.log.endpoint_time += wall;
         Ok(out)
     }
 
@@ -172,7 +192,9 @@ impl wit::Host for CaseState {
         let req: dom::CompletionRequest = req.into();
         let started = Instant::now();
         let result = endpoint.complete(&req).await;
-        self.log.record("complete", &req, started, &result);
+        let elapsed = started.elapsed();
+        self.log.endpoint_time += elapsed;
+        self.log.record("complete", &req, elapsed, &result);
         to_guest(result, "completion")
     }
 
@@ -183,14 +205,7 @@ impl wit::Host for CaseState {
         let endpoint = self.endpoint()?;
         let started = Instant::now();
         let result = endpoint.prompt_logprobs(&text).await;
-        self.log.endpoint_time += started.elapsed();
-        match result {
-            Ok(tokens) => Ok(Ok(tokens.into_iter().map(Into::into).collect())),
-            Err(err) => {
-                self.log.note_error(&err);
-                call_error(err).map(Err).map_err(|r| trap_invalid("prompt-logprobs", r))
-            }
-        }
+        self.unrecorded(started, result, "prompt-logprobs")
     }
 
     async fn facts(&mut self) -> wasmtime::Result<wit::ServerFacts> {
@@ -201,14 +216,7 @@ impl wit::Host for CaseState {
         let endpoint = self.endpoint()?;
         let started = Instant::now();
         let result = endpoint.scrape_metrics().await;
-        self.log.endpoint_time += started.elapsed();
-        match result {
-            Ok(samples) => Ok(Ok(samples.into_iter().map(Into::into).collect())),
-            Err(err) => {
-                self.log.note_error(&err);
-                call_error(err).map(Err).map_err(|r| trap_invalid("metrics", r))
-            }
-        }
+        self.unrecorded(started, result, "metrics")
     }
 }
 
