@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 
 /// Version of the measurement-file format. A reader refuses a file whose
 /// major version it does not know.
-pub const FORMAT_VERSION: &str = "1.0";
+pub const FORMAT_VERSION: &str = "1.1";
 
 /// Process exit codes of `cargo sparktest`.
 pub mod exit_code {
@@ -72,6 +72,42 @@ pub struct Manifest {
     pub route: String,
     /// The instruments that ran, as they describe themselves.
     pub instruments: Vec<InstrumentInfo>,
+    /// Paired arms (1.1): the other serving configurations some instruments
+    /// ran against, by arm name. Their cases carry the arm's name.
+    #[serde(default)]
+    pub arms: Vec<ArmInfo>,
+    /// The client's own ceiling (1.1), measured on loopback before the run.
+    #[serde(default)]
+    pub client_ceiling: Option<ClientCeiling>,
+}
+
+/// One arm of a paired comparison (e.g. `bare` and `draft`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ArmInfo {
+    /// Arm name, e.g. `draft`.
+    pub name: String,
+    /// The serving configuration of this arm.
+    pub target: TargetInfo,
+}
+
+/// How fast and how precisely this client can measure, read against a
+/// loopback stream with known timing. A speed figure near `max_tok_s`
+/// measures the client, not the server.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ClientCeiling {
+    /// Most streamed tokens per second the client took in (one stream, one
+    /// SSE event per token, server writing as fast as it can).
+    pub max_tok_s: f64,
+    /// Inter-token interval the paced stream used, in ms.
+    pub paced_itl_ms: f64,
+    /// Mean absolute error of the client's inter-token intervals against the
+    /// server's own write times, in ms.
+    pub itl_error_ms: f64,
+    /// Client TTFT minus the server's first write (after reading the
+    /// request), in ms: the loopback trip and the client's own overhead.
+    pub ttft_error_ms: f64,
+    /// A speed result above this share of `max_tok_s` is flagged.
+    pub flag_margin: f64,
 }
 
 /// The harness build.
@@ -224,6 +260,26 @@ pub struct CallRecord {
     /// Where the token counts came from: `server-usage`, `server-timings`,
     /// `none`.
     pub token_source: String,
+    /// For calls sent together (1.1): what the server itself reported running
+    /// while they were in flight.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_load: Option<LoadWindow>,
+}
+
+/// The server's own view of its load while concurrent calls were in flight,
+/// sampled by the host (llama.cpp `/slots`, vLLM and SGLang metrics).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct LoadWindow {
+    /// What was read, e.g. `llama.cpp /slots is_processing`.
+    pub source: String,
+    /// Samples taken.
+    pub samples: u32,
+    /// Most requests the server ran at once.
+    pub running_max: u32,
+    /// Mean requests running over the samples.
+    pub running_mean: f64,
+    /// Most requests the server reported waiting, where it reports that.
+    pub waiting_max: Option<u32>,
 }
 
 /// One finished case.
@@ -262,6 +318,9 @@ pub struct CaseRecord {
     pub transcript_sha256: String,
     /// Snapshot results: name and `match`, `new`, `changed`.
     pub snapshots: Vec<(String, String)>,
+    /// The arm this case ran on (1.1), for paired instruments.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arm: Option<String>,
 }
 
 /// The last line of a run that ended normally.
@@ -282,6 +341,19 @@ pub struct Summary {
     /// Per instrument: the efficiency readout.
     #[serde(default)]
     pub instruments: Vec<InstrumentSummary>,
+    /// For a gate suite (1.1, e.g. the configuration battery): passed only
+    /// when every case passed; the others are named.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gate: Option<Gate>,
+}
+
+/// The verdict of a gate suite.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Gate {
+    /// Every case passed.
+    pub passed: bool,
+    /// The cases that did not pass, with their outcome and reason.
+    pub failing: Vec<String>,
 }
 
 /// One instrument's efficiency readout over a run: how much time and output
@@ -380,6 +452,7 @@ mod tests {
             lost: 3,
             not_applicable: 0,
             instruments: vec![],
+            gate: None,
         });
         let json = serde_json::to_value(&line).unwrap();
         assert_eq!(json["type"], "summary");
@@ -415,7 +488,21 @@ mod tests {
             },
             route: "direct".into(),
             instruments: vec![],
+            arms: vec![],
+            client_ceiling: None,
         })
+    }
+
+    #[test]
+    fn a_1_0_file_without_the_1_1_fields_still_loads() {
+        let v10 = r#"{"type":"manifest","data":{"format_version":"1.0","run_id":"r","started_at":"t","harness":{"version":"0.1.0","git_revision":null},"suite":{"name":"s","version":"1","sha256":"00","files":[]},"target":{"name":"t","base_url":"u","model_id":"m","engine":"llama.cpp","build":null,"model_path":null,"model_sha256":null,"launch_command":null,"facts":[]},"client_host":{"hostname":null,"cpu_model":null,"cores":2,"memory_bytes":1,"memory_available_bytes":1,"os":null,"kernel":null},"route":"direct","instruments":[]}}
+{"type":"case","data":{"id":"a::b","instrument":"a","case":"b","tags":[],"outcome":"pass","reason":null,"metrics":[],"notes":[],"started_at":"t","seconds":1.0,"endpoint_seconds":0.5,"calls":[{"kind":"chat","result":"ok","status":200,"total_ms":1.0,"ttft_ms":null,"decode_ms":null,"prompt_tokens":1,"completion_tokens":1,"token_source":"server-usage"}],"prompt_tokens":1,"completion_tokens":1,"transcript_sha256":"00","snapshots":[]}}
+{"type":"summary","data":{"finished_at":"t","seconds":1.0,"passed":1,"failed":0,"lost":0,"not_applicable":0}}
+"#;
+        let lines = parse(v10).unwrap();
+        assert_eq!(lines.len(), 3);
+        let Line::Case(c) = &lines[1] else { panic!() };
+        assert_eq!((c.arm.as_deref(), c.calls[0].server_load.as_ref()), (None, None));
     }
 
     #[test]
