@@ -95,6 +95,18 @@ impl Client {
         Ok(text)
     }
 
+    /// `POST` a JSON body to a path and return the JSON answer; 4xx is
+    /// `Rejected`, 5xx, a dropped connection or non-JSON is `Lost`.
+    pub async fn post_json(&self, path: &str, body: &Value) -> Result<Value, CallError> {
+        let url = format!("{}{path}", self.base_url);
+        let resp = self.http.post(&url).json(body).send().await.map_err(|err| lost(&err, self.timeouts))?;
+        let status = resp.status().as_u16();
+        let text = resp.text().await.map_err(|err| lost(&err, self.timeouts))?;
+        classify_status(status, &text)?;
+        serde_json::from_str(&text)
+            .map_err(|err| CallError::Lost(format!("malformed JSON in the response ({err}): {}", clip(&text))))
+    }
+
     async fn post(&self, path: &str, body: Value, stream: bool, shape: Shape) -> Result<Reply, CallError> {
         let url = format!("{}{path}", self.base_url);
         let started = Instant::now();

@@ -9,17 +9,27 @@
 //!
 //! # Known limitations
 //!
-//! - Prompt logprobs are not implemented for any engine yet.
+//! - Prompt logprobs: vLLM (`echo` + `logprobs`) and SGLang (`/generate`);
+//!   llama.cpp and Ollama give none.
+//! - The live-load sampler polls every 50 ms: a request shorter than that
+//!   can run unseen.
 //! - Prometheus histograms and summaries are skipped by the metrics scrape.
 #![warn(missing_docs)]
 
+pub mod ceiling;
 mod client;
 mod probe;
 pub mod sse;
 mod types;
 
 pub use client::{Client, Timeouts, chat_body, completion_body, http_builder};
-pub use probe::{Engine, ProbeError, parse_metrics};
+pub use probe::{Engine, LiveLoad, ProbeError, parse_echo_logprobs, parse_metrics, parse_sglang_logprobs, prompt_logprobs};
+pub use sparktest_record::LoadWindow;
+
+use std::time::Duration;
+
+/// How often the server's own load is read while concurrent calls run.
+const LOAD_SAMPLE_EVERY: Duration = Duration::from_millis(50);
 pub use types::*;
 
 /// A probed target: the client, the engine found, and what the probe read.
@@ -47,6 +57,12 @@ impl Endpoint {
         &self.facts
     }
 
+    /// Facts the host adds to what the probe read (e.g. the memory of a
+    /// server it launched).
+    pub fn add_facts(&mut self, extra: impl IntoIterator<Item = (String, String)>) {
+        self.facts.extra.extend(extra);
+    }
+
     /// The HTTP client.
     pub fn client(&self) -> &Client {
         &self.client
@@ -60,6 +76,36 @@ impl Endpoint {
     /// Several chat completions sent at once; results in request order.
     pub async fn chat_concurrent(&self, reqs: &[ChatRequest]) -> Vec<Result<Reply, CallError>> {
         futures_util::future::join_all(reqs.iter().map(|r| self.client.chat(r))).await
+    }
+
+    /// Several chat completions sent at once, while the server's own count
+    /// of running requests is sampled; None for the window when the engine
+    /// reports no live load.
+    pub async fn chat_concurrent_observed(
+        &self,
+        reqs: &[ChatRequest],
+    ) -> (Vec<Result<Reply, CallError>>, Option<LoadWindow>) {
+        let work = self.chat_concurrent(reqs);
+        let mut work = std::pin::pin!(work);
+        let mut readings: Vec<LiveLoad> = Vec::new();
+        let results = loop {
+            let sample = async {
+                tokio::time::sleep(LOAD_SAMPLE_EVERY).await;
+                probe::live_load(&self.client, self.engine).await
+            };
+            tokio::select! {
+                results = &mut work => break results,
+                reading = sample => readings.extend(reading),
+            }
+        };
+        let window = readings.first().map(|first| LoadWindow {
+            source: first.source.to_string(),
+            samples: u32::try_from(readings.len()).unwrap_or(u32::MAX),
+            running_max: readings.iter().map(|r| r.running).max().unwrap_or(0),
+            running_mean: readings.iter().map(|r| f64::from(r.running)).sum::<f64>() / readings.len() as f64,
+            waiting_max: readings.iter().filter_map(|r| r.waiting).max(),
+        });
+        (results, window)
     }
 
     /// A legacy completion.

@@ -2,10 +2,10 @@
 //!
 //! Every engine difference the host knows lives here, never in instruments.
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use super::client::Client;
-use super::types::{CallError, MetricSample, ServerFacts};
+use super::types::{CallError, MetricSample, ServerFacts, TokenLogprob};
 
 /// The engines the host tells apart.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -106,6 +106,10 @@ pub async fn probe(client: &Client) -> Result<(Engine, ServerFacts), ProbeError>
             let per_slot: Vec<u64> = slots.iter().filter_map(|s| s.get("n_ctx").and_then(Value::as_u64)).collect();
             if !per_slot.is_empty() {
                 facts.kv_pool_tokens = Some(per_slot.iter().sum());
+                facts.extra.push((
+                    "kv_pool_source".into(),
+                    format!("llama.cpp /slots n_ctx summed over {} slots", per_slot.len()),
+                ));
             }
             let speculative = slots.iter().any(|s| s.get("speculative").and_then(Value::as_bool) == Some(true));
             facts.extra.push(("speculative".into(), speculative.to_string()));
@@ -116,6 +120,9 @@ pub async fn probe(client: &Client) -> Result<(Engine, ServerFacts), ProbeError>
         facts.model_path = info.get("model_path").and_then(Value::as_str).map(str::to_string);
         facts.context_per_request = info.get("context_length").and_then(Value::as_u64);
         facts.kv_pool_tokens = info.get("max_total_num_tokens").and_then(Value::as_u64);
+        if facts.kv_pool_tokens.is_some() {
+            facts.extra.push(("kv_pool_source".into(), "sglang /get_server_info max_total_num_tokens".into()));
+        }
         push(&mut facts.extra, "speculative_algorithm", info.get("speculative_algorithm"));
         push(&mut facts.extra, "max_running_requests", info.get("max_running_requests"));
         Engine::Sglang
@@ -123,6 +130,21 @@ pub async fn probe(client: &Client) -> Result<(Engine, ServerFacts), ProbeError>
         facts.build = version.as_str().map(str::to_string);
         facts.context_per_request = entry.get("max_model_len").and_then(Value::as_u64);
         push(&mut facts.extra, "root", entry.get("root"));
+        // The pool: cache blocks × block size, from the cache_config_info
+        // metric's labels.
+        if let Some(samples) = client.get_text("/metrics").await.ok().and_then(|t| parse_metrics(&t).ok()) {
+            let info = samples.iter().find(|s| s.name == "vllm:cache_config_info");
+            let label = |k: &str| {
+                info.and_then(|s| s.labels.iter().find(|(n, _)| n == k)).and_then(|(_, v)| v.parse::<u64>().ok())
+            };
+            if let (Some(blocks), Some(size)) = (label("num_gpu_blocks"), label("block_size")) {
+                facts.kv_pool_tokens = Some(blocks * size);
+                facts.extra.push((
+                    "kv_pool_source".into(),
+                    format!("vllm:cache_config_info num_gpu_blocks {blocks} x block_size {size}"),
+                ));
+            }
+        }
         Engine::Vllm
     } else if let Some(version) = get_json(client, "/api/version").await.and_then(|v| v.get("version").cloned()) {
         facts.build = version.as_str().map(str::to_string);
@@ -193,20 +215,149 @@ pub fn parse_metrics(text: &str) -> Result<Vec<MetricSample>, CallError> {
     Ok(out)
 }
 
-/// Prompt logprobs by engine. llama.cpp has none.
-pub async fn prompt_logprobs(
-    _client: &Client,
-    engine: Engine,
-    _text: &str,
-) -> Result<Vec<super::types::TokenLogprob>, CallError> {
+/// Teacher-forced prompt logprobs, by engine: vLLM through `/v1/completions`
+/// with `echo` and `logprobs`, SGLang through its native `/generate` with
+/// `return_logprob` from position 0. llama.cpp and Ollama give none.
+pub async fn prompt_logprobs(client: &Client, engine: Engine, text: &str) -> Result<Vec<TokenLogprob>, CallError> {
     match engine {
-        Engine::LlamaCpp => Err(CallError::Unsupported("engine returns no prompt logprobs".into())),
-        Engine::Ollama => Err(CallError::Unsupported("engine returns no prompt logprobs".into())),
-        other => Err(CallError::Unsupported(format!(
-            "prompt logprobs for {} are not implemented in this harness version yet",
-            other.as_str()
-        ))),
+        Engine::Vllm | Engine::OpenAiCompatible => {
+            let body = json!({
+                "model": client.model(),
+                "prompt": text,
+                "max_tokens": 1,
+                "temperature": 0,
+                "echo": true,
+                "logprobs": 1,
+            });
+            let value = match client.post_json("/v1/completions", &body).await {
+                // An OpenAI-compatible server that refuses `echo` has none to give.
+                Err(CallError::Rejected { status, body }) if engine == Engine::OpenAiCompatible => {
+                    return Err(CallError::Unsupported(format!(
+                        "engine returns no prompt logprobs (echo refused: HTTP {status}: {body})"
+                    )));
+                }
+                other => other?,
+            };
+            parse_echo_logprobs(&value, 1)
+        }
+        Engine::Sglang => {
+            let body = json!({
+                "text": text,
+                "sampling_params": {"max_new_tokens": 1, "temperature": 0},
+                "return_logprob": true,
+                "logprob_start_len": 0,
+                "return_text_in_logprobs": true,
+            });
+            let value = client.post_json("/generate", &body).await?;
+            parse_sglang_logprobs(&value)
+        }
+        Engine::LlamaCpp | Engine::Ollama => Err(CallError::Unsupported("engine returns no prompt logprobs".into())),
     }
+}
+
+fn malformed(what: &str) -> CallError {
+    CallError::Lost(format!("malformed prompt-logprobs response: {what}"))
+}
+
+/// The prompt's tokens from an OpenAI-style completion with `echo: true` and
+/// `logprobs`: the first `usage.prompt_tokens` entries of
+/// `choices[0].logprobs`, or, without usage, all but the last `generated`
+/// (the tokens the request let the engine generate).
+pub fn parse_echo_logprobs(value: &Value, generated: usize) -> Result<Vec<TokenLogprob>, CallError> {
+    let logprobs = value.pointer("/choices/0/logprobs").ok_or_else(|| malformed("no choices[0].logprobs"))?;
+    let tokens = logprobs.get("tokens").and_then(Value::as_array).ok_or_else(|| malformed("no logprobs.tokens"))?;
+    let lps =
+        logprobs.get("token_logprobs").and_then(Value::as_array).ok_or_else(|| malformed("no logprobs.token_logprobs"))?;
+    if tokens.len() != lps.len() {
+        return Err(malformed("tokens and token_logprobs differ in length"));
+    }
+    let prompt_tokens = value
+        .pointer("/usage/prompt_tokens")
+        .and_then(Value::as_u64)
+        .and_then(|n| usize::try_from(n).ok())
+        .or_else(|| tokens.len().checked_sub(generated))
+        .ok_or_else(|| malformed("fewer echoed tokens than the request generates"))?;
+    if prompt_tokens > tokens.len() {
+        return Err(malformed("fewer echoed tokens than usage.prompt_tokens"));
+    }
+    tokens[..prompt_tokens]
+        .iter()
+        .zip(&lps[..prompt_tokens])
+        .map(|(t, lp)| {
+            Ok(TokenLogprob {
+                token: t.as_str().ok_or_else(|| malformed("a token is not a string"))?.to_string(),
+                logprob: match lp {
+                    Value::Null => None,
+                    v => Some(v.as_f64().ok_or_else(|| malformed("a logprob is not a number"))?),
+                },
+            })
+        })
+        .collect()
+}
+
+/// The prompt's tokens from SGLang's `/generate` `meta_info.input_token_logprobs`:
+/// `[logprob, token_id, text]` per token, the first logprob null.
+pub fn parse_sglang_logprobs(value: &Value) -> Result<Vec<TokenLogprob>, CallError> {
+    let entries = value
+        .pointer("/meta_info/input_token_logprobs")
+        .and_then(Value::as_array)
+        .ok_or_else(|| malformed("no meta_info.input_token_logprobs"))?;
+    entries
+        .iter()
+        .map(|e| {
+            let e = e.as_array().ok_or_else(|| malformed("an input_token_logprobs entry is not a list"))?;
+            let logprob = match e.first() {
+                None | Some(Value::Null) => None,
+                Some(v) => Some(v.as_f64().ok_or_else(|| malformed("a logprob is not a number"))?),
+            };
+            let token = match e.get(2) {
+                Some(Value::String(t)) => t.clone(),
+                _ => e.get(1).map(Value::to_string).unwrap_or_default(),
+            };
+            Ok(TokenLogprob { token, logprob })
+        })
+        .collect()
+}
+
+/// What the engine itself says it is running right now, by engine; None when
+/// the engine does not say.
+pub async fn live_load(client: &Client, engine: Engine) -> Option<LiveLoad> {
+    let from_metrics = |running: &'static str, waiting: &'static str, source: &'static str| async move {
+        let text = client.get_text("/metrics").await.ok()?;
+        let samples = tokio::task::spawn_blocking(move || parse_metrics(&text)).await.ok()?.ok()?;
+        let sum = |name: &str| {
+            let values: Vec<f64> = samples.iter().filter(|s| s.name == name).map(|s| s.value).collect();
+            (!values.is_empty()).then(|| values.iter().sum::<f64>().round() as u32)
+        };
+        Some(LiveLoad { source, running: sum(running)?, waiting: sum(waiting) })
+    };
+    match engine {
+        Engine::LlamaCpp => {
+            if let Some(slots) = get_json(client, "/slots").await.and_then(|s| s.as_array().cloned()) {
+                let running = slots.iter().filter(|s| s.get("is_processing").and_then(Value::as_bool) == Some(true)).count();
+                return Some(LiveLoad {
+                    source: "llama.cpp /slots is_processing",
+                    running: u32::try_from(running).unwrap_or(u32::MAX),
+                    waiting: None,
+                });
+            }
+            from_metrics("llamacpp:requests_processing", "llamacpp:requests_deferred", "llama.cpp /metrics requests_processing").await
+        }
+        Engine::Vllm => from_metrics("vllm:num_requests_running", "vllm:num_requests_waiting", "vllm /metrics num_requests_running").await,
+        Engine::Sglang => from_metrics("sglang:num_running_reqs", "sglang:num_queue_reqs", "sglang /metrics num_running_reqs").await,
+        Engine::Ollama | Engine::OpenAiCompatible => None,
+    }
+}
+
+/// One reading of [`live_load`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LiveLoad {
+    /// What was read.
+    pub source: &'static str,
+    /// Requests running.
+    pub running: u32,
+    /// Requests waiting, where the engine reports it.
+    pub waiting: Option<u32>,
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@
 mod fake_server;
 
 mod body;
+mod logprobs;
 mod reply;
 mod status;
 mod transport;
