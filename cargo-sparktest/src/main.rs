@@ -46,8 +46,20 @@ struct SparktestArgs {
     #[arg(long, value_name = "DIR")]
     measurements: Option<PathBuf>,
 
+    /// Point a paired instrument's arm at another target, e.g.
+    /// `--arm draft=my-draft-target` (repeatable).
+    #[arg(long, value_name = "ARM=TARGET", value_parser = parse_arm)]
+    arm: Vec<(String, String)>,
+
     #[command(flatten)]
     libtest: libtest_mimic::Arguments,
+}
+
+fn parse_arm(text: &str) -> Result<(String, String), String> {
+    match text.split_once('=') {
+        Some((arm, target)) if !arm.is_empty() && !target.is_empty() => Ok((arm.to_string(), target.to_string())),
+        _ => Err(format!("expected ARM=TARGET, got {text:?}")),
+    }
 }
 
 const EXIT_CODES: &str = "Exit codes:
@@ -84,7 +96,7 @@ fn main() -> ExitCode {
         (Some(url), Some(model)) => TargetChoice::Endpoint { url, model },
         _ => TargetChoice::Named(args.target),
     };
-    let run = RunArgs { suite: args.suite, target, measurements_dir: args.measurements, libtest: args.libtest, cwd };
+    let run = RunArgs { suite: args.suite, target, measurements_dir: args.measurements, libtest: args.libtest, cwd, arms: args.arm };
     match sparktest_harness::run(run) {
         Ok(code) => ExitCode::from(code as u8),
         Err(err) => {

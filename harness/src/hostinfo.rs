@@ -20,3 +20,52 @@ pub fn snapshot() -> HostInfo {
         kernel: System::kernel_version().ok(),
     }
 }
+
+/// Memory the host has available now, in bytes (Linux `MemAvailable`).
+pub fn memory_available() -> Option<u64> {
+    let sys = System::new_with_specifics(RefreshKind::nothing().with_memory(MemoryRefreshKind::nothing().with_ram())).ok()?;
+    Some(sys.available_memory()).filter(|n| *n > 0)
+}
+
+/// Resident memory of a process and all its descendants, in bytes.
+pub fn process_tree_rss(root: u32) -> Option<u64> {
+    use sysinfo::{Pid, ProcessRefreshKind, ProcessesToUpdate, UpdateKind};
+    let mut sys = System::new().ok()?;
+    sys.refresh_processes_specifics(
+        ProcessesToUpdate::All,
+        true,
+        ProcessRefreshKind::nothing().with_memory().with_exe(UpdateKind::Never),
+    );
+    let root = Pid::from_u32(root);
+    sys.process(root)?;
+    let in_tree = |mut pid: Pid| loop {
+        if pid == root {
+            return true;
+        }
+        match sys.process(pid).and_then(|p| p.parent()) {
+            Some(parent) => pid = parent,
+            None => return false,
+        }
+    };
+    // sysinfo lists a process's threads as tasks with the process's own
+    // memory: count processes only.
+    Some(
+        sys.processes()
+            .iter()
+            .filter(|(pid, p)| p.thread_kind().is_none() && in_tree(**pid))
+            .map(|(_, p)| p.memory())
+            .sum(),
+    )
+}
+
+/// GPU memory in use per device, in MiB, where `nvidia-smi` exists.
+pub fn gpu_memory_used_mib() -> Option<Vec<u64>> {
+    let out = std::process::Command::new("nvidia-smi")
+        .args(["--query-gpu=memory.used", "--format=csv,noheader,nounits"])
+        .output()
+        .ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    String::from_utf8_lossy(&out.stdout).lines().map(|l| l.trim().parse().ok()).collect()
+}

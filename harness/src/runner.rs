@@ -8,12 +8,13 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant, SystemTime};
 
 use libtest_mimic::{Arguments, Completion, Failed, Trial};
 use sparktest_record::{
-    CaseRecord, HarnessInfo, InstrumentInfo, InstrumentSummary, Line, Manifest, Outcome, Summary, TargetInfo, exit_code,
+    ArmInfo, CaseRecord, ClientCeiling, Gate, HarnessInfo, InstrumentInfo, InstrumentSummary, Line, Manifest, Outcome,
+    Summary, TargetInfo, exit_code,
 };
 
 use crate::config::{Config, TargetConfig};
@@ -52,6 +53,8 @@ pub struct RunArgs {
     pub libtest: Arguments,
     /// Where the command was started.
     pub cwd: PathBuf,
+    /// Arm overrides, arm name → target name (`--arm draft=my-draft`).
+    pub arms: Vec<(String, String)>,
 }
 
 /// One finished case, as the runner announces it.
@@ -86,6 +89,8 @@ pub struct Tally {
     pub lost: u64,
     /// Not applicable.
     pub not_applicable: u64,
+    /// Cases that did not pass: id, outcome and reason.
+    pub not_passed: Vec<String>,
     per_instrument: BTreeMap<String, Sums>,
 }
 
@@ -139,6 +144,11 @@ impl Sink for Mutex<Tally> {
             2 => t.lost += 1,
             _ => t.not_applicable += 1,
         }
+        if slot != 0 {
+            let outcome = ["pass", "fail", "lost", "not applicable"][slot];
+            let reason = record.reason.as_deref().unwrap_or("");
+            t.not_passed.push(format!("{} ({outcome}: {reason})", record.id));
+        }
         let sums = t.per_instrument.entry(record.instrument.clone()).or_default();
         sums.counts[slot] += 1;
         sums.seconds += record.seconds;
@@ -155,16 +165,119 @@ struct Instrument {
     plugin: InstrumentPlugin,
     config: String,
     cases: Vec<plugin::CaseInfo>,
+    exclusive: bool,
+    /// For a paired instrument: this copy's arm and its target's name.
+    arm: Option<(String, String)>,
+}
+
+impl Instrument {
+    /// The case id prefix: `name` or `name::arm`.
+    fn prefix(&self) -> String {
+        match &self.arm {
+            Some((arm, _)) => format!("{}::{arm}", self.plugin.info.name),
+            None => self.plugin.info.name.clone(),
+        }
+    }
 }
 
 /// What every trial shares.
 struct Shared {
     rt: tokio::runtime::Handle,
     host: PluginHost,
-    endpoint: Arc<Endpoint>,
+    /// The run's target, and each arm's, by target name.
+    endpoints: BTreeMap<String, Arc<Endpoint>>,
+    main_target: String,
     files: Arc<BTreeMap<String, Vec<u8>>>,
     snapshots: PathBuf,
     sinks: Vec<Arc<dyn Sink>>,
+    /// Exclusive cases take it for writing, the others for reading.
+    exclusive: RwLock<()>,
+    ceiling: Option<ClientCeiling>,
+}
+
+/// A target the run reaches: its record, its endpoint, and the server when
+/// the harness launched it (stopped on drop).
+struct Connected {
+    info: TargetInfo,
+    endpoint: Arc<Endpoint>,
+    _launched: Option<Launched>,
+}
+
+/// Launch (if configured) and probe one target. For a launched target, the
+/// memory it holds before any work is added to its facts (`footprint.*`).
+fn connect(rt: &tokio::runtime::Runtime, config: &Config, name: &str, cfg: &TargetConfig) -> Result<Connected, Error> {
+    let mut launched: Option<Launched> = None;
+    let mut footprint: Vec<(String, String)> = Vec::new();
+    let base_url = match (&cfg.base_url, &cfg.launch) {
+        (Some(url), _) => url.clone(),
+        (None, Some(launch)) => {
+            eprintln!("sparktest: launching target {name} …");
+            let before = crate::hostinfo::memory_available();
+            let l = rt.block_on(target::launch(config, name, launch, &cache_dir(config)))?;
+            // Measured once healthy and before any request: what the serve
+            // holds doing nothing.
+            if let Some(rss) = crate::hostinfo::process_tree_rss(l.pid) {
+                footprint.push(("footprint.rss_bytes".into(), rss.to_string()));
+            }
+            if let Some(b) = before {
+                footprint.push(("footprint.mem_available_before_bytes".into(), b.to_string()));
+            }
+            if let Some(a) = crate::hostinfo::memory_available() {
+                footprint.push(("footprint.mem_available_after_bytes".into(), a.to_string()));
+            }
+            if let Some(gpus) = crate::hostinfo::gpu_memory_used_mib() {
+                let list: Vec<String> = gpus.iter().map(u64::to_string).collect();
+                footprint.push(("footprint.gpu_memory_used_mib".into(), list.join(",")));
+            }
+            let url = l.base_url.clone();
+            launched = Some(l);
+            url
+        }
+        (None, None) => unreachable!("config validation guarantees a base-url or a launch"),
+    };
+    let timeouts = Timeouts {
+        connect: Duration::from_secs(config.run.connect_timeout_secs),
+        request: Duration::from_secs(config.run.request_timeout_secs),
+    };
+    let client = Client::new(&base_url, &cfg.model, timeouts).map_err(|e| Error::new(ErrorKind::Target, e))?;
+    let mut endpoint = rt.block_on(Endpoint::connect(client)).map_err(|e| {
+        let hint = match e {
+            ProbeError::ModelMismatch { .. } => "; the run stops before any case",
+            ProbeError::Unreachable { .. } => "",
+        };
+        Error::new(ErrorKind::Target, format!("target {name}: {e}{hint}"))
+    })?;
+    if launched.is_none() {
+        footprint.push((
+            "footprint.not_measured".into(),
+            "the harness did not launch this server, so it cannot see its memory".into(),
+        ));
+    }
+    endpoint.add_facts(footprint);
+    let facts = endpoint.facts().clone();
+    let mut target_facts: Vec<(String, String)> = cfg.pins.iter().map(|(k, v)| (format!("pin.{k}"), v.clone())).collect();
+    target_facts.extend(facts.extra.iter().cloned());
+    for (k, v) in [
+        ("context_per_request", facts.context_per_request.map(|n| n.to_string())),
+        ("slots", facts.slots.map(|n| n.to_string())),
+        ("kv_pool_tokens", facts.kv_pool_tokens.map(|n| n.to_string())),
+    ] {
+        if let Some(v) = v {
+            target_facts.push((k.to_string(), v));
+        }
+    }
+    let info = TargetInfo {
+        name: name.to_string(),
+        base_url,
+        model_id: facts.model_id.clone(),
+        engine: facts.engine.clone(),
+        build: facts.build.clone(),
+        model_path: facts.model_path.clone(),
+        model_sha256: launched.as_ref().and_then(|_| model_sha256(facts.model_path.as_deref())),
+        launch_command: launched.as_ref().map(|l| l.command.clone()),
+        facts: target_facts,
+    };
+    Ok(Connected { info, endpoint: Arc::new(endpoint), _launched: launched })
 }
 
 fn cache_dir(config: &Config) -> PathBuf {
@@ -202,6 +315,7 @@ fn prepare(
     config: &Config,
     suite: &Suite,
     files: &Arc<BTreeMap<String, Vec<u8>>>,
+    arm_overrides: &[(String, String)],
 ) -> Result<(PluginHost, Vec<Instrument>, Vec<Broken>), Error> {
     let limits = Limits {
         fuel: config.run.fuel_per_case,
@@ -220,15 +334,42 @@ fn prepare(
                 continue;
             }
         };
-        if let Some(twin) = instruments.iter().find(|i| i.plugin.info.name == plugin.info.name) {
+        if let Some(twin) = instruments.iter().find(|i| i.plugin.info.name == plugin.info.name && i.arm.is_none()) {
             return Err(Error::new(
                 ErrorKind::Setup,
                 format!("suite {}: two instruments are named {}", suite.name, twin.plugin.info.name),
             ));
         }
-        match rt.block_on(host.cases(&plugin, files.clone(), &entry.config)) {
-            Ok(cases) => instruments.push(Instrument { plugin, config: entry.config.clone(), cases }),
-            Err(err) => broken.push(Broken { name: plugin.info.name.clone(), message: err.message }),
+        if entry.arms.is_empty() {
+            match rt.block_on(host.cases(&plugin, files.clone(), &entry.config)) {
+                Ok(cases) => instruments.push(Instrument {
+                    plugin,
+                    config: entry.config.clone(),
+                    cases,
+                    exclusive: entry.exclusive,
+                    arm: None,
+                }),
+                Err(err) => broken.push(Broken { name: plugin.info.name.clone(), message: err.message }),
+            }
+            continue;
+        }
+        // A paired instrument: one copy per arm, told its arm in its config.
+        for (arm, default_target) in &entry.arms {
+            let target = arm_overrides.iter().find(|(a, _)| a == arm).map_or(default_target, |(_, t)| t);
+            let mut table: serde_json::Map<String, serde_json::Value> =
+                serde_json::from_str(&entry.config).unwrap_or_default();
+            table.insert("arm".into(), arm.clone().into());
+            let config = serde_json::Value::Object(table).to_string();
+            match rt.block_on(host.cases(&plugin, files.clone(), &config)) {
+                Ok(cases) => instruments.push(Instrument {
+                    plugin: plugin.clone(),
+                    config,
+                    cases,
+                    exclusive: entry.exclusive,
+                    arm: Some((arm.clone(), target.clone())),
+                }),
+                Err(err) => broken.push(Broken { name: format!("{}::{arm}", plugin.info.name), message: err.message }),
+            }
         }
     }
     Ok((host, instruments, broken))
@@ -268,11 +409,14 @@ pub fn run(args: RunArgs) -> Result<i32, Error> {
         .build()
         .map_err(|e| Error::new(ErrorKind::Io, format!("failed to start the async runtime: {e}")))?;
     let files = Arc::new(suite.files.clone());
-    let (host, instruments, broken) = prepare(&rt, &config, &suite, &files)?;
+    let (host, instruments, broken) = prepare(&rt, &config, &suite, &files, &args.arms)?;
+    if let Some((arm, _)) = args.arms.iter().find(|(a, _)| !suite.instruments.iter().any(|i| i.arms.contains_key(a))) {
+        return Err(Error::new(ErrorKind::Setup, format!("--arm {arm}=…: suite {} has no arm named {arm}", suite.name)));
+    }
 
     let mut names: Vec<String> = instruments
         .iter()
-        .flat_map(|i| i.cases.iter().map(move |c| format!("{}::{}", i.plugin.info.name, c.name)))
+        .flat_map(|i| i.cases.iter().map(move |c| format!("{}::{}", i.prefix(), c.name)))
         .collect();
     names.extend(broken.iter().map(Broken::case_id));
     if args.libtest.list {
@@ -305,31 +449,23 @@ pub fn run(args: RunArgs) -> Result<i32, Error> {
         let trials = names.into_iter().map(|n| Trial::test(n, || Ok(()))).collect();
         return Ok(if libtest_mimic::run(&args.libtest, trials).has_failed() { exit_code::CASES_FAILED } else { exit_code::OK });
     }
-    let mut launched: Option<Launched> = None;
-    let base_url = match (&target_cfg.base_url, &target_cfg.launch) {
-        (Some(url), _) => url.clone(),
-        (None, Some(launch)) => {
-            eprintln!("sparktest: launching target {target_name} …");
-            let l = rt.block_on(target::launch(&config, &target_name, launch, &cache_dir(&config)))?;
-            let url = l.base_url.clone();
-            launched = Some(l);
-            url
+    let mut targets: BTreeMap<String, Connected> = BTreeMap::new();
+    targets.insert(target_name.clone(), connect(&rt, &config, &target_name, &target_cfg)?);
+    for inst in &instruments {
+        if let Some((_, arm_target)) = &inst.arm
+            && !targets.contains_key(arm_target) {
+                let cfg = config.target(arm_target)?.clone();
+                targets.insert(arm_target.clone(), connect(&rt, &config, arm_target, &cfg)?);
+            }
+    }
+    // What this client can measure at all, before trusting any speed figure.
+    let ceiling = match rt.block_on(crate::endpoint::ceiling::measure()) {
+        Ok(c) => Some(c),
+        Err(err) => {
+            eprintln!("sparktest: warning: the client ceiling could not be measured: {err}");
+            None
         }
-        (None, None) => unreachable!("config validation guarantees a base-url or a launch"),
     };
-    let timeouts = Timeouts {
-        connect: Duration::from_secs(config.run.connect_timeout_secs),
-        request: Duration::from_secs(config.run.request_timeout_secs),
-    };
-    let client = Client::new(&base_url, &target_cfg.model, timeouts).map_err(|e| Error::new(ErrorKind::Target, e))?;
-    let endpoint = rt.block_on(Endpoint::connect(client)).map_err(|e| {
-        let hint = match e {
-            ProbeError::ModelMismatch { .. } => "; the run stops before any case",
-            ProbeError::Unreachable { .. } => "",
-        };
-        Error::new(ErrorKind::Target, format!("target {target_name}: {e}{hint}"))
-    })?;
-    let facts = endpoint.facts().clone();
 
     let started = SystemTime::now();
     let run_id = format!(
@@ -341,37 +477,34 @@ pub fn run(args: RunArgs) -> Result<i32, Error> {
     );
     let dir = args.measurements_dir.clone().unwrap_or_else(|| config.path(&config.run.measurements_dir));
     let writer = Arc::new(MeasurementWriter::create(&dir, &run_id)?);
-    let mut target_facts: Vec<(String, String)> = target_cfg.pins.iter().map(|(k, v)| (format!("pin.{k}"), v.clone())).collect();
-    target_facts.extend(facts.extra.iter().cloned());
-    for (k, v) in [
-        ("context_per_request", facts.context_per_request.map(|n| n.to_string())),
-        ("slots", facts.slots.map(|n| n.to_string())),
-        ("kv_pool_tokens", facts.kv_pool_tokens.map(|n| n.to_string())),
-    ] {
-        if let Some(v) = v {
-            target_facts.push((k.to_string(), v));
-        }
-    }
     let manifest = Manifest {
         format_version: sparktest_record::FORMAT_VERSION.into(),
         run_id: run_id.clone(),
         started_at: rfc3339(started),
         harness: HarnessInfo { version: env!("CARGO_PKG_VERSION").into(), git_revision: git_revision(&config.root) },
         suite: suite.info.clone(),
-        target: TargetInfo {
-            name: target_name.clone(),
-            base_url: base_url.clone(),
-            model_id: facts.model_id.clone(),
-            engine: facts.engine.clone(),
-            build: facts.build.clone(),
-            model_path: facts.model_path.clone(),
-            model_sha256: launched.as_ref().and_then(|_| model_sha256(facts.model_path.as_deref())),
-            launch_command: launched.as_ref().map(|l| l.command.clone()),
-            facts: target_facts,
-        },
+        target: targets[&target_name].info.clone(),
         client_host: crate::hostinfo::snapshot(),
         route: target_cfg.route.clone(),
-        instruments: instruments.iter().map(|i| i.plugin.info.clone()).collect::<Vec<InstrumentInfo>>(),
+        instruments: {
+            let mut infos: Vec<InstrumentInfo> = Vec::new();
+            for i in &instruments {
+                if !infos.contains(&i.plugin.info) {
+                    infos.push(i.plugin.info.clone());
+                }
+            }
+            infos
+        },
+        arms: {
+            let mut arms: Vec<ArmInfo> = Vec::new();
+            for (arm, t) in instruments.iter().filter_map(|i| i.arm.as_ref()) {
+                if !arms.iter().any(|a| &a.name == arm) {
+                    arms.push(ArmInfo { name: arm.clone(), target: targets[t].info.clone() });
+                }
+            }
+            arms
+        },
+        client_ceiling: ceiling.clone(),
     };
     writer.write(&Line::Manifest(manifest))?;
 
@@ -379,17 +512,20 @@ pub fn run(args: RunArgs) -> Result<i32, Error> {
     let shared = Arc::new(Shared {
         rt: rt.handle().clone(),
         host,
-        endpoint: Arc::new(endpoint),
+        endpoints: targets.iter().map(|(n, c)| (n.clone(), c.endpoint.clone())).collect(),
+        main_target: target_name.clone(),
         files,
         snapshots: config.path(&config.run.snapshots_dir).join(&target_name),
         sinks: vec![writer.clone() as Arc<dyn Sink>, tally.clone() as Arc<dyn Sink>],
+        exclusive: RwLock::new(()),
+        ceiling,
     });
     let instruments: Vec<Arc<Instrument>> = instruments.into_iter().map(Arc::new).collect();
     let mut trials = Vec::new();
     for inst in &instruments {
         for case in &inst.cases {
             let (shared, inst, case) = (shared.clone(), inst.clone(), case.clone());
-            let id = format!("{}::{}", inst.plugin.info.name, case.name);
+            let id = format!("{}::{}", inst.prefix(), case.name);
             trials.push(Trial::ignorable_test(id, move || run_case(&shared, &inst, &case)));
         }
     }
@@ -412,6 +548,7 @@ pub fn run(args: RunArgs) -> Result<i32, Error> {
             completion_tokens: None,
             transcript_sha256: suite::sha256_hex(b""),
             snapshots: Vec::new(),
+            arm: None,
         };
         let sinks = shared.sinks.clone();
         trials.push(Trial::test(id, move || {
@@ -433,8 +570,9 @@ pub fn run(args: RunArgs) -> Result<i32, Error> {
         lost: t.lost,
         not_applicable: t.not_applicable,
         instruments: t.instruments(),
+        gate: suite.gate.then(|| Gate { passed: t.not_passed.is_empty(), failing: t.not_passed.clone() }),
     }))?;
-    drop(launched);
+    drop(targets);
     for i in t.instruments() {
         eprintln!(
             "sparktest: {}: {}/{} correct, {} lost, {:.2} s per case, {} output tokens per correct answer, harness {:.1} ms per case",
@@ -455,22 +593,69 @@ pub fn run(args: RunArgs) -> Result<i32, Error> {
         t.not_applicable,
         writer.path().display()
     );
+    if suite.gate {
+        if t.not_passed.is_empty() {
+            eprintln!("sparktest: gate {}: PASSED, every check passed", suite.name);
+        } else {
+            eprintln!("sparktest: gate {}: FAILED, {} checks did not pass:", suite.name, t.not_passed.len());
+            for f in &t.not_passed {
+                eprintln!("sparktest:   {f}");
+            }
+        }
+    }
     Ok(if conclusion.has_failed() { exit_code::CASES_FAILED } else { exit_code::OK })
+}
+
+/// Flag every tok/s figure above the ceiling's margin: it may measure the
+/// client rather than the server.
+fn ceiling_notes(ceiling: Option<&ClientCeiling>, metrics: &[sparktest_record::Metric]) -> Vec<(String, String)> {
+    let Some(c) = ceiling else { return Vec::new() };
+    metrics
+        .iter()
+        .filter(|m| m.unit == "tok/s" && m.value > c.max_tok_s * c.flag_margin)
+        .map(|m| {
+            (
+                "near-client-ceiling".to_string(),
+                format!(
+                    "{} = {:.1} tok/s is above {:.0}% of this client's ceiling ({:.0} tok/s): it may measure the client",
+                    m.name,
+                    m.value,
+                    c.flag_margin * 100.0,
+                    c.max_tok_s
+                ),
+            )
+        })
+        .collect()
+}
+
+/// A held turn on the exclusive lock (held only to be dropped).
+#[allow(dead_code)]
+enum Lock<'a> {
+    Write(std::sync::RwLockWriteGuard<'a, ()>),
+    Read(std::sync::RwLockReadGuard<'a, ()>),
 }
 
 fn run_case(shared: &Shared, inst: &Instrument, case: &plugin::CaseInfo) -> Result<Completion, Failed> {
     let name = &inst.plugin.info.name;
+    // Exclusive cases run alone; the others may share the server.
+    let _turn = if inst.exclusive {
+        Lock::Write(shared.exclusive.write().unwrap_or_else(|p| p.into_inner()))
+    } else {
+        Lock::Read(shared.exclusive.read().unwrap_or_else(|p| p.into_inner()))
+    };
+    let target = inst.arm.as_ref().map_or(&shared.main_target, |(_, t)| t);
+    let endpoint = shared.endpoints[target].clone();
     let started_at = rfc3339(SystemTime::now());
     let result = shared.rt.block_on(shared.host.run(
         &inst.plugin,
-        shared.endpoint.clone(),
+        endpoint,
         shared.files.clone(),
         &inst.config,
         &case.name,
     ));
     let mut verdict = result.verdict.clone();
     let mut snapshots = Vec::new();
-    let snap_dir = shared.snapshots.join(name);
+    let snap_dir = shared.snapshots.join(inst.prefix().replace("::", "/"));
     for (snap_name, content) in &result.snapshots {
         let status = snapshot::check(&snap_dir, &format!("{}__{snap_name}", case.name.replace("::", "__")), content);
         if status == SnapshotStatus::Changed && verdict == CaseVerdict::Pass {
@@ -490,15 +675,17 @@ fn run_case(shared: &Shared, inst: &Instrument, case: &plugin::CaseInfo) -> Resu
         let counts: Vec<u64> = result.log.calls.iter().filter_map(|c| f(c).map(u64::from)).collect();
         (!counts.is_empty()).then(|| counts.iter().sum())
     };
+    let mut notes = result.notes.clone();
+    notes.extend(ceiling_notes(shared.ceiling.as_ref(), &result.metrics));
     let record = CaseRecord {
-        id: format!("{name}::{}", case.name),
+        id: format!("{}::{}", inst.prefix(), case.name),
         instrument: name.clone(),
         case: case.name.clone(),
         tags: case.tags.clone(),
         outcome,
         reason: reason.clone(),
         metrics: result.metrics.clone(),
-        notes: result.notes.clone(),
+        notes,
         started_at,
         seconds: result.elapsed.as_secs_f64(),
         endpoint_seconds: result.log.endpoint_time.as_secs_f64(),
@@ -507,6 +694,7 @@ fn run_case(shared: &Shared, inst: &Instrument, case: &plugin::CaseInfo) -> Resu
         calls: result.log.calls.clone(),
         transcript_sha256: result.log.transcript_sha256(),
         snapshots,
+        arm: inst.arm.as_ref().map(|(a, _)| a.clone()),
     };
     let event = Event::CaseFinished(Box::new(record));
     for sink in &shared.sinks {

@@ -34,6 +34,12 @@ pub struct InstrumentEntry {
     pub source: Source,
     /// Its `config` table as JSON text (`{}` when absent).
     pub config: String,
+    /// Its cases run alone: no other case of the run is in flight meanwhile
+    /// (speed figures need an otherwise idle server).
+    pub exclusive: bool,
+    /// Paired arms, arm name → target name: the instrument runs once per
+    /// arm, its cases named `<arm>::<case>`, and its config gets `"arm"`.
+    pub arms: BTreeMap<String, String>,
 }
 
 /// A loaded, digest-checked suite.
@@ -51,6 +57,9 @@ pub struct Suite {
     pub instruments: Vec<InstrumentEntry>,
     /// Pinned files with their bytes, by relative path.
     pub files: BTreeMap<String, Vec<u8>>,
+    /// A gate suite: the run's summary says passed only when every case
+    /// passed, and names the others.
+    pub gate: bool,
     /// Digests for the manifest.
     pub info: SuiteInfo,
 }
@@ -72,6 +81,8 @@ struct SuiteHeader {
     version: String,
     #[serde(default)]
     description: String,
+    #[serde(default)]
+    gate: bool,
 }
 
 #[derive(Deserialize)]
@@ -84,6 +95,10 @@ struct InstrumentFile {
     sha256: Option<String>,
     #[serde(default)]
     config: Option<toml::Table>,
+    #[serde(default)]
+    exclusive: bool,
+    #[serde(default)]
+    arms: BTreeMap<String, String>,
 }
 
 /// Hex sha256 of bytes.
@@ -155,9 +170,16 @@ pub fn load(file: &Path) -> Result<Suite, Error> {
             (None, None, Some(path)) => Source::Wasm { path: dir.join(path), sha256: entry.sha256 },
             _ => return Err(setup(format!("{where_}: give exactly one of crate, path and wasm"))),
         };
-        let config = serde_json::to_string(&entry.config.unwrap_or_default())
+        let table = entry.config.unwrap_or_default();
+        if !entry.arms.is_empty() && table.contains_key("arm") {
+            return Err(setup(format!("{where_}: config key \"arm\" is set by the host for paired arms")));
+        }
+        if let Some(bad) = entry.arms.keys().find(|a| a.is_empty() || a.contains("::")) {
+            return Err(setup(format!("{where_}: arm name {bad:?} must be non-empty and hold no \"::\"")));
+        }
+        let config = serde_json::to_string(&table)
             .map_err(|err| setup(format!("{where_}: config cannot be expressed as JSON: {err}")))?;
-        instruments.push(InstrumentEntry { source, config });
+        instruments.push(InstrumentEntry { source, config, exclusive: entry.exclusive, arms: entry.arms });
     }
 
     // The suite digest covers its manifest and every pinned file.
@@ -178,6 +200,7 @@ pub fn load(file: &Path) -> Result<Suite, Error> {
         dir,
         instruments,
         files,
+        gate: parsed.suite.gate,
         info,
     })
 }

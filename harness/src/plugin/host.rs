@@ -57,6 +57,7 @@ impl HostMonotonicClock for FrozenClock {
 }
 
 /// A loaded instrument component, ready to instantiate per case.
+#[derive(Clone)]
 pub struct InstrumentPlugin {
     pre: InstrumentPre<CaseState>,
     /// What it says about itself, and the digest of its component.
@@ -140,7 +141,7 @@ impl PluginHost {
             .memory_size(self.limits.memory_bytes)
             .trap_on_grow_failure(true)
             .build();
-        let state = CaseState { wasi, table: ResourceTable::new(), limits, endpoint, files, log: CallLog::default() };
+        let state = CaseState { wasi, table: ResourceTable::new(), limits, endpoint, files, log: CallLog::default(), last_window: None };
         let mut store = Store::new(&self.engine, state);
         store.limiter(|s| &mut s.limits);
         // set_fuel only fails when fuel is off, and it is on.
