@@ -14,11 +14,9 @@
 //! records which was used. A prompt beyond the target's context that gets a
 //! clean 4xx is a fail with reason `context: …`, never lost.
 
-use std::collections::BTreeMap;
-
 use serde_json::Value;
-use sparktest_checks::{Call, Check, Reply as CheckReply};
 use sparktest_sdk::*;
+use sparktest_workload::task::{Task, parse_task};
 
 struct ABench;
 
@@ -67,148 +65,6 @@ fn task_id(task: &Value, path: &str, i: usize) -> Result<String, String> {
         .and_then(Value::as_str)
         .map(str::to_string)
         .ok_or_else(|| format!("{path}: task #{} has no id", i + 1))
-}
-
-fn message(v: &Value, at: &str) -> Result<Message, String> {
-    let role = match v.get("role").and_then(Value::as_str) {
-        Some("system") => Role::System,
-        Some("user") => Role::User,
-        Some("assistant") => Role::Assistant,
-        Some("tool") => Role::Tool,
-        other => return Err(format!("{at}: unknown role {other:?}")),
-    };
-    let content = v.get("content").and_then(Value::as_str).unwrap_or_default();
-    let tool_calls = v
-        .get("tool_calls")
-        .and_then(Value::as_array)
-        .map(|calls| {
-            calls
-                .iter()
-                .map(|c| ToolCall {
-                    id: c
-                        .get("id")
-                        .and_then(Value::as_str)
-                        .unwrap_or_default()
-                        .to_string(),
-                    name: c
-                        .get("name")
-                        .and_then(Value::as_str)
-                        .unwrap_or_default()
-                        .to_string(),
-                    arguments: c
-                        .get("arguments")
-                        .map(Value::to_string)
-                        .unwrap_or_else(|| "{}".into()),
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    Ok(Message {
-        role,
-        content: if content.is_empty() && role == Role::Assistant {
-            Vec::new()
-        } else {
-            vec![ContentPart::Text(content.into())]
-        },
-        tool_calls,
-        tool_call_id: v
-            .get("tool_call_id")
-            .and_then(Value::as_str)
-            .map(str::to_string),
-    })
-}
-
-/// A task, parsed and checked, ready to send.
-struct Task {
-    messages: Vec<Message>,
-    followups: Vec<String>,
-    tools: Vec<ToolDef>,
-    tool_schemas: BTreeMap<String, Value>,
-    tool_choice: Option<ToolChoice>,
-    response_format: Option<JsonSchemaFormat>,
-    max_tokens: u32,
-    expect: Check,
-}
-
-fn parse_task(v: &Value, at: &str) -> Result<Task, String> {
-    let messages = v
-        .get("messages")
-        .and_then(Value::as_array)
-        .ok_or(format!("{at}: messages missing"))?
-        .iter()
-        .enumerate()
-        .map(|(i, m)| message(m, &format!("{at}.messages[{i}]")))
-        .collect::<Result<Vec<_>, _>>()?;
-    let followups = v
-        .get("followups")
-        .and_then(Value::as_array)
-        .map(|f| {
-            f.iter()
-                .filter_map(Value::as_str)
-                .map(str::to_string)
-                .collect()
-        })
-        .unwrap_or_default();
-    let mut tools = Vec::new();
-    let mut tool_schemas = BTreeMap::new();
-    for (i, t) in v
-        .get("tools")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .enumerate()
-    {
-        let name = t
-            .get("name")
-            .and_then(Value::as_str)
-            .ok_or(format!("{at}.tools[{i}]: name missing"))?;
-        let params = t
-            .get("parameters")
-            .cloned()
-            .unwrap_or_else(|| serde_json::json!({"type": "object"}));
-        tools.push(ToolDef {
-            name: name.into(),
-            description: t
-                .get("description")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .into(),
-            parameters: params.to_string(),
-        });
-        tool_schemas.insert(name.to_string(), params);
-    }
-    let tool_choice = match v.get("tool_choice").and_then(Value::as_str) {
-        None => None,
-        Some("auto") => Some(ToolChoice::Auto),
-        Some("none") => Some(ToolChoice::None),
-        Some("required") => Some(ToolChoice::Required),
-        Some(other) => Some(ToolChoice::Function(other.into())),
-    };
-    let response_format = v.get("response_format").map(|f| JsonSchemaFormat {
-        name: f
-            .get("name")
-            .and_then(Value::as_str)
-            .unwrap_or("reply")
-            .into(),
-        schema: f
-            .get("schema")
-            .cloned()
-            .unwrap_or(Value::Bool(true))
-            .to_string(),
-        strict: true,
-    });
-    let max_tokens = v.get("max_tokens").and_then(Value::as_u64).unwrap_or(256) as u32;
-    let expect = Check::parse(v.get("expect").ok_or(format!("{at}: expect missing"))?, at)?;
-    Ok(Task {
-        messages,
-        followups,
-        tools,
-        tool_schemas,
-        tool_choice,
-        response_format,
-        max_tokens,
-        expect,
-    })
 }
 
 fn find_task(config: &str, case: &str) -> Result<Task, String> {
@@ -283,14 +139,7 @@ impl Instrument for ABench {
         let mut reply;
         let mut pending_followups = task.followups.iter();
         loop {
-            let mut req = ChatRequest::new(messages.clone())
-                .greedy()
-                .max_tokens(task.max_tokens);
-            req.tools = task.tools.clone();
-            req.tool_choice = task.tool_choice.clone();
-            if structured == Some("json_schema") {
-                req.response_format = task.response_format.clone().map(ResponseFormat::JsonSchema);
-            }
+            let req = task.request(messages.clone(), structured == Some("json_schema"));
             reply = match chat(&req) {
                 Ok(r) => r,
                 Err(CallError::Rejected(r))
@@ -320,20 +169,7 @@ impl Instrument for ABench {
                 None => break,
             }
         }
-        let calls: Vec<Call> = reply
-            .tool_calls
-            .iter()
-            .map(|c| Call {
-                name: c.name.clone(),
-                arguments: c.arguments.clone(),
-            })
-            .collect();
-        let view = CheckReply {
-            text: &reply.text,
-            calls: &calls,
-            tools: &task.tool_schemas,
-        };
-        let outcome = match task.expect.evaluate(&view) {
+        let outcome = match task.check(&reply) {
             Ok(()) => Outcome::pass(),
             Err(why) => Outcome::fail(why),
         };

@@ -150,3 +150,44 @@ pub fn read_text(path: &str) -> Result<String, String> {
 pub fn list_files() -> Vec<String> {
     suite_data::paths()
 }
+
+/// The server's own count of running requests while this case's last
+/// [`chat_concurrent`] call was in flight, as the host sampled it (llama.cpp
+/// `/slots`, vLLM `vllm:num_requests_running`, SGLang
+/// `sglang:num_running_reqs`). It reaches the guest as `sparktest:window_*`
+/// samples of [`scrape_metrics`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServerLoad {
+    /// What the host read, e.g. `llama.cpp /slots is_processing`.
+    pub source: String,
+    /// Most requests the server ran at once.
+    pub running_max: u32,
+    /// Mean requests running over the samples.
+    pub running_mean: f64,
+    /// Most requests the server said were waiting, where it says.
+    pub waiting_max: Option<u32>,
+    /// Samples taken.
+    pub samples: u32,
+}
+
+/// The [`ServerLoad`] of this case's last concurrent call: `Ok(None)` when
+/// the engine reports no live load (or no concurrent call was made).
+pub fn last_server_load() -> Result<Option<ServerLoad>, CallError> {
+    let samples = scrape_metrics()?;
+    let get = |name: &str| samples.iter().find(|s| s.name == name);
+    let Some(max) = get("sparktest:window_requests_running_max") else { return Ok(None) };
+    let source = max.labels.iter().find(|p| p.key == "source").map(|p| p.value.clone()).unwrap_or_default();
+    Ok(Some(ServerLoad {
+        source,
+        running_max: max.value as u32,
+        running_mean: get("sparktest:window_requests_running_mean").map_or(0.0, |s| s.value),
+        waiting_max: get("sparktest:window_requests_waiting_max").map(|s| s.value as u32),
+        samples: get("sparktest:window_samples").map_or(0, |s| s.value as u32),
+    }))
+}
+
+/// The sum of every sample named `name` (all label sets), if any.
+pub fn metric_sum(samples: &[MetricSample], name: &str) -> Option<f64> {
+    let values: Vec<f64> = samples.iter().filter(|s| s.name == name).map(|s| s.value).collect();
+    (!values.is_empty()).then(|| values.iter().sum())
+}
