@@ -1,0 +1,176 @@
+//! `concurrency` (row "Concurrency"): what one request gets while others
+//! run, and what the server delivers in total.
+//!
+//! One case per level (`c1`, `c2`, `c4` by default): that many streamed
+//! requests sent at once (each a different prompt, so no prefix is shared),
+//! each timed by the host. Per request: decode tok/s excluding TTFT
+//! (`sparktest_workload::speed`). Aggregate: all completion tokens over the
+//! wall time from send to the last reply. The host samples the server's own
+//! count of running requests during the window (`ServerLoad`): the record
+//! keeps what the server actually ran, and when it ran fewer at once than
+//! were sent, the requests that waited for a slot are named (the ones with
+//! the latest first token). A queued level still passes: queueing is a
+//! property of the serve, and the record says so.
+
+use serde::Deserialize;
+use sparktest_sdk::*;
+use sparktest_workload::speed::{Stats, sample};
+
+struct Concurrency;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Config {
+    #[serde(default = "default_levels")]
+    levels: Vec<u32>,
+    #[serde(default = "default_max_tokens")]
+    max_tokens: u32,
+    #[serde(default = "default_prompts")]
+    prompts: String,
+}
+
+fn default_levels() -> Vec<u32> {
+    vec![1, 2, 4]
+}
+fn default_max_tokens() -> u32 {
+    256
+}
+fn default_prompts() -> String {
+    "concurrency/prompts.json".into()
+}
+
+fn config(text: &str) -> Result<Config, String> {
+    let c: Config = serde_json::from_str(text).map_err(|err| format!("concurrency config: {err}"))?;
+    if c.levels.is_empty() || c.levels.contains(&0) {
+        return Err("concurrency config: levels must be a non-empty list of positive numbers".into());
+    }
+    Ok(c)
+}
+
+fn prompts(c: &Config) -> Result<Vec<String>, String> {
+    let list: Vec<String> =
+        serde_json::from_str(&read_text(&c.prompts)?).map_err(|err| format!("{}: {err}", c.prompts))?;
+    if list.is_empty() {
+        return Err(format!("{}: no prompts", c.prompts));
+    }
+    Ok(list)
+}
+
+fn level_case(c: &Config, level: u32) -> Outcome {
+    let prompts = match prompts(c) {
+        Ok(p) => p,
+        Err(err) => return Outcome::fail(err),
+    };
+    let reqs: Vec<ChatRequest> = (0..level as usize)
+        .map(|i| {
+            // Different prompts: no shared prefix for the cache to reuse.
+            let prompt = &prompts[i % prompts.len()];
+            let text = if i < prompts.len() { prompt.clone() } else { format!("(agent {}) {prompt}", i + 1) };
+            ChatRequest::new(vec![Message::user(&text)]).greedy().max_tokens(c.max_tokens).streamed()
+        })
+        .collect();
+    let replies = chat_concurrent(&reqs);
+    let mut per_request = Vec::new();
+    let mut ttfts = Vec::new();
+    let mut tokens = 0u32;
+    let mut wall_ms: f64 = 0.0;
+    for (i, r) in replies.into_iter().enumerate() {
+        let reply = match r {
+            Ok(reply) => reply,
+            Err(err) => return Outcome::from(err).note("request", (i + 1).to_string()),
+        };
+        let s = match sample(&reply) {
+            Ok(s) => s,
+            Err(why) => return Outcome::fail(format!("request {}: {why}", i + 1)),
+        };
+        tokens += s.tokens;
+        wall_ms = wall_ms.max(reply.timing.total_ms);
+        per_request.push(s.decode_tok_s);
+        ttfts.push(s.ttft_ms);
+    }
+    let Some(stats) = Stats::of(&per_request) else { return Outcome::fail("no requests") };
+    let aggregate = f64::from(tokens) / (wall_ms / 1000.0);
+    let mut outcome = Outcome::pass()
+        .metric("concurrency", f64::from(level), "requests")
+        .metric("per-request-tok-s", stats.mean, "tok/s")
+        .metric("per-request-tok-s-min", stats.min, "tok/s")
+        .metric("per-request-tok-s-max", stats.max, "tok/s")
+        .metric("aggregate-tok-s", aggregate, "tok/s")
+        .metric("completion-tokens", f64::from(tokens), "tokens")
+        .metric("wall-ms", wall_ms, "ms");
+    for (i, (rate, ttft)) in per_request.iter().zip(&ttfts).enumerate() {
+        outcome = outcome
+            .metric(&format!("request{}-tok-s", i + 1), *rate, "tok/s")
+            .metric(&format!("request{}-ttft-ms", i + 1), *ttft, "ms");
+    }
+    match last_server_load() {
+        Ok(Some(load)) => {
+            outcome = outcome
+                .metric("server-running-max", f64::from(load.running_max), "requests")
+                .metric("server-running-mean", load.running_mean, "requests")
+                .metric("server-samples", f64::from(load.samples), "samples")
+                .note("server-load-source", load.source.clone());
+            if let Some(w) = load.waiting_max {
+                outcome = outcome.metric("server-waiting-max", f64::from(w), "requests");
+            }
+            if load.running_max < level {
+                // The requests that started last are the ones that waited.
+                let mut order: Vec<usize> = (0..ttfts.len()).collect();
+                order.sort_by(|a, b| ttfts[*b].total_cmp(&ttfts[*a]));
+                let waited = (level - load.running_max) as usize;
+                let mut names: Vec<String> = order[..waited.min(order.len())].iter().map(|i| format!("request{}", i + 1)).collect();
+                names.sort();
+                outcome = outcome
+                    .metric("queued-requests", waited as f64, "requests")
+                    .note(
+                        "queued",
+                        format!(
+                            "the server ran at most {} of {level} at once; {} waited for a free slot",
+                            load.running_max,
+                            names.join(", ")
+                        ),
+                    );
+            } else {
+                outcome = outcome.metric("queued-requests", 0.0, "requests");
+            }
+            outcome.note("server-confirmed", format!("ran {} at once", load.running_max))
+        }
+        Ok(None) => outcome.note("server-confirmed", "n/a: the engine reports no live request count"),
+        Err(err) => outcome.note("server-confirmed", format!("n/a: {err:?}")),
+    }
+}
+
+impl Instrument for Concurrency {
+    fn describe() -> Info {
+        Info::new(
+            "concurrency",
+            "Concurrency",
+            env!("CARGO_PKG_VERSION"),
+            "1, 2 and 4 simultaneous streamed requests: per-request decode tok/s (what one \
+             agent gets while the others work) and aggregate tok/s (all tokens over the \
+             window) at each level, never mixed. The concurrency is confirmed at the server as \
+             well as the client: the host samples the engine's own count of running requests \
+             during the window (llama.cpp /slots, vLLM and SGLang metrics), and requests that \
+             queued behind full slots are named.",
+        )
+    }
+
+    fn cases(config_text: &str) -> Result<Vec<CaseInfo>, String> {
+        let c = config(config_text)?;
+        prompts(&c)?;
+        Ok(c.levels.iter().map(|l| CaseInfo::new(format!("level::c{l}")).tag("Concurrency")).collect())
+    }
+
+    fn run(config_text: &str, case: &str) -> Outcome {
+        let c = match config(config_text) {
+            Ok(c) => c,
+            Err(err) => return Outcome::fail(err),
+        };
+        match case.strip_prefix("level::c").and_then(|n| n.parse().ok()) {
+            Some(level) => level_case(&c, level),
+            None => Outcome::fail(format!("unknown case {case}")),
+        }
+    }
+}
+
+register_instrument!(Concurrency);

@@ -1,0 +1,51 @@
+//! `context` (row "Context window"): the KV-cache pool the engine actually
+//! allocated, in tokens, beside the configured context per request.
+//!
+//! Read from the engine by the host's probe (engine differences live
+//! there): llama.cpp `n_ctx` per slot × slots (`/slots`), vLLM
+//! `vllm:cache_config_info` `num_gpu_blocks` × `block_size`, SGLang
+//! `max_total_num_tokens`. An engine that reports no pool gives N/A with
+//! that reason, never a guess from the configured context.
+
+use sparktest_sdk::*;
+
+struct Context;
+
+impl Instrument for Context {
+    fn describe() -> Info {
+        Info::new(
+            "context",
+            "Context window",
+            env!("CARGO_PKG_VERSION"),
+            "The KV-cache pool the serving engine actually allocates at its served \
+             configuration, in tokens, read from the engine itself (llama.cpp n_ctx per slot \
+             x slots, vLLM cache blocks x block size, SGLang max_total_num_tokens) and shown \
+             beside the configured context length per request.",
+        )
+    }
+
+    fn cases(_config: &str) -> Result<Vec<CaseInfo>, String> {
+        Ok(vec![CaseInfo::new("kv::pool").tag("Context window")])
+    }
+
+    fn run(_config: &str, _case: &str) -> Outcome {
+        let f = server_facts();
+        let extra = |k: &str| f.extra.iter().find(|p| p.key == k).map(|p| p.value.clone());
+        let Some(pool) = f.kv_pool_tokens else {
+            return Outcome::not_applicable(format!("the engine ({}) reports no KV-cache pool", f.engine));
+        };
+        let mut outcome = Outcome::pass().metric("kv-pool-tokens", pool as f64, "tokens");
+        if let Some(ctx) = f.context_per_request {
+            outcome = outcome.metric("context-per-request-tokens", ctx as f64, "tokens");
+        }
+        if let Some(slots) = f.slots {
+            outcome = outcome.metric("slots", f64::from(slots), "slots");
+        }
+        if let Some(source) = extra("kv_pool_source") {
+            outcome = outcome.note("kv-pool-source", source);
+        }
+        outcome.note("engine", f.engine.clone())
+    }
+}
+
+register_instrument!(Context);

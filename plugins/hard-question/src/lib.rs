@@ -1,0 +1,78 @@
+//! `hard-question` (the battery's first check): a question that must be
+//! answered correctly before a configuration's numbers count. A health
+//! check's "200 OK" is no evidence that a model works; a right answer to a
+//! question with one checkable answer is.
+//!
+//! Questions are tasks in the A-Bench format (`sparktest_workload::task`),
+//! sent at temperature 0 and checked with the checker language.
+
+use serde::Deserialize;
+use serde_json::Value;
+use sparktest_sdk::*;
+use sparktest_workload::task::{Task, parse_task};
+
+struct HardQuestion;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Config {
+    #[serde(default = "default_questions")]
+    questions: String,
+}
+
+fn default_questions() -> String {
+    "battery/questions.json".into()
+}
+
+fn load(config: &str) -> Result<Vec<(String, Value)>, String> {
+    let c: Config = serde_json::from_str(config).map_err(|err| format!("hard-question config: {err}"))?;
+    let list: Vec<Value> =
+        serde_json::from_str(&read_text(&c.questions)?).map_err(|err| format!("{}: {err}", c.questions))?;
+    list.into_iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let id = t.get("id").and_then(Value::as_str).ok_or(format!("{}: question #{} has no id", c.questions, i + 1))?;
+            Ok((id.to_string(), t))
+        })
+        .collect()
+}
+
+fn find(config: &str, id: &str) -> Result<Task, String> {
+    let (_, t) = load(config)?.into_iter().find(|(i, _)| i == id).ok_or(format!("no question {id}"))?;
+    parse_task(&t, id)
+}
+
+impl Instrument for HardQuestion {
+    fn describe() -> Info {
+        Info::new(
+            "hard-question",
+            "Configuration battery",
+            env!("CARGO_PKG_VERSION"),
+            "A hard question that must be answered correctly at temperature 0 (a health check's \
+             200 OK is not evidence a model works), checked against its one answer.",
+        )
+    }
+
+    fn cases(config: &str) -> Result<Vec<CaseInfo>, String> {
+        load(config)?
+            .iter()
+            .map(|(id, t)| parse_task(t, id).map(|_| CaseInfo::new(format!("question::{id}")).tag("battery")))
+            .collect()
+    }
+
+    fn run(config: &str, case: &str) -> Outcome {
+        let task = match case.strip_prefix("question::").ok_or(format!("unknown case {case}")).and_then(|id| find(config, id)) {
+            Ok(t) => t,
+            Err(err) => return Outcome::fail(err),
+        };
+        match chat(&task.request(task.messages.clone(), task.response_format.is_some())) {
+            Ok(reply) => match task.check(&reply) {
+                Ok(()) => Outcome::pass(),
+                Err(why) => Outcome::fail(format!("wrong answer: {why}")),
+            },
+            Err(err) => err.into(),
+        }
+    }
+}
+
+register_instrument!(HardQuestion);

@@ -1,0 +1,152 @@
+//! `long-prompt` (row "Long-prompt robustness"): what happens when a huge
+//! paste arrives.
+//!
+//! Each case sends one paste (25,000 and 95,000 characters by default) with
+//! a checkable fact planted at its very end and a question about it, and
+//! times the answer. Outcomes, recorded in the note `outcome`:
+//!
+//! | outcome | verdict |
+//! |---|---|
+//! | `answered` (the planted answer is in the reply) | pass |
+//! | `refused-cleanly` (a 4xx whose body names the limit) | pass: you learn why and can split it |
+//! | `answered-wrong` | fail |
+//! | `truncated-silently` (the server counted far fewer prompt tokens than the paste holds) | fail |
+//! | `refused-unclearly` (a 4xx that does not name a limit) | fail |
+//! | crashed / no answer | lost |
+//!
+//! Silent truncation: English prose runs at about 4 characters per token;
+//! fewer than one token per `max_chars_per_token` (default 8) characters
+//! means the engine dropped part of the paste without saying so.
+
+use serde::Deserialize;
+use sparktest_sdk::*;
+
+struct LongPrompt;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Config {
+    #[serde(default = "default_needles")]
+    needles: String,
+    #[serde(default = "default_max_tokens")]
+    max_tokens: u32,
+    #[serde(default = "default_max_chars_per_token")]
+    max_chars_per_token: f64,
+}
+
+fn default_needles() -> String {
+    "needles.json".into()
+}
+fn default_max_tokens() -> u32 {
+    32
+}
+fn default_max_chars_per_token() -> f64 {
+    8.0
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Needle {
+    name: String,
+    paste: String,
+    question: String,
+    answer: String,
+}
+
+fn load(text: &str) -> Result<(Config, Vec<Needle>), String> {
+    let c: Config = serde_json::from_str(text).map_err(|err| format!("long-prompt config: {err}"))?;
+    let needles: Vec<Needle> =
+        serde_json::from_str(&read_text(&c.needles)?).map_err(|err| format!("{}: {err}", c.needles))?;
+    Ok((c, needles))
+}
+
+/// Words with which engines name a context limit in a refusal.
+fn names_a_limit(body: &str) -> bool {
+    let b = body.to_lowercase();
+    ["context", "too long", "exceed", "maximum", "max_model_len", "n_ctx", "limit", "tokens"].iter().any(|w| b.contains(w))
+}
+
+fn run_needle(c: &Config, n: &Needle) -> Outcome {
+    // Paste paths are relative to the needles file's folder.
+    let path = match c.needles.rsplit_once('/') {
+        Some((dir, _)) => format!("{dir}/{}", n.paste),
+        None => n.paste.clone(),
+    };
+    let paste = match read_text(&path) {
+        Ok(p) => p,
+        Err(err) => return Outcome::fail(err),
+    };
+    let chars = paste.chars().count();
+    let prompt = format!("{paste}\n\n{}", n.question);
+    let req = ChatRequest::new(vec![Message::user(&prompt)]).greedy().max_tokens(c.max_tokens).streamed();
+    let base = Outcome::pass().metric("paste-chars", chars as f64, "chars");
+    match chat(&req) {
+        Ok(reply) => {
+            let seconds = reply.timing.total_ms / 1000.0;
+            let mut outcome = Outcome::pass().metric("paste-chars", chars as f64, "chars").metric("seconds", seconds, "s");
+            if let Some(t) = reply.timing.ttft_ms {
+                outcome = outcome.metric("ttft-ms", t, "ms");
+            }
+            if let Some(p) = reply.usage.prompt_tokens {
+                outcome = outcome.metric("prompt-tokens", f64::from(p), "tokens");
+                if (p as f64) < chars as f64 / c.max_chars_per_token {
+                    return Outcome::fail(format!(
+                        "truncated silently: the server counted {p} prompt tokens for a {chars}-character paste"
+                    ))
+                    .note("outcome", "truncated-silently");
+                }
+            }
+            if reply.text.contains(&n.answer) {
+                outcome.note("outcome", "answered")
+            } else {
+                let shown: String = reply.text.chars().take(120).collect();
+                Outcome::fail(format!("answered wrongly: expected {} in {shown:?}", n.answer))
+                    .note("outcome", "answered-wrong")
+                    .metric("seconds", seconds, "s")
+            }
+        }
+        Err(CallError::Rejected(r)) if names_a_limit(&r.body) => {
+            let body: String = r.body.chars().take(300).collect();
+            base.note("outcome", "refused-cleanly").note("refusal", format!("HTTP {}: {body}", r.status))
+        }
+        Err(CallError::Rejected(r)) => {
+            let body: String = r.body.chars().take(300).collect();
+            Outcome::fail(format!("refused without naming a limit: HTTP {}: {body}", r.status))
+                .note("outcome", "refused-unclearly")
+        }
+        Err(err) => Outcome::from(err),
+    }
+}
+
+impl Instrument for LongPrompt {
+    fn describe() -> Info {
+        Info::new(
+            "long-prompt",
+            "Long-prompt robustness",
+            env!("CARGO_PKG_VERSION"),
+            "25,000- and 95,000-character pastes (about 6k and 24k tokens) with a checkable \
+             fact planted at the very end, so silent truncation cannot pass; timed to the \
+             answer. Answering correctly is best; a clean 4xx naming the limit is acceptable \
+             and recorded as such; a wrong answer or a silent truncation fails; a crash or no \
+             answer is lost.",
+        )
+    }
+
+    fn cases(config: &str) -> Result<Vec<CaseInfo>, String> {
+        let (_, needles) = load(config)?;
+        Ok(needles.iter().map(|n| CaseInfo::new(format!("paste::{}", n.name)).tag("Long-prompt robustness")).collect())
+    }
+
+    fn run(config: &str, case: &str) -> Outcome {
+        let (c, needles) = match load(config) {
+            Ok(x) => x,
+            Err(err) => return Outcome::fail(err),
+        };
+        match case.strip_prefix("paste::").and_then(|name| needles.iter().find(|n| n.name == name)) {
+            Some(n) => run_needle(&c, n),
+            None => Outcome::fail(format!("unknown case {case}")),
+        }
+    }
+}
+
+register_instrument!(LongPrompt);

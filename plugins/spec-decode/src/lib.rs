@@ -1,0 +1,209 @@
+//! `spec-decode` (row "Speculative decoding"): the same prompts against a
+//! bare arm and a drafter arm.
+//!
+//! The suite pairs two targets as arms (`arms = { bare = …, draft = … }`);
+//! the host runs this instrument once per arm and tells it which (`arm` in
+//! its config). Each arm times the same prompts exactly as `speed` does
+//! (`sparktest_workload::speed`), and re-verifies structured output: an
+//! invalid output on either arm fails the case and no speed counts. The
+//! speed-up ratio is the drafter arm's mean decode tok/s over the bare
+//! arm's, read from the two arms' records by the reporter.
+//!
+//! Draft acceptance is the change in the engine's own counters over each
+//! case's window only (scraped before and after): llama.cpp
+//! `llamacpp:spec_decode_num_draft_tokens_total` /
+//! `…_num_accepted_tokens_total`, vLLM `vllm:spec_decode_num_draft_tokens` /
+//! `…_num_accepted_tokens`. SGLang reports a mean accept length instead
+//! (`sglang:spec_accept_length`), recorded as it is.
+
+use serde::Deserialize;
+use serde_json::Value;
+use sparktest_sdk::*;
+use sparktest_workload::speed::{prompt_request, repeat, repeat_task, summarise, warm_up};
+use sparktest_workload::task::parse_task;
+
+struct SpecDecode;
+
+/// (drafted, accepted) counter names, per engine family. Names are data;
+/// whichever the engine exposes is read.
+const COUNTERS: &[(&str, &str)] = &[
+    ("llamacpp:spec_decode_num_draft_tokens_total", "llamacpp:spec_decode_num_accepted_tokens_total"),
+    ("llamacpp:spec_decode_num_draft_tokens", "llamacpp:spec_decode_num_accepted_tokens"),
+    ("vllm:spec_decode_num_draft_tokens_total", "vllm:spec_decode_num_accepted_tokens_total"),
+    ("vllm:spec_decode_num_draft_tokens", "vllm:spec_decode_num_accepted_tokens"),
+];
+const ACCEPT_LENGTH: &str = "sglang:spec_accept_length";
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Config {
+    arm: String,
+    #[serde(default = "default_prompts")]
+    prompts: String,
+    #[serde(default)]
+    structured: Option<String>,
+    #[serde(default = "default_repetitions")]
+    repetitions: u32,
+    #[serde(default = "default_max_tokens")]
+    max_tokens: u32,
+    #[serde(default = "default_warmup_tokens")]
+    warmup_tokens: u32,
+}
+
+fn default_prompts() -> String {
+    "spec-decode/prompts.json".into()
+}
+fn default_repetitions() -> u32 {
+    3
+}
+fn default_max_tokens() -> u32 {
+    512
+}
+fn default_warmup_tokens() -> u32 {
+    32
+}
+
+#[derive(Deserialize)]
+struct Prompt {
+    category: String,
+    prompt: String,
+}
+
+fn config(text: &str) -> Result<Config, String> {
+    let c: Config = serde_json::from_str(text).map_err(|err| format!("spec-decode config: {err}"))?;
+    if c.repetitions == 0 {
+        return Err("spec-decode config: repetitions must be at least 1".into());
+    }
+    Ok(c)
+}
+
+fn prompts(c: &Config) -> Result<Vec<Prompt>, String> {
+    serde_json::from_str(&read_text(&c.prompts)?).map_err(|err| format!("{}: {err}", c.prompts))
+}
+
+fn structured_tasks(c: &Config) -> Result<Vec<(String, Value)>, String> {
+    let Some(path) = &c.structured else { return Ok(Vec::new()) };
+    let list: Vec<Value> = serde_json::from_str(&read_text(path)?).map_err(|err| format!("{path}: {err}"))?;
+    list.into_iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let id = t.get("id").and_then(Value::as_str).ok_or(format!("{path}: task #{} has no id", i + 1))?;
+            Ok((id.to_string(), t))
+        })
+        .collect()
+}
+
+/// The engine's draft counters now: (drafted, accepted), or its mean accept
+/// length, or nothing.
+#[derive(Clone, Copy)]
+enum Counters {
+    Tokens(f64, f64),
+    AcceptLength(f64),
+    None,
+}
+
+fn counters() -> Counters {
+    let Ok(samples) = scrape_metrics() else { return Counters::None };
+    for (drafted, accepted) in COUNTERS {
+        if let (Some(d), Some(a)) = (metric_sum(&samples, drafted), metric_sum(&samples, accepted)) {
+            return Counters::Tokens(d, a);
+        }
+    }
+    metric_sum(&samples, ACCEPT_LENGTH).map_or(Counters::None, Counters::AcceptLength)
+}
+
+/// Acceptance over the case's window, from counters before and after.
+fn acceptance(outcome: Outcome, before: Counters, after: Counters) -> Outcome {
+    match (before, after) {
+        (Counters::Tokens(d0, a0), Counters::Tokens(d1, a1)) => {
+            let (drafted, accepted) = (d1 - d0, a1 - a0);
+            let outcome = outcome.metric("drafted-tokens", drafted, "tokens").metric("accepted-tokens", accepted, "tokens");
+            if drafted > 0.0 {
+                outcome.metric("draft-acceptance", accepted / drafted, "ratio")
+            } else {
+                outcome.note("draft-acceptance", "n/a: the engine drafted nothing in this window")
+            }
+        }
+        (_, Counters::AcceptLength(len)) => outcome.metric("accept-length", len, "tokens"),
+        _ => outcome.note("draft-acceptance", "n/a: the engine exposes no draft counters"),
+    }
+}
+
+fn decode_case(c: &Config, category: &str) -> Outcome {
+    let prompt = match prompts(c).map(|ps| ps.into_iter().find(|p| p.category == category)) {
+        Ok(Some(p)) => p,
+        Ok(None) => return Outcome::fail(format!("no prompt of category {category}")),
+        Err(err) => return Outcome::fail(err),
+    };
+    if let Err(outcome) = warm_up(c.warmup_tokens) {
+        return outcome;
+    }
+    let before = counters();
+    match repeat(&prompt_request(&prompt.prompt, c.max_tokens), c.repetitions, |_| Ok(())) {
+        Ok(samples) => {
+            let outcome = summarise(Outcome::pass(), &samples).note("arm", c.arm.clone()).note("category", category);
+            acceptance(outcome, before, counters())
+        }
+        Err(outcome) => outcome.note("arm", c.arm.clone()),
+    }
+}
+
+fn structured_case(c: &Config, id: &str) -> Outcome {
+    let task = match structured_tasks(c).and_then(|ts| {
+        let (_, t) = ts.into_iter().find(|(i, _)| i == id).ok_or(format!("no structured task {id}"))?;
+        parse_task(&t, id)
+    }) {
+        Ok(t) => t,
+        Err(err) => return Outcome::fail(err),
+    };
+    let before = counters();
+    match repeat_task(&task, c.repetitions) {
+        Ok(samples) => {
+            let outcome = summarise(Outcome::pass(), &samples).note("arm", c.arm.clone()).note("valid", "every repetition");
+            acceptance(outcome, before, counters())
+        }
+        Err(outcome) => outcome.note("arm", c.arm.clone()),
+    }
+}
+
+impl Instrument for SpecDecode {
+    fn describe() -> Info {
+        Info::new(
+            "spec-decode",
+            "Speculative decoding",
+            env!("CARGO_PKG_VERSION"),
+            "Paired arms: the same prompts (code, reasoning, prose; warm-up discarded, three \
+             repetitions) against a bare target and a drafter target, timed like Prose speed; \
+             the speed-up is the drafter arm's mean decode tok/s over the bare arm's. Draft \
+             acceptance is the change in the engine's own counters over each case's window \
+             only. Structured output is re-verified on each arm before its speed counts.",
+        )
+    }
+
+    fn cases(config_text: &str) -> Result<Vec<CaseInfo>, String> {
+        let c = config(config_text)?;
+        let mut cases: Vec<CaseInfo> = prompts(&c)?
+            .iter()
+            .map(|p| CaseInfo::new(format!("decode::{}", p.category)).tag("Speculative decoding"))
+            .collect();
+        for (id, t) in structured_tasks(&c)? {
+            parse_task(&t, &id)?;
+            cases.push(CaseInfo::new(format!("structured::{id}")).tag("structured-output"));
+        }
+        Ok(cases)
+    }
+
+    fn run(config_text: &str, case: &str) -> Outcome {
+        let c = match config(config_text) {
+            Ok(c) => c,
+            Err(err) => return Outcome::fail(err),
+        };
+        match case.split_once("::") {
+            Some(("decode", category)) => decode_case(&c, category),
+            Some(("structured", id)) => structured_case(&c, id),
+            _ => Outcome::fail(format!("unknown case {case}")),
+        }
+    }
+}
+
+register_instrument!(SpecDecode);

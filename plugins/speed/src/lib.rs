@@ -1,0 +1,161 @@
+//! `speed` (row "Prose speed"): single-stream decode speed.
+//!
+//! - `decode::<category>`: one prompt per category (code, reasoning, prose),
+//!   a discarded warm-up request first, then `repetitions` streamed
+//!   completions of `max_tokens` at temperature 0. Every repetition is
+//!   recorded, then mean and spread; TTFT and input tok/s separately. The
+//!   figures are computed by `sparktest_workload::speed` (decode excludes
+//!   the time to first token; token counts from the server).
+//! - `agent::<task>`: an agent-shaped workload (JSON schema, code edit, tool
+//!   call) in the A-Bench task format; every repetition's output must pass
+//!   its check before the case's speed counts. An invalid output fails the
+//!   case and no speed figure is recorded for it.
+//!
+//! Cases must run alone on the server: the suite marks the instrument
+//! `exclusive`.
+
+use serde::Deserialize;
+use serde_json::Value;
+use sparktest_sdk::*;
+use sparktest_workload::speed::{prompt_request, repeat, repeat_task, summarise, warm_up};
+use sparktest_workload::task::parse_task;
+
+struct Speed;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Config {
+    #[serde(default = "default_prompts")]
+    prompts: String,
+    /// A-Bench-format tasks for the agent workload; none when absent.
+    #[serde(default)]
+    agent: Option<String>,
+    #[serde(default = "default_repetitions")]
+    repetitions: u32,
+    #[serde(default = "default_max_tokens")]
+    max_tokens: u32,
+    #[serde(default = "default_warmup_tokens")]
+    warmup_tokens: u32,
+    /// Run only these prompt categories (all when absent).
+    #[serde(default)]
+    categories: Option<Vec<String>>,
+}
+
+fn default_prompts() -> String {
+    "speed/prompts.json".into()
+}
+fn default_repetitions() -> u32 {
+    3
+}
+fn default_max_tokens() -> u32 {
+    512
+}
+fn default_warmup_tokens() -> u32 {
+    32
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Prompt {
+    category: String,
+    prompt: String,
+}
+
+fn config(text: &str) -> Result<Config, String> {
+    let c: Config = serde_json::from_str(text).map_err(|err| format!("speed config: {err}"))?;
+    if c.repetitions == 0 {
+        return Err("speed config: repetitions must be at least 1".into());
+    }
+    Ok(c)
+}
+
+fn prompts(c: &Config) -> Result<Vec<Prompt>, String> {
+    let all: Vec<Prompt> =
+        serde_json::from_str(&read_text(&c.prompts)?).map_err(|err| format!("{}: {err}", c.prompts))?;
+    Ok(all.into_iter().filter(|p| c.categories.as_ref().is_none_or(|cs| cs.contains(&p.category))).collect())
+}
+
+fn agent_tasks(c: &Config) -> Result<Vec<(String, Value)>, String> {
+    let Some(path) = &c.agent else { return Ok(Vec::new()) };
+    let list: Vec<Value> = serde_json::from_str(&read_text(path)?).map_err(|err| format!("{path}: {err}"))?;
+    list.into_iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let id = t.get("id").and_then(Value::as_str).ok_or(format!("{path}: task #{} has no id", i + 1))?;
+            Ok((id.to_string(), t))
+        })
+        .collect()
+}
+
+fn decode_case(c: &Config, category: &str) -> Outcome {
+    let prompt = match prompts(c).map(|ps| ps.into_iter().find(|p| p.category == category)) {
+        Ok(Some(p)) => p,
+        Ok(None) => return Outcome::fail(format!("no prompt of category {category}")),
+        Err(err) => return Outcome::fail(err),
+    };
+    let timed = warm_up(c.warmup_tokens)
+        .and_then(|()| repeat(&prompt_request(&prompt.prompt, c.max_tokens), c.repetitions, |_| Ok(())));
+    match timed {
+        Ok(samples) => {
+            summarise(Outcome::pass(), &samples).note("category", category)
+        }
+        Err(outcome) => outcome,
+    }
+}
+
+fn agent_case(c: &Config, id: &str) -> Outcome {
+    let task = match agent_tasks(c).and_then(|ts| {
+        let (_, t) = ts.into_iter().find(|(i, _)| i == id).ok_or(format!("no agent task {id}"))?;
+        parse_task(&t, id)
+    }) {
+        Ok(t) => t,
+        Err(err) => return Outcome::fail(err),
+    };
+    match repeat_task(&task, c.repetitions) {
+        Ok(samples) => summarise(Outcome::pass(), &samples).note("valid", format!("{0} of {0}", c.repetitions)),
+        Err(outcome) => outcome,
+    }
+}
+
+impl Instrument for Speed {
+    fn describe() -> Info {
+        Info::new(
+            "speed",
+            "Prose speed",
+            env!("CARGO_PKG_VERSION"),
+            "Single-stream decode across three prompt types (code, reasoning, prose), three \
+             repetitions each, 512-token completions, with a discarded warm-up request first. \
+             Decode tok/s excludes the time to first token; token counts come from the server. \
+             Every repetition is recorded with mean and spread; TTFT and input tok/s \
+             separately. An agent-shaped workload (JSON schema, code edit, tool call) counts \
+             only when every output validates. Input tok/s comes only from repetitions whose prompt missed the prefix cache.",
+        )
+    }
+
+    fn cases(config_text: &str) -> Result<Vec<CaseInfo>, String> {
+        let c = config(config_text)?;
+        let mut cases: Vec<CaseInfo> = prompts(&c)?
+            .iter()
+            .map(|p| CaseInfo::new(format!("decode::{}", p.category)).tag("Prose speed").tag(p.category.as_str()))
+            .collect();
+        for (id, t) in agent_tasks(&c)? {
+            parse_task(&t, &id)?;
+            cases.push(CaseInfo::new(format!("agent::{id}")).tag("agent-workload"));
+        }
+        Ok(cases)
+    }
+
+    fn run(config_text: &str, case: &str) -> Outcome {
+        let c = match config(config_text) {
+            Ok(c) => c,
+            Err(err) => return Outcome::fail(err),
+        };
+        match case.split_once("::") {
+            Some(("decode", category)) => decode_case(&c, category),
+            Some(("agent", id)) => agent_case(&c, id),
+            _ => Outcome::fail(format!("unknown case {case}")),
+        }
+    }
+}
+
+register_instrument!(Speed);
