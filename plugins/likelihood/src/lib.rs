@@ -35,7 +35,11 @@ fn texts(config: &str) -> Result<Vec<String>, String> {
     if list.is_empty() {
         return Err(format!("{}: the corpus lists no texts", c.corpus));
     }
-    Ok(list)
+    // Text paths are relative to the corpus list's folder.
+    Ok(match c.corpus.rsplit_once('/') {
+        Some((dir, _)) => list.into_iter().map(|p| format!("{dir}/{p}")).collect(),
+        None => list,
+    })
 }
 
 impl Instrument for Likelihood {
