@@ -6,4 +6,5 @@ mod agent;
 mod cli;
 mod lost;
 mod sandbox;
+mod serving;
 mod smoke;

@@ -154,3 +154,17 @@ fn healthy(port: u16) -> bool {
     let mut head = [0u8; 12];
     stream.read_exact(&mut head).is_ok() && head.ends_with(b"200")
 }
+
+/// A case's metric by name.
+pub fn metric(c: &CaseRecord, name: &str) -> Option<f64> {
+    c.metrics.iter().find(|m| m.name == name).map(|m| m.value)
+}
+
+/// A case's note by key.
+pub fn note<'a>(c: &'a CaseRecord, key: &str) -> Option<&'a str> {
+    c.notes.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
+}
+
+pub fn test_suite(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/suites").join(name).display().to_string()
+}

@@ -1,0 +1,167 @@
+//! The serving instruments (issue 4) on the launched reference target: what
+//! each records, checked against what the engine itself reports.
+
+use sparktest_record::Outcome;
+
+use crate::support::*;
+
+#[test]
+fn serving_instruments_on_the_reference_target() {
+    let p = Project::new("");
+    let out = p.run(&["--suite", &test_suite("serving"), "--test-threads", "2"]);
+    let said = text(&out);
+    assert!(matches!(out.status.code(), Some(0) | Some(101)), "{said}");
+    let runs = p.measurements();
+    let run = &runs[0];
+
+    // The client's own ceiling is in the manifest, far above any figure here.
+    let ceiling = run.manifest.client_ceiling.as_ref().expect("client ceiling in the manifest");
+    assert!(ceiling.max_tok_s > 1000.0, "{ceiling:?}");
+    assert!(ceiling.itl_error_ms >= 0.0 && ceiling.itl_error_ms < ceiling.paced_itl_ms, "{ceiling:?}");
+
+    // speed: every repetition, mean and spread, TTFT and input tok/s apart;
+    // counts from the server; the client's decode rate agrees with the
+    // engine's own `timings`.
+    for cat in ["code", "prose"] {
+        let c = run.case(&format!("speed::decode::{cat}"));
+        assert_eq!(c.outcome, Outcome::Pass, "{c:?}");
+        assert_eq!(c.calls.len(), 3, "warm-up + 2 repetitions: {c:?}");
+        let (r1, r2) = (metric(c, "decode-tok-s-rep1").unwrap(), metric(c, "decode-tok-s-rep2").unwrap());
+        let mean = metric(c, "decode-tok-s").unwrap();
+        assert!((mean - (r1 + r2) / 2.0).abs() < 1e-6, "{c:?}");
+        assert_eq!(metric(c, "decode-tok-s-min").unwrap(), r1.min(r2));
+        assert!(metric(c, "ttft-ms").unwrap() > 0.0 && metric(c, "input-tok-s").unwrap() > 0.0);
+        assert_eq!(note(c, "token-source"), Some("server-usage"), "{c:?}");
+        let server = metric(c, "server-decode-tok-s").expect("llama.cpp reports its own decode time");
+        assert!(mean / server > 0.5 && mean / server < 2.0, "client {mean} vs engine {server} tok/s");
+        assert!(!c.notes.iter().any(|(k, _)| k == "near-client-ceiling"), "{c:?}");
+    }
+    // The agent workload: its speed counts only when the output validated.
+    for task in ["json_schema", "code_edit", "tool_call"] {
+        let c = run.case(&format!("speed::agent::{task}"));
+        match c.outcome {
+            Outcome::Pass => assert!(metric(c, "decode-tok-s").is_some(), "{c:?}"),
+            Outcome::Fail => {
+                assert!(c.reason.as_deref().unwrap().contains("did not validate"), "{c:?}");
+                assert!(metric(c, "decode-tok-s").is_none(), "no speed for an invalid output: {c:?}");
+            }
+            _ => panic!("{c:?}"),
+        }
+    }
+    // SmolLM2 makes no tool calls: the tool-call workload cannot count.
+    assert_eq!(run.case("speed::agent::tool_call").outcome, Outcome::Fail);
+
+    // concurrency: what the server actually ran; with --parallel 2, four
+    // clients queue and the queued two are named.
+    for (level, ran) in [(1, 1.0), (2, 2.0), (4, 2.0)] {
+        let c = run.case(&format!("concurrency::level::c{level}"));
+        assert_eq!(c.outcome, Outcome::Pass, "{c:?}");
+        assert_eq!(c.calls.len(), level, "{c:?}");
+        assert_eq!(metric(c, "server-running-max"), Some(ran), "{c:?}");
+        assert!(c.calls.iter().all(|call| call.server_load.as_ref().is_some_and(|l| l.running_max == ran as u32)));
+        let per = metric(c, "per-request-tok-s").unwrap();
+        let agg = metric(c, "aggregate-tok-s").unwrap();
+        assert!(per > 0.0 && agg > 0.0, "{c:?}");
+    }
+    let c4 = run.case("concurrency::level::c4");
+    assert_eq!(metric(c4, "queued-requests"), Some(2.0), "{c4:?}");
+    let queued = note(c4, "queued").expect("queueing flagged");
+    assert!(queued.contains("at most 2 of 4") && queued.matches("request").count() == 2, "{queued}");
+    assert_eq!(metric(run.case("concurrency::level::c2"), "queued-requests"), Some(0.0));
+
+    // long-prompt: llama.cpp refuses both pastes with a 400 naming the
+    // 4,096-token slot: acceptable, and recorded as such.
+    for size in ["25k", "95k"] {
+        let c = run.case(&format!("long-prompt::paste::{size}"));
+        assert_eq!(c.outcome, Outcome::Pass, "{c:?}");
+        assert_eq!(note(c, "outcome"), Some("refused-cleanly"), "{c:?}");
+        assert!(note(c, "refusal").unwrap().contains("exceeds the available context size"), "{c:?}");
+    }
+
+    // context: the pool llama.cpp allocated, from the engine: 2 × 4,096.
+    let c = run.case("context::kv::pool");
+    assert_eq!((metric(c, "kv-pool-tokens"), metric(c, "context-per-request-tokens"), metric(c, "slots")), (Some(8192.0), Some(4096.0), Some(2.0)));
+
+    // footprint: the launched server's resident memory, before any work.
+    let c = run.case("footprint::idle::memory");
+    let gib = metric(c, "resident-gib").expect("resident memory");
+    assert!(gib > 0.05 && gib < 2.0, "SmolLM2-135M under llama-server holds ~0.3 GiB: {gib}");
+
+    // likelihood: llama.cpp gives no prompt logprobs.
+    let c = run.case("likelihood::corpus::bpc");
+    assert_eq!(c.outcome, Outcome::NotApplicable);
+    assert_eq!(c.reason.as_deref(), Some("engine returns no prompt logprobs"));
+}
+
+#[test]
+fn footprint_of_a_server_the_harness_did_not_launch_is_not_applicable() {
+    let server = Server::start();
+    let p = Project::new("");
+    let out = p
+        .command(&["--suite", &suite("footprint"), "--endpoint", &server.url, "--model", "SmolLM2-135M-Instruct-Q4_1"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let c = p.measurements()[0].case("footprint::idle::memory").clone();
+    assert_eq!(c.outcome, Outcome::NotApplicable);
+    assert!(c.reason.unwrap().contains("did not launch"));
+}
+
+#[test]
+fn spec_decode_pairs_a_bare_and_a_drafter_arm() {
+    let p = Project::new("");
+    let out = p.run(&["--suite", &test_suite("spec-decode"), "--test-threads", "2"]);
+    let said = text(&out);
+    assert!(matches!(out.status.code(), Some(0) | Some(101)), "{said}");
+    let run = &p.measurements()[0];
+    let arms: Vec<&str> = run.manifest.arms.iter().map(|a| a.name.as_str()).collect();
+    assert_eq!(arms, ["bare", "draft"]);
+    let draft = &run.manifest.arms[1].target;
+    assert!(draft.launch_command.as_ref().unwrap().iter().any(|a| a == "--model-draft"), "{draft:?}");
+    assert!(draft.facts.iter().any(|(k, v)| k == "speculative" && v == "true"), "{:?}", draft.facts);
+    for cat in ["code", "reasoning", "prose"] {
+        let bare = run.case(&format!("spec-decode::bare::decode::{cat}"));
+        let drafted = run.case(&format!("spec-decode::draft::decode::{cat}"));
+        assert_eq!((bare.arm.as_deref(), drafted.arm.as_deref()), (Some("bare"), Some("draft")));
+        assert_eq!((bare.outcome, drafted.outcome), (Outcome::Pass, Outcome::Pass), "{bare:?} {drafted:?}");
+        assert!(metric(bare, "decode-tok-s").unwrap() > 0.0 && metric(drafted, "decode-tok-s").unwrap() > 0.0);
+        // The bare arm drafts nothing; the drafter arm's counters moved in
+        // this case's window, and a model drafting for itself at
+        // temperature 0 has most drafts accepted.
+        assert_eq!(metric(bare, "drafted-tokens"), Some(0.0), "{bare:?}");
+        assert!(note(bare, "draft-acceptance").unwrap().starts_with("n/a"), "{bare:?}");
+        let drafted_tokens = metric(drafted, "drafted-tokens").unwrap();
+        let accepted = metric(drafted, "accepted-tokens").unwrap();
+        assert!(drafted_tokens > 0.0 && accepted <= drafted_tokens, "{drafted:?}");
+        assert!(metric(drafted, "draft-acceptance").unwrap() > 0.5, "{drafted:?}");
+    }
+    // Structured output is re-verified on both arms.
+    for arm in ["bare", "draft"] {
+        let c = run.case(&format!("spec-decode::{arm}::structured::json_schema"));
+        if c.outcome == Outcome::Fail {
+            assert!(c.reason.as_deref().unwrap().contains("did not validate"), "{c:?}");
+            assert!(metric(c, "decode-tok-s").is_none());
+        }
+    }
+}
+
+#[test]
+fn the_battery_reports_its_gate_and_names_the_failing_checks() {
+    let p = Project::new("");
+    let out = p.run(&["--suite", &suite("battery"), "--test-threads", "2"]);
+    let said = text(&out);
+    let run = &p.measurements()[0];
+    let summary = run.summary.as_ref().expect("summary");
+    let gate = summary.gate.as_ref().expect("a gate suite's summary carries the gate");
+    // SmolLM2-135M makes no tool calls: the gate cannot pass, and says why.
+    assert!(!gate.passed);
+    assert_eq!(out.status.code(), Some(101), "{said}");
+    assert!(gate.failing.iter().any(|f| f.starts_with("speed::agent::tool_call (fail")), "{:?}", gate.failing);
+    assert!(said.contains("gate battery: FAILED"), "{said}");
+    let not_passed = run.cases.iter().filter(|c| c.outcome != Outcome::Pass).count();
+    assert_eq!(gate.failing.len(), not_passed);
+    // Every check the battery names ran.
+    for id in ["hard-question::question::bat_and_ball", "concurrency::level::c4", "long-prompt::paste::95k", "speed::agent::json_schema", "repro::probe::short_fact"] {
+        run.case(id);
+    }
+}
