@@ -5,8 +5,8 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Args, Parser};
-use sparktest_harness::{RunArgs, TargetChoice};
+use clap::{Args, Parser, Subcommand};
+use sparktest_harness::{BoardArgs, RunArgs, TargetChoice};
 use sparktest_record::exit_code;
 
 #[derive(Parser)]
@@ -22,12 +22,15 @@ enum Cargo {
 /// or serving another model; 5 an instrument could not be built or loaded;
 /// 6 a measurement file could not be written.
 #[derive(Args)]
-#[command(version, about, long_about = None, after_help = EXIT_CODES)]
+#[command(version, about, long_about = None, after_help = EXIT_CODES, subcommand_negates_reqs = true, args_conflicts_with_subcommands = true)]
 struct SparktestArgs {
+    #[command(subcommand)]
+    command: Option<Command>,
+
     /// Suite to run: a name under `suites/`, or a path to a suite folder or
     /// `suite.toml`.
-    #[arg(long, value_name = "NAME")]
-    suite: String,
+    #[arg(long, value_name = "NAME", required = true)]
+    suite: Option<String>,
 
     /// Target named in `sparktest.toml` (or built in, like `local`).
     #[arg(long, value_name = "NAME", default_value = "local", conflicts_with = "endpoint")]
@@ -53,6 +56,32 @@ struct SparktestArgs {
 
     #[command(flatten)]
     libtest: libtest_mimic::Arguments,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Turn every measurement file in a folder into the board: board.html
+    /// (self-contained), board.md and standings.json.
+    Board(BoardCmd),
+}
+
+#[derive(Args)]
+struct BoardCmd {
+    /// Folder of measurement files (default: the project's `measurements/`).
+    #[arg(long, value_name = "DIR")]
+    measurements: Option<PathBuf>,
+    /// Where the board files go (default: `board/`).
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// A reporter component (.wasm, `reporter` world) instead of the built-in board.
+    #[arg(long, value_name = "WASM")]
+    reporter: Option<PathBuf>,
+    /// The reporter's config (TOML): title, per-row rule and tie margin.
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Judged rows (TOML): a standing and a reason per cell, marked as judged.
+    #[arg(long, value_name = "FILE")]
+    judgements: Option<PathBuf>,
 }
 
 fn parse_arm(text: &str) -> Result<(String, String), String> {
@@ -92,12 +121,26 @@ fn main() -> ExitCode {
             return ExitCode::from(exit_code::SETUP as u8);
         }
     };
-    let target = match (args.endpoint, args.model) {
-        (Some(url), Some(model)) => TargetChoice::Endpoint { url, model },
-        _ => TargetChoice::Named(args.target),
+    let result = match args.command {
+        Some(Command::Board(b)) => sparktest_harness::board(BoardArgs {
+            measurements_dir: b.measurements,
+            out: b.out,
+            reporter: b.reporter,
+            config: b.config,
+            judgements: b.judgements,
+            cwd,
+        }),
+        None => {
+            let target = match (args.endpoint, args.model) {
+                (Some(url), Some(model)) => TargetChoice::Endpoint { url, model },
+                _ => TargetChoice::Named(args.target),
+            };
+            let suite = args.suite.unwrap_or_default();
+            let run = RunArgs { suite, target, measurements_dir: args.measurements, libtest: args.libtest, cwd, arms: args.arm };
+            sparktest_harness::run(run)
+        }
     };
-    let run = RunArgs { suite: args.suite, target, measurements_dir: args.measurements, libtest: args.libtest, cwd, arms: args.arm };
-    match sparktest_harness::run(run) {
+    match result {
         Ok(code) => ExitCode::from(code as u8),
         Err(err) => {
             eprintln!("error: {err}");

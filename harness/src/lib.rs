@@ -14,14 +14,17 @@
 //!   [`snapshot`] keeps byte-for-byte repeats as insta snapshots.
 //! - [`target`] launches a configured server (the reference target) and
 //!   stops it after.
+//! - [`board`] runs a reporter plugin over a folder of measurement files.
 //!
 //! # Known limitations
 //!
-//! - Prompt logprobs are not implemented for any engine yet; llama.cpp has
-//!   none, so the call answers `unsupported` with that reason.
-//! - One target per run; paired arms (bare vs drafter) are separate runs.
+//! - Prompt logprobs of vLLM and SGLang are tested on recorded responses
+//!   only; llama.cpp has none, so the call answers `unsupported`.
+//! - [`board`] builds the reporter from this workspace (`sparktest-board`);
+//!   outside it, pass a prebuilt reporter component.
 #![warn(missing_docs)]
 
+pub mod board;
 pub mod config;
 pub mod error;
 pub mod hostinfo;
@@ -34,4 +37,5 @@ pub mod target;
 
 pub use error::{Error, ErrorKind};
 pub use sparktest_endpoint as endpoint;
+pub use board::{BoardArgs, board};
 pub use runner::{RunArgs, TargetChoice, run};

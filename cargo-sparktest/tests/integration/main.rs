@@ -3,8 +3,10 @@
 mod support;
 
 mod agent;
+mod board;
 mod cli;
 mod lost;
 mod sandbox;
 mod serving;
 mod smoke;
+mod webdriver;

@@ -8,6 +8,22 @@ wasmtime::component::bindgen!({
     exports: { default: async },
 });
 
+/// The `reporter` world, sharing the instrument world's types and
+/// suite-data host implementation.
+pub mod reporter {
+    wasmtime::component::bindgen!({
+        path: "../plugins/wit/since_v0.1.0",
+        world: "reporter",
+        imports: { default: async | trappable },
+        exports: { default: async },
+        with: {
+            "sparktest:plugin/types": super::sparktest::plugin::types,
+            "sparktest:plugin/suite-data": super::sparktest::plugin::suite_data,
+            "sparktest:plugin/plugin-types": super::sparktest::plugin::plugin_types,
+        },
+    });
+}
+
 use crate::endpoint as dom;
 use sparktest::plugin::endpoint as wit;
 

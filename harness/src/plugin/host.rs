@@ -32,6 +32,7 @@ pub struct Limits {
 pub struct PluginHost {
     engine: Engine,
     linker: Linker<CaseState>,
+    reporter_linker: Linker<CaseState>,
     limits: Limits,
 }
 
@@ -121,7 +122,12 @@ impl PluginHost {
         wasmtime_wasi::p2::add_to_linker_async(&mut linker).map_err(|e| plugin_err("failed to link WASI", e))?;
         bindings::Instrument::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)
             .map_err(|e| plugin_err("failed to link the endpoint imports", e))?;
-        Ok(PluginHost { engine, linker, limits })
+        // A reporter gets WASI (nothing granted) and the suite-data files only.
+        let mut reporter_linker = Linker::new(&engine);
+        wasmtime_wasi::p2::add_to_linker_async(&mut reporter_linker).map_err(|e| plugin_err("failed to link WASI", e))?;
+        bindings::reporter::Reporter::add_to_linker::<_, HasSelf<_>>(&mut reporter_linker, |s| s)
+            .map_err(|e| plugin_err("failed to link the reporter imports", e))?;
+        Ok(PluginHost { engine, linker, reporter_linker, limits })
     }
 
     fn store(&self, endpoint: Option<Arc<Endpoint>>, files: Arc<BTreeMap<String, Vec<u8>>>) -> (Store<CaseState>, MemoryOutputPipe) {
@@ -179,6 +185,47 @@ impl PluginHost {
                 component_sha256: sha256_hex(&bytes),
             },
         })
+    }
+
+    /// Run a reporter component: measurement files in, artifacts out
+    /// (relative paths, checked to stay inside the output folder).
+    pub async fn render(
+        &self,
+        wasm: &Path,
+        files: Arc<BTreeMap<String, Vec<u8>>>,
+        measurements: Vec<String>,
+        config: &str,
+    ) -> Result<Vec<(String, Vec<u8>)>, Error> {
+        let err = |what: String| Error::new(ErrorKind::Plugin, what);
+        let bytes = std::fs::read(wasm).map_err(|e| err(format!("failed to read component {}: {e}", wasm.display())))?;
+        let component = Component::new(&self.engine, &bytes)
+            .map_err(|e| err(format!("failed to compile component {}: {e:#}", wasm.display())))?;
+        let pre = self
+            .reporter_linker
+            .instantiate_pre(&component)
+            .map_err(|e| err(format!("component {} does not fit the reporter world: {e:#}", wasm.display())))?;
+        let pre = bindings::reporter::ReporterPre::new(pre)
+            .map_err(|e| err(format!("component {} does not export the reporter world: {e:#}", wasm.display())))?;
+        let (mut store, stderr) = self.store(None, files);
+        let result = async {
+            let instance = pre.instantiate_async(&mut store).await?;
+            instance.call_render(&mut store, &measurements, config).await
+        }
+        .await
+        .map_err(|e| err(format!("reporter {} failed: {}", wasm.display(), trap_message(&e, &stderr, &self.limits))))?;
+        let artifacts = result.map_err(|e| Error::new(ErrorKind::Setup, format!("reporter {} refused: {e}", wasm.display())))?;
+        artifacts
+            .into_iter()
+            .map(|a| {
+                let safe = !a.path.is_empty()
+                    && Path::new(&a.path).components().all(|c| matches!(c, std::path::Component::Normal(_)));
+                if safe {
+                    Ok((a.path, a.content))
+                } else {
+                    Err(err(format!("reporter {} wrote outside its folder: {:?}", wasm.display(), a.path)))
+                }
+            })
+            .collect()
     }
 
     /// The instrument's cases for this config.

@@ -52,6 +52,7 @@ pub mod __private {
 }
 
 mod builders;
+pub mod reporter;
 
 pub use __private::sparktest::plugin::endpoint::{
     CallError, ChatRequest, CompletionRequest, ContentPart, JsonSchemaFormat, Message,

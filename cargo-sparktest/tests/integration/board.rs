@@ -1,0 +1,327 @@
+//! `cargo sparktest board` (issue 5): standings and ordering from crafted
+//! measurement files with known answers, N/A reasons, the failure log,
+//! escaping, older formats, determinism, and the HTML board in a real
+//! headless Chromium.
+
+use std::path::Path;
+
+use serde_json::Value;
+use sparktest_record::{
+    CaseRecord, HarnessInfo, HostInfo, Line, Manifest, Metric, Outcome, Summary, SuiteInfo, TargetInfo,
+};
+
+use crate::support::*;
+use crate::webdriver::Browser;
+
+fn manifest(target: &str, model: &str, engine: &str, started: &str) -> Manifest {
+    Manifest {
+        format_version: sparktest_record::FORMAT_VERSION.into(),
+        run_id: format!("{started}-{target}"),
+        started_at: started.into(),
+        harness: HarnessInfo { version: "0.1.0".into(), git_revision: None },
+        suite: SuiteInfo { name: "crafted".into(), version: "1".into(), sha256: "00".into(), files: vec![] },
+        target: TargetInfo {
+            name: target.into(),
+            base_url: "http://127.0.0.1:1".into(),
+            model_id: model.into(),
+            engine: engine.into(),
+            build: None,
+            model_path: None,
+            model_sha256: None,
+            launch_command: None,
+            facts: vec![],
+        },
+        client_host: HostInfo {
+            hostname: Some("box".into()),
+            cpu_model: None,
+            cores: 2,
+            memory_bytes: 1 << 30,
+            memory_available_bytes: 1 << 29,
+            os: None,
+            kernel: None,
+        },
+        route: "direct".into(),
+        instruments: vec![],
+        arms: vec![],
+        client_ceiling: None,
+    }
+}
+
+fn case(instrument: &str, name: &str, outcome: Outcome, metrics: &[(&str, f64)], reason: Option<&str>) -> CaseRecord {
+    CaseRecord {
+        id: format!("{instrument}::{name}"),
+        instrument: instrument.into(),
+        case: name.into(),
+        tags: vec![],
+        outcome,
+        reason: reason.map(str::to_string),
+        metrics: metrics.iter().map(|(n, v)| Metric { name: n.to_string(), value: *v, unit: String::new() }).collect(),
+        notes: vec![],
+        started_at: "t".into(),
+        seconds: 1.0,
+        endpoint_seconds: 0.5,
+        calls: vec![],
+        prompt_tokens: None,
+        completion_tokens: None,
+        transcript_sha256: "00".into(),
+        snapshots: vec![],
+        arm: None,
+    }
+}
+
+fn a_bench(passed: usize, lost: usize, given: usize) -> Vec<CaseRecord> {
+    (0..given)
+        .map(|i| {
+            let outcome = if i < passed { Outcome::Pass } else if i < passed + lost { Outcome::Lost } else { Outcome::Fail };
+            case("a-bench", &format!("a-tool::t{i:02}"), outcome, &[], (outcome != Outcome::Pass).then_some("wrong"))
+        })
+        .collect()
+}
+
+fn speed(code: f64, prose: f64) -> Vec<CaseRecord> {
+    vec![
+        case("speed", "decode::code", Outcome::Pass, &[("decode-tok-s", code)], None),
+        case("speed", "decode::prose", Outcome::Pass, &[("decode-tok-s", prose)], None),
+    ]
+}
+
+fn write(dir: &Path, name: &str, m: Manifest, cases: Vec<CaseRecord>, summary: bool) {
+    let mut lines = vec![Line::Manifest(m)];
+    let n = cases.len() as u64;
+    lines.extend(cases.into_iter().map(Line::Case));
+    if summary {
+        lines.push(Line::Summary(Summary {
+            finished_at: "t".into(),
+            seconds: 1.0,
+            passed: n,
+            failed: 0,
+            lost: 0,
+            not_applicable: 0,
+            instruments: vec![],
+            gate: None,
+        }));
+    }
+    let text: String = lines.iter().map(|l| serde_json::to_string(l).unwrap() + "\n").collect();
+    std::fs::write(dir.join(name), text).unwrap();
+}
+
+/// Three configurations with known answers, and an older failed run.
+fn crafted(dir: &Path) {
+    std::fs::create_dir_all(dir).unwrap();
+    let mut alpha = speed(100.0, 100.0);
+    alpha.extend(a_bench(6, 0, 10));
+    alpha.push(case("likelihood", "corpus::bpc", Outcome::NotApplicable, &[], Some("engine returns no prompt logprobs")));
+    alpha.push(case("footprint", "idle::memory", Outcome::Pass, &[("resident-gib", 2.0)], None));
+    alpha.push(case("context", "kv::pool", Outcome::Pass, &[("kv-pool-tokens", 8192.0)], None));
+    write(dir, "2026-02-alpha.jsonl", manifest("alpha", "m1", "llama.cpp", "2026-02-01T00:00:00Z"), alpha, true);
+
+    let mut beta = speed(50.0, 50.0);
+    beta.extend(a_bench(9, 1, 10));
+    beta.push(case("likelihood", "corpus::bpc", Outcome::Pass, &[("bpc", 0.6)], None));
+    beta.push(case("footprint", "idle::memory", Outcome::Pass, &[("resident-gib", 4.0)], None));
+    beta.push(case("context", "kv::pool", Outcome::Pass, &[("kv-pool-tokens", 65536.0)], None));
+    write(dir, "2026-02-beta.jsonl", manifest("beta", "m2", "vllm", "2026-02-02T00:00:00Z"), beta, true);
+
+    let mut gamma = speed(99.0, 97.0);
+    gamma.push(case("likelihood", "corpus::bpc", Outcome::Pass, &[("bpc", 0.5)], None));
+    write(dir, "2026-02-gamma.jsonl", manifest("gamma", "m3", "sglang", "2026-02-03T00:00:00Z"), gamma, true);
+
+    // An older alpha run that failed, with a reply that tries to inject a
+    // script; it was cut off (no summary). Kept in the log, not scored.
+    let old = vec![
+        case("speed", "decode::code", Outcome::Lost, &[], Some("connection reset")),
+        case("a-bench", "a-tool::t00", Outcome::Fail, &[], Some("expected a call, got <script>alert(1)</script>")),
+    ];
+    write(dir, "2026-01-alpha.jsonl", manifest("alpha", "m1", "llama.cpp", "2026-01-01T00:00:00Z"), old, false);
+}
+
+fn board(p: &Project, measurements: &Path, out: &str) -> std::process::Output {
+    p.run(&["board", "--measurements", &measurements.display().to_string(), "--out", out])
+}
+
+fn standings(dir: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(dir.join("standings.json")).unwrap()).unwrap()
+}
+
+fn cell<'a>(s: &'a Value, row: &str, col: &str) -> &'a Value {
+    let rows = s["board"]["rows"].as_array().unwrap();
+    let r = rows.iter().find(|r| r["title"] == row).unwrap_or_else(|| panic!("no row {row}"));
+    &r["cells"][col]
+}
+
+const A: &str = "alpha · m1";
+const B: &str = "beta · m2";
+const G: &str = "gamma · m3";
+
+#[test]
+fn standings_na_reasons_failure_log_and_escaping_from_crafted_files() {
+    let p = Project::new("");
+    let m = p.path().join("m");
+    crafted(&m);
+    let out = board(&p, &m, "out");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let s = standings(&p.path().join("out"));
+    let cols: Vec<&str> = s["board"]["columns"].as_array().unwrap().iter().map(|c| c["key"].as_str().unwrap()).collect();
+    assert_eq!(cols, [A, B, G]);
+    let standing = |row: &str, col: &str| cell(&s, row, col)["standing"].as_f64();
+    // Prose speed: means 100, 50, 98; 98 is within the row's 3% of 100: a tie.
+    assert_eq!([standing("Prose speed", A), standing("Prose speed", G), standing("Prose speed", B)], [Some(10.0), Some(10.0), Some(5.0)]);
+    // Agent tasks: 6/10 and 9/10 (one lost, shown); gamma never ran it.
+    assert_eq!(standing("Agent tasks", B), Some(10.0));
+    assert_eq!(standing("Agent tasks", A), Some(6.5), "10 × 0.6 / 0.9 = 6.67 → 6.5");
+    assert_eq!(cell(&s, "Agent tasks", B)["raw"], "9/10 correct, 1 lost");
+    assert_eq!(cell(&s, "Agent tasks", G)["reason"], "not measured on this configuration");
+    // Likelihood is lower-is-better; alpha's engine cannot produce it.
+    assert_eq!(standing("Likelihood (bits per character)", G), Some(10.0));
+    assert_eq!(standing("Likelihood (bits per character)", B), Some(8.5), "10 × 0.5 / 0.6 = 8.33 → 8.5");
+    let na = cell(&s, "Likelihood (bits per character)", A);
+    assert_eq!(na["kind"], "not-applicable");
+    assert_eq!(na["reason"], "the engine cannot produce it: engine returns no prompt logprobs");
+    assert_eq!(na["records"][0], "2026-02-01T00:00:00Z-alpha#likelihood::corpus::bpc");
+    // Box footprint: lower is better.
+    assert_eq!((standing("Box footprint", A), standing("Box footprint", B)), (Some(10.0), Some(5.0)));
+    // Context: 8,192 of 65,536 → 1.25 → 1.5 (half points round away from zero).
+    assert_eq!(standing("Context window", A), Some(1.5));
+    // Every measured cell names its records.
+    let speed_a = cell(&s, "Prose speed", A);
+    assert_eq!(speed_a["records"].as_array().unwrap().len(), 2);
+    assert!(speed_a["records"][0].as_str().unwrap().starts_with("2026-02-01T00:00:00Z-alpha#speed::decode::"));
+
+    // Recomputing from the raw records gives the same standings: alpha's
+    // prose speed is the mean of its two decode figures, scored against the
+    // best mean in the row.
+    let runs: Vec<Run> = ["2026-02-alpha", "2026-02-beta", "2026-02-gamma"]
+        .iter()
+        .map(|f| Run::parse(&std::fs::read_to_string(m.join(format!("{f}.jsonl"))).unwrap()))
+        .collect();
+    let means: Vec<f64> = runs
+        .iter()
+        .map(|r| {
+            let xs: Vec<f64> = r.cases.iter().filter(|c| c.instrument == "speed").filter_map(|c| metric(c, "decode-tok-s")).collect();
+            xs.iter().sum::<f64>() / xs.len() as f64
+        })
+        .collect();
+    let best = means.iter().cloned().fold(f64::MIN, f64::max);
+    assert_eq!(cell(&s, "Prose speed", B)["value"].as_f64(), Some(means[1]));
+    assert_eq!(standing("Prose speed", B), Some(((10.0 * means[1] / best) * 2.0).round() / 2.0));
+
+    // The failed older run stays in the log; the scorecard uses the newer.
+    let md = std::fs::read_to_string(p.path().join("out/board.md")).unwrap();
+    assert!(md.contains("2026-01-01T00:00:00Z-alpha"), "the failed run is listed");
+    assert!(md.contains("INCOMPLETE: no summary line"), "the cut-off run says so");
+    assert!(md.contains("connection reset"), "its failure reason is kept");
+    // Text from a model or server is escaped everywhere.
+    let html = std::fs::read_to_string(p.path().join("out/board.html")).unwrap();
+    assert!(!html.contains("<script>alert"), "a reply's <script> must render as text");
+    assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
+    assert!(!md.contains("<script>alert"));
+    assert_eq!(html.matches("<script>").count(), 1, "only the board's own script");
+
+    // The same records give the same bytes, whatever the files are called.
+    let m2 = p.path().join("m2");
+    std::fs::create_dir_all(&m2).unwrap();
+    for (i, f) in ["2026-02-gamma", "2026-01-alpha", "2026-02-beta", "2026-02-alpha"].iter().enumerate() {
+        std::fs::copy(m.join(format!("{f}.jsonl")), m2.join(format!("{i}.jsonl"))).unwrap();
+    }
+    assert_eq!(board(&p, &m2, "out2").status.code(), Some(0));
+    for f in ["board.html", "board.md", "standings.json"] {
+        assert_eq!(std::fs::read(p.path().join("out").join(f)).unwrap(), std::fs::read(p.path().join("out2").join(f)).unwrap(), "{f}");
+    }
+}
+
+#[test]
+fn judged_rows_are_marked_and_keep_their_reasons() {
+    let p = Project::new("");
+    let m = p.path().join("m");
+    crafted(&m);
+    let judgements = p.path().join("judged.toml");
+    std::fs::write(
+        &judgements,
+        "[[row]]\ntitle = \"Fine-tune path\"\n[[row.cell]]\ncolumn = \"alpha\"\nstanding = 7\nraw = \"dense; Apache-2.0\"\nreason = \"LoRA tooling supports it\"\n",
+    )
+    .unwrap();
+    let out = p.run(&["board", "--measurements", &m.display().to_string(), "--out", "out", "--judgements", &judgements.display().to_string()]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let s = standings(&p.path().join("out"));
+    let c = cell(&s, "Fine-tune path", A);
+    assert_eq!((c["kind"].as_str(), c["standing"].as_f64(), c["reason"].as_str()), (Some("judged"), Some(7.0), Some("LoRA tooling supports it")));
+    assert_eq!(cell(&s, "Fine-tune path", B)["reason"], "not judged for this configuration");
+    let html = std::fs::read_to_string(p.path().join("out/board.html")).unwrap();
+    assert!(html.contains("judged, not measured"));
+}
+
+#[test]
+fn older_record_versions_load_and_unknown_ones_are_refused_by_name() {
+    let p = Project::new("");
+    let m = p.path().join("m");
+    crafted(&m);
+    // A 1.0 file (before arms, ceilings, gates) still loads.
+    let v10 = std::fs::read_to_string(m.join("2026-02-gamma.jsonl")).unwrap().replace("\"format_version\":\"1.1\"", "\"format_version\":\"1.0\"");
+    std::fs::write(m.join("2026-02-gamma.jsonl"), v10).unwrap();
+    assert_eq!(board(&p, &m, "out").status.code(), Some(0));
+    // A 2.0 file is refused, naming the file and what is wrong; nothing is written.
+    let v2 = std::fs::read_to_string(m.join("2026-02-beta.jsonl")).unwrap().replace("\"format_version\":\"1.1\"", "\"format_version\":\"2.0\"");
+    std::fs::write(m.join("2026-02-beta.jsonl"), v2).unwrap();
+    let out = board(&p, &m, "out3");
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    let said = text(&out);
+    assert!(said.contains("2026-02-beta.jsonl") && said.contains("line 1") && said.contains("format version 2.0"), "{said}");
+    assert!(!p.path().join("out3").exists());
+}
+
+/// The column keys in their on-screen order, visible ones only.
+fn order(b: &Browser) -> Vec<String> {
+    let v = b.eval("return Array.prototype.map.call(document.querySelectorAll('#scores thead th.col'), function(t){return t.hidden ? null : t.getAttribute('data-col');}).filter(function(x){return x;});");
+    v.as_array().unwrap().iter().map(|x| x.as_str().unwrap().to_string()).collect()
+}
+
+fn row_click(b: &Browser, title: &str) {
+    let index = b.eval(&format!(
+        "var hs=document.querySelectorAll('#scores th.rowhead');for(var i=0;i<hs.length;i++){{if(hs[i].textContent.indexOf({title:?})>=0)return hs[i].getAttribute('data-row');}}return null;"
+    ));
+    b.click(&format!("#scores th.rowhead[data-row=\"{}\"]", index.as_str().unwrap()));
+}
+
+#[test]
+fn the_html_board_sorts_by_priorities_in_a_real_browser_and_fetches_nothing() {
+    let p = Project::new("");
+    let m = p.path().join("m");
+    crafted(&m);
+    assert_eq!(board(&p, &m, "out").status.code(), Some(0));
+    let url = format!("file://{}", p.path().join("out/board.html").display());
+    let b = Browser::start();
+    b.open(&url);
+    assert_eq!(order(&b), [A, B, G], "no priorities: key order");
+
+    // Priority 1 Prose speed: alpha 10, gamma 10 (a tie keeps their order), beta 5.
+    row_click(&b, "Prose speed");
+    assert_eq!(order(&b), [A, G, B]);
+    // Priority 2 Likelihood (weights 2, 1): gamma (2×10+10)/3 = 10, alpha
+    // (2×10+0)/3 = 6.67 with a missing pick, beta (2×5+8.5)/3 = 6.17.
+    row_click(&b, "Likelihood");
+    assert_eq!(order(&b), [G, A, B]);
+    let missing = b.eval("return document.querySelector('#scores th.col[data-col=\"alpha · m1\"] .missing').textContent;");
+    assert_eq!(missing, "missing 1 of your 2 picks");
+    let prio = b.eval("return Array.prototype.map.call(document.querySelectorAll('#scores th.rowhead.picked'), function(t){return t.querySelector('.prio').textContent + ' ' + t.textContent.slice(1, 12).trim();}).join(',');");
+    assert_eq!(prio, "2 Likelihood,1 Prose speed", "document order: Likelihood's row comes first");
+    // Equal weights: gamma (10+10)/2, alpha (10+0)/2 = 5, beta (5+8.5)/2 = 6.75.
+    b.eval("var s=document.getElementById('weighting');s.value='equal';s.dispatchEvent(new Event('change'));return null;");
+    assert_eq!(order(&b), [G, B, A]);
+    b.eval("var s=document.getElementById('weighting');s.value='linear';s.dispatchEvent(new Event('change'));return null;");
+    // Clicking Prose speed again drops it: Likelihood alone.
+    row_click(&b, "Prose speed");
+    assert_eq!(order(&b), [G, B, A]);
+
+    // Remove a column by its model name; show all brings it back.
+    b.click("#scores button.model[data-col=\"beta · m2\"]");
+    assert_eq!(order(&b), [G, A]);
+    b.click("#show-all");
+    assert_eq!(order(&b), [G, B, A]);
+
+    // Nothing was fetched: no resource loads, and the page forbids them.
+    assert_eq!(b.eval("return performance.getEntriesByType('resource').length;"), 0);
+    let csp = b.eval("return document.querySelector('meta[http-equiv=\"Content-Security-Policy\"]').getAttribute('content');");
+    assert!(csp.as_str().unwrap().contains("default-src 'none'"), "{csp}");
+    // The injected script from the old run's reply is text, not a node.
+    assert_eq!(b.eval("return document.scripts.length;"), 1);
+}

@@ -1,0 +1,71 @@
+//! The board's config (`board.toml` → JSON) and judged rows.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+
+/// How a row's figures become standings.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Rule {
+    /// 10 × figure ÷ best (higher is better) or 10 × best ÷ figure (lower is
+    /// better), to the nearest half point; figures within the tie margin of
+    /// each other share a standing.
+    Relative,
+    /// The figure is already a 0–10 standing (long-prompt points, the gate).
+    Absolute,
+}
+
+/// A row's scoring, as configured.
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct RowConfig {
+    /// Override the rule.
+    pub rule: Option<Rule>,
+    /// Override the relative tie margin (0.01 = 1%).
+    pub tie_margin: Option<f64>,
+    /// Leave the row off the board.
+    #[serde(default)]
+    pub hidden: bool,
+}
+
+/// The reporter's config.
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct Config {
+    /// The board's title.
+    pub title: Option<String>,
+    /// Per-row overrides, by row title.
+    #[serde(default)]
+    pub rows: BTreeMap<String, RowConfig>,
+}
+
+/// A judged row: a researched judgement per column, not a measurement.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JudgedRow {
+    pub title: String,
+    #[serde(default)]
+    pub description: String,
+    #[serde(default)]
+    pub cell: Vec<Judgement>,
+}
+
+/// One judged cell.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Judgement {
+    /// The column: a target name as the measurement files give it.
+    pub column: String,
+    pub standing: f64,
+    pub raw: String,
+    pub reason: String,
+}
+
+/// The judgements file (`judgements.json`, from the user's TOML).
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct Judgements {
+    #[serde(default)]
+    pub row: Vec<JudgedRow>,
+}

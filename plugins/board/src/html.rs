@@ -1,0 +1,343 @@
+//! `board.html`: one self-contained file. Inline CSS, JS and SVG; a
+//! Content-Security-Policy that allows no network fetch at all. Every piece
+//! of text from a record (model replies, server messages, names) goes
+//! through [`esc`]; the script reads only numbers and keys from `data-`
+//! attributes and writes only numbers and fixed words.
+
+use std::fmt::Write;
+
+use crate::model::{Board, Cell};
+use crate::sections::{self, Table};
+use crate::model::Run;
+
+/// Escape text for HTML element content and attribute values.
+pub fn esc(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for ch in s.chars() {
+        match ch {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+fn fmt_standing(s: f64) -> String {
+    if s.fract() == 0.0 { format!("{s:.0}") } else { format!("{s:.1}") }
+}
+
+const CSS: &str = r#"
+body{font-family:system-ui,sans-serif;margin:1.5rem;color:#1b1b1b;background:#fafafa}
+h1{margin-bottom:.2rem}h2{margin-top:2.2rem;border-bottom:1px solid #ccc}
+table{border-collapse:collapse;font-size:.85rem}
+th,td{border:1px solid #d5d5d5;padding:.35rem .5rem;vertical-align:top;background:#fff}
+thead th{position:sticky;top:0;background:#f0f0f0}
+#scores td{min-width:11rem;max-width:18rem}
+.standing{font-size:1.25rem;font-weight:700}
+.na .standing{color:#888;font-size:1rem}
+.raw{margin:.15rem 0}.cfg,.rec,.sub,.missing,.why{color:#666;font-size:.72rem;word-break:break-word}
+.blend{font-weight:700;color:#0b5}
+th.rowhead{cursor:pointer;text-align:left;min-width:12rem}
+th.rowhead.picked{background:#dff3e6}
+.prio{display:inline-block;min-width:1.2rem;font-weight:700;color:#0b5}
+.judged{font-size:.7rem;background:#ffe9b3;padding:0 .3rem;border-radius:.2rem}
+button.model{font-weight:700;border:none;background:none;cursor:pointer;text-decoration:underline dotted;padding:0}
+#efficiency th{cursor:pointer}
+.controls{margin:.6rem 0}
+svg text{font-size:11px;font-family:system-ui,sans-serif}
+"#;
+
+const JS: &str = r#"
+(function(){
+  var table=document.getElementById('scores');
+  if(!table)return;
+  var sel=document.getElementById('weighting');
+  var picks=[],hidden={};
+  var presets={
+    linear:function(k){var w=[];for(var i=0;i<k;i++)w.push(k-i);return w;},
+    steep:function(k){var w=[];for(var i=0;i<k;i++)w.push(Math.pow(2,k-1-i));return w;},
+    equal:function(k){var w=[];for(var i=0;i<k;i++)w.push(1);return w;}
+  };
+  var heads=Array.prototype.slice.call(table.tHead.rows[0].querySelectorAll('th.col'));
+  var cols=heads.map(function(th){return th.getAttribute('data-col');});
+  function cell(tr,col){
+    var tds=tr.querySelectorAll('td');
+    for(var i=0;i<tds.length;i++)if(tds[i].getAttribute('data-col')===col)return tds[i];
+    return null;
+  }
+  function head(col){for(var i=0;i<heads.length;i++)if(heads[i].getAttribute('data-col')===col)return heads[i];return null;}
+  function apply(){
+    var w=presets[sel.value](picks.length);
+    var rows=table.tBodies[0].rows;
+    var scored=cols.map(function(c,i){
+      var sum=0,tot=0,miss=0;
+      picks.forEach(function(r,j){
+        var td=cell(rows[r],c);var s=td.getAttribute('data-standing');
+        if(s===''){miss++;}else{sum+=w[j]*parseFloat(s);}
+        tot+=w[j];
+      });
+      return {c:c,i:i,blend:tot?sum/tot:0,miss:miss};
+    });
+    var order=scored.slice();
+    if(picks.length)order.sort(function(a,b){return (b.blend-a.blend)||(a.i-b.i);});
+    var hr=table.tHead.rows[0];
+    order.forEach(function(o){hr.appendChild(head(o.c));});
+    for(var r=0;r<rows.length;r++){order.forEach(function(o){rows[r].appendChild(cell(rows[r],o.c));});}
+    scored.forEach(function(o){
+      var th=head(o.c);th.hidden=!!hidden[o.c];
+      for(var r=0;r<rows.length;r++)cell(rows[r],o.c).hidden=!!hidden[o.c];
+      th.querySelector('.blend').textContent=picks.length?o.blend.toFixed(2):'';
+      th.querySelector('.missing').textContent=o.miss?('missing '+o.miss+' of your '+picks.length+' picks'):'';
+    });
+    for(var r=0;r<rows.length;r++){
+      var rh=rows[r].querySelector('th.rowhead');var k=picks.indexOf(r);
+      rh.querySelector('.prio').textContent=k<0?'':String(k+1);
+      if(k<0)rh.classList.remove('picked');else rh.classList.add('picked');
+    }
+  }
+  Array.prototype.forEach.call(table.querySelectorAll('th.rowhead'),function(th){
+    th.addEventListener('click',function(){
+      var r=parseInt(th.getAttribute('data-row'),10);var k=picks.indexOf(r);
+      if(k<0)picks.push(r);else picks.splice(k,1);
+      apply();
+    });
+  });
+  Array.prototype.forEach.call(table.querySelectorAll('button.model'),function(b){
+    b.addEventListener('click',function(){hidden[b.getAttribute('data-col')]=true;apply();});
+  });
+  document.getElementById('show-all').addEventListener('click',function(){hidden={};apply();});
+  sel.addEventListener('change',apply);
+  apply();
+  var eff=document.getElementById('efficiency');
+  if(eff){
+    var last=-1,dir=1;
+    Array.prototype.forEach.call(eff.tHead.rows[0].cells,function(th,ci){
+      th.addEventListener('click',function(){
+        dir=(last===ci)?-dir:1;last=ci;
+        var num=th.getAttribute('data-numeric')==='true';
+        var body=eff.tBodies[0];var rs=Array.prototype.slice.call(body.rows);
+        rs.sort(function(a,b){
+          var x=a.cells[ci].getAttribute('data-sort'),y=b.cells[ci].getAttribute('data-sort');
+          if(num){return dir*((parseFloat(x)||0)-(parseFloat(y)||0));}
+          return dir*(x<y?-1:x>y?1:0);
+        });
+        rs.forEach(function(r){body.appendChild(r);});
+      });
+    });
+  }
+})();
+"#;
+
+fn table_html(out: &mut String, id: &str, t: &Table) {
+    let _ = write!(out, "<table id=\"{id}\"><thead><tr>");
+    for (h, n) in t.headings.iter().zip(&t.numeric) {
+        let _ = write!(out, "<th data-numeric=\"{n}\">{}</th>", esc(h));
+    }
+    out.push_str("</tr></thead><tbody>");
+    for row in &t.rows {
+        out.push_str("<tr>");
+        for cell in row {
+            // Sort key: the leading number for numeric columns ("12/60" → 12).
+            let key: String = cell.chars().take_while(|c| c.is_ascii_digit() || *c == '.').collect();
+            let _ = write!(out, "<td data-sort=\"{}\">{}</td>", esc(if key.is_empty() { cell } else { &key }), esc(cell));
+        }
+        out.push_str("</tr>");
+    }
+    if t.rows.is_empty() {
+        let _ = write!(out, "<tr><td colspan=\"{}\">nothing measured yet</td></tr>", t.headings.len());
+    }
+    out.push_str("</tbody></table>");
+}
+
+/// A horizontal bar chart.
+fn bars(data: &[(String, f64)], unit: &str) -> String {
+    if data.is_empty() {
+        return "<p>nothing measured yet</p>".into();
+    }
+    let max = data.iter().map(|d| d.1).fold(0.0_f64, f64::max).max(1e-9);
+    let (label_w, bar_w, row_h) = (260.0, 360.0, 22.0);
+    let h = row_h * data.len() as f64 + 10.0;
+    let mut s = format!("<svg role=\"img\" width=\"{}\" height=\"{h}\" viewBox=\"0 0 {} {h}\">", label_w + bar_w + 90.0, label_w + bar_w + 90.0);
+    for (i, (label, v)) in data.iter().enumerate() {
+        let y = 5.0 + row_h * i as f64;
+        let w = bar_w * v / max;
+        let _ = write!(
+            s,
+            "<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text><rect x=\"{label_w}\" y=\"{y}\" width=\"{w:.1}\" height=\"{}\" fill=\"#3a7\"/><text x=\"{:.1}\" y=\"{}\">{v:.2} {}</text>",
+            label_w - 6.0,
+            y + 14.0,
+            esc(label),
+            row_h - 6.0,
+            label_w + w + 4.0,
+            y + 14.0,
+            esc(unit)
+        );
+    }
+    s.push_str("</svg>");
+    s
+}
+
+/// Throughput against concurrency: per-request (solid) and aggregate
+/// (dashed) lines per configuration.
+fn lines(series: &[(String, Vec<(f64, f64, f64)>)]) -> String {
+    if series.is_empty() {
+        return "<p>nothing measured yet</p>".into();
+    }
+    let (w, h, pad) = (560.0, 260.0, 40.0);
+    let max_x = series.iter().flat_map(|(_, p)| p.iter().map(|q| q.0)).fold(1.0_f64, f64::max);
+    let max_y = series.iter().flat_map(|(_, p)| p.iter().map(|q| q.1.max(q.2))).fold(1e-9_f64, f64::max);
+    let x = |v: f64| pad + (w - 2.0 * pad) * (v / max_x);
+    let y = |v: f64| h - pad - (h - 2.0 * pad) * (v / max_y);
+    let colors = ["#3a7", "#37a", "#a73", "#a37", "#7a3", "#73a"];
+    let mut s = format!("<svg role=\"img\" width=\"{}\" height=\"{h}\" viewBox=\"0 0 {} {h}\">", w + 260.0, w + 260.0);
+    let _ = write!(
+        s,
+        "<line x1=\"{pad}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#999\"/><line x1=\"{pad}\" y1=\"{pad}\" x2=\"{pad}\" y2=\"{}\" stroke=\"#999\"/><text x=\"{}\" y=\"{}\">concurrent requests</text><text x=\"4\" y=\"{}\">tok/s (max {max_y:.1})</text>",
+        h - pad, w - pad, h - pad, h - pad, w / 2.0 - 50.0, h - 8.0, pad - 10.0
+    );
+    for (i, (label, pts)) in series.iter().enumerate() {
+        let c = colors[i % colors.len()];
+        let path = |f: fn(&(f64, f64, f64)) -> f64| -> String {
+            pts.iter().map(|p| format!("{:.1},{:.1}", x(p.0), y(f(p)))).collect::<Vec<_>>().join(" ")
+        };
+        let _ = write!(
+            s,
+            "<polyline fill=\"none\" stroke=\"{c}\" stroke-width=\"2\" points=\"{}\"/><polyline fill=\"none\" stroke=\"{c}\" stroke-width=\"2\" stroke-dasharray=\"5,4\" points=\"{}\"/>",
+            path(|p| p.1),
+            path(|p| p.2)
+        );
+        for p in pts {
+            let _ = write!(s, "<text x=\"{:.1}\" y=\"{}\">{}</text>", x(p.0) - 3.0, h - pad + 14.0, p.0);
+        }
+        let _ = write!(
+            s,
+            "<text x=\"{}\" y=\"{}\" fill=\"{c}\">{} (solid: per request, dashed: aggregate)</text>",
+            w - 20.0,
+            pad + 16.0 * i as f64,
+            esc(label)
+        );
+    }
+    s.push_str("</svg>");
+    s
+}
+
+/// Render the whole page.
+pub fn render(board: &Board, runs: &[Run]) -> String {
+    let mut out = String::new();
+    let _ = write!(
+        out,
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">\
+         <title>{}</title><style>{CSS}</style></head><body><h1>{}</h1>",
+        esc(&board.title),
+        esc(&board.title)
+    );
+    out.push_str(
+        "<p>Every cell shows a 0 to 10 standing within its row, the raw measurement, the configuration that \
+         produced it, and the records behind it. Standings compare within a row only; there are no column \
+         totals. A cell without a measurement is N/A with its reason and no score.</p>\
+         <p>Order the models your way: click a row heading to make it priority 1, another for priority 2, and so \
+         on; the models re-sort by a weighted blend in which earlier priorities count more. The number under \
+         each model is its weighted standing; a row a model was never entered in counts as zero, and its label \
+         says how many of your picks it is missing. Click a numbered heading again to drop it. Click a model's \
+         name to remove its column.</p>",
+    );
+    out.push_str(
+        "<div class=\"controls\">Weighting: <select id=\"weighting\">\
+         <option value=\"linear\">earlier picks count more (3 picks: 3, 2, 1)</option>\
+         <option value=\"steep\">first pick dominates (3 picks: 4, 2, 1)</option>\
+         <option value=\"equal\">all picks equal</option></select> \
+         <button id=\"show-all\">Show all models</button></div>",
+    );
+    out.push_str("<table id=\"scores\"><thead><tr><th>What is measured</th>");
+    for c in &board.columns {
+        let _ = write!(
+            out,
+            "<th class=\"col\" data-col=\"{k}\"><button class=\"model\" data-col=\"{k}\" title=\"remove this column\">{}</button>\
+             <div class=\"sub\">{} · {}</div><div class=\"blend\"></div><div class=\"missing\"></div></th>",
+            esc(&c.target),
+            esc(&c.model),
+            esc(&c.engine),
+            k = esc(&c.key),
+        );
+    }
+    out.push_str("</tr></thead><tbody>");
+    for (i, row) in board.rows.iter().enumerate() {
+        let _ = write!(
+            out,
+            "<tr data-row=\"{i}\"><th class=\"rowhead\" data-row=\"{i}\" title=\"{}\"><span class=\"prio\"></span>{}{}</th>",
+            esc(&row.rule),
+            esc(&row.title),
+            if row.judged { " <span class=\"judged\">judged, not measured</span>" } else { "" }
+        );
+        for c in &board.columns {
+            let cell = &row.cells[&c.key];
+            match cell {
+                Cell::Measured { standing, raw, config, records, .. } => {
+                    let _ = write!(
+                        out,
+                        "<td data-col=\"{}\" data-standing=\"{standing}\" title=\"{}\"><div class=\"standing\">{}</div><div class=\"raw\">{}</div><div class=\"cfg\">{}</div><div class=\"rec\">record: {}</div></td>",
+                        esc(&c.key),
+                        esc(config),
+                        fmt_standing(*standing),
+                        esc(raw),
+                        esc(config),
+                        esc(&records.join(", "))
+                    );
+                }
+                Cell::Judged { standing, raw, reason } => {
+                    let _ = write!(
+                        out,
+                        "<td data-col=\"{}\" data-standing=\"{standing}\" title=\"{}\"><div class=\"standing\">{}</div><div class=\"raw\">{}</div><div class=\"why\">judged: {}</div></td>",
+                        esc(&c.key),
+                        esc(reason),
+                        fmt_standing(*standing),
+                        esc(raw),
+                        esc(reason)
+                    );
+                }
+                Cell::NotApplicable { reason, records } => {
+                    let rec = if records.is_empty() { String::new() } else { format!("<div class=\"rec\">record: {}</div>", esc(&records.join(", "))) };
+                    let _ = write!(
+                        out,
+                        "<td class=\"na\" data-col=\"{}\" data-standing=\"\" title=\"{}\"><div class=\"standing\">N/A</div><div class=\"why\">{}</div>{rec}</td>",
+                        esc(&c.key),
+                        esc(reason),
+                        esc(reason)
+                    );
+                }
+            }
+        }
+        out.push_str("</tr>");
+    }
+    out.push_str("</tbody></table>");
+
+    out.push_str("<h2>Efficiency readout</h2><p>How much time and output a correct A-Bench answer costs; feeds no score. Click a column heading to sort by it; again to reverse. A high lost count flatters speed and tokens: the server only answered what it reached.</p>");
+    table_html(&mut out, "efficiency", &sections::efficiency(runs));
+    out.push_str("<h2>Decode speed by configuration</h2>");
+    out.push_str(&bars(&sections::decode_bars(board), "tok/s"));
+    out.push_str("<h2>Throughput against concurrency</h2>");
+    out.push_str(&lines(&sections::concurrency_lines(runs)));
+    out.push_str("<h2>Tokens per second, by tested combination</h2><p>Single-stream decode and aggregate output are different measurements and never share a column. Decode excludes the time to first token.</p>");
+    table_html(&mut out, "tokens", &sections::tokens_per_second(runs));
+    out.push_str("<h2>Every run, including the failures</h2><p>Historical failures are kept, never replaced by later passes.</p>");
+    table_html(&mut out, "runs", &sections::every_run(runs));
+    out.push_str("<h2>Pinned serving configurations</h2><p>As each run's manifest recorded them: a snapshot, not a live monitor.</p>");
+    table_html(&mut out, "configs", &sections::pinned_configs(runs));
+    out.push_str("<h2>Hardware snapshots</h2><p>The state captured at the run, not current utilisation.</p>");
+    table_html(&mut out, "hardware", &sections::hardware(runs));
+    out.push_str("<h2>Methodology</h2><h3>Scoring rules</h3><ul>");
+    for row in &board.rows {
+        let _ = write!(out, "<li><b>{}</b>: {}</li>", esc(&row.title), esc(&row.rule));
+    }
+    out.push_str("</ul><h3>Instruments</h3><ul>");
+    for (title, description, _) in sections::methodology(runs) {
+        let _ = write!(out, "<li><b>{}</b>: {}</li>", esc(&title), esc(&description));
+    }
+    let _ = write!(out, "</ul><script>{JS}</script></body></html>\n");
+    out
+}

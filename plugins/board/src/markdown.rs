@@ -1,0 +1,69 @@
+//! `board.md`: the same board as Markdown tables (no ordering: the
+//! scorecard keeps the columns in their key order).
+
+use std::fmt::Write;
+
+use crate::model::{Board, Cell, Run};
+use crate::sections::{self, Table};
+
+/// Text safe inside a Markdown table cell (and inert as HTML).
+pub fn cell(s: &str) -> String {
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('|', "\\|").replace(['\n', '\r'], " ")
+}
+
+fn table(out: &mut String, t: &Table) {
+    let _ = writeln!(out, "| {} |", t.headings.iter().map(|h| cell(h)).collect::<Vec<_>>().join(" | "));
+    let _ = writeln!(out, "|{}", "---|".repeat(t.headings.len()));
+    for row in &t.rows {
+        let _ = writeln!(out, "| {} |", row.iter().map(|c| cell(c)).collect::<Vec<_>>().join(" | "));
+    }
+    if t.rows.is_empty() {
+        let _ = writeln!(out, "| nothing measured yet |{}", " |".repeat(t.headings.len() - 1));
+    }
+    out.push('\n');
+}
+
+/// Render the board as Markdown.
+pub fn render(board: &Board, runs: &[Run]) -> String {
+    let mut out = format!("# {}\n\n", cell(&board.title));
+    out.push_str("Every cell: the 0–10 standing within its row, the raw figure, the configuration and the record behind it. Standings compare within a row only; no column totals. N/A cells give their reason.\n\n## Scorecard\n\n");
+    let _ = write!(out, "| What is measured |");
+    for c in &board.columns {
+        let _ = write!(out, " {} ({} · {}) |", cell(&c.target), cell(&c.model), cell(&c.engine));
+    }
+    let _ = writeln!(out, "\n|---|{}", "---|".repeat(board.columns.len()));
+    for row in &board.rows {
+        let judged = if row.judged { " (judged, not measured)" } else { "" };
+        let _ = write!(out, "| {}{judged} |", cell(&row.title));
+        for c in &board.columns {
+            let text = match &row.cells[&c.key] {
+                Cell::Measured { standing, raw, config, records, .. } => {
+                    format!("**{standing}** {} <br>{} <br>record: {}", raw, config, records.join(", "))
+                }
+                Cell::Judged { standing, raw, reason } => format!("**{standing}** {raw} <br>judged: {reason}"),
+                Cell::NotApplicable { reason, .. } => format!("N/A: {reason}"),
+            };
+            let _ = write!(out, " {} |", cell(&text).replace("&lt;br&gt;", "<br>"));
+        }
+        out.push('\n');
+    }
+    out.push_str("\n## Efficiency readout\n\n");
+    table(&mut out, &sections::efficiency(runs));
+    out.push_str("## Tokens per second, by tested combination\n\nSingle-stream decode and aggregate output never share a column.\n\n");
+    table(&mut out, &sections::tokens_per_second(runs));
+    out.push_str("## Every run, including the failures\n\n");
+    table(&mut out, &sections::every_run(runs));
+    out.push_str("## Pinned serving configurations\n\n");
+    table(&mut out, &sections::pinned_configs(runs));
+    out.push_str("## Hardware snapshots\n\n");
+    table(&mut out, &sections::hardware(runs));
+    out.push_str("## Methodology\n\n");
+    for row in &board.rows {
+        let _ = writeln!(out, "- **{}**: {}", cell(&row.title), cell(&row.rule));
+    }
+    out.push('\n');
+    for (title, description, _) in sections::methodology(runs) {
+        let _ = writeln!(out, "- **{}**: {}", cell(&title), cell(&description));
+    }
+    out
+}

@@ -1,0 +1,255 @@
+//! The rows of the scorecard: which records feed each, how its figure is
+//! computed, and which way is better. Each row reads the latest run of its
+//! instrument on the column's target.
+
+use sparktest_record::{CaseRecord, Outcome};
+
+use crate::config::Rule;
+use crate::model::{Figure, Missing, Run, config_line, latest, mean, metric, missing_from, note};
+
+/// One row's definition.
+pub struct RowDef {
+    pub title: &'static str,
+    /// The instrument whose records feed it (its `describe` is the row's
+    /// methodology).
+    pub instrument: &'static str,
+    pub higher_better: bool,
+    pub rule: Rule,
+    pub tie_margin: f64,
+    /// For absolute rows: how the figure is a standing.
+    pub absolute_rule: &'static str,
+    pub figure: fn(&[Run], &str) -> Result<Figure, Missing>,
+}
+
+const fn relative(title: &'static str, instrument: &'static str, higher_better: bool, tie_margin: f64, figure: fn(&[Run], &str) -> Result<Figure, Missing>) -> RowDef {
+    RowDef { title, instrument, higher_better, rule: Rule::Relative, tie_margin, absolute_rule: "", figure }
+}
+
+/// Every measured row, in board order.
+pub const ROWS: &[RowDef] = &[
+    relative("Agent tasks", "a-bench", true, 0.0, |r, c| pass_rate(r, c, "a-bench", None)),
+    relative("Tools & structured output", "a-bench", true, 0.0, |r, c| pass_rate(r, c, "a-bench", Some("Tools & structured output"))),
+    relative("Multi-turn & sequencing", "a-bench", true, 0.0, |r, c| pass_rate(r, c, "a-bench", Some("Multi-turn & sequencing"))),
+    relative("Reliability under adversarial agent scenarios", "adversarial", true, 0.0, |r, c| pass_rate(r, c, "adversarial", None)),
+    relative("Corruption probe", "corruption", true, 0.0, |r, c| pass_rate(r, c, "corruption", None)),
+    relative("Likelihood (bits per character)", "likelihood", false, 0.01, likelihood),
+    relative("Prose speed", "speed", true, 0.03, prose_speed),
+    relative("Concurrency", "concurrency", true, 0.03, concurrency),
+    RowDef {
+        title: "Speculative decoding",
+        instrument: "spec-decode",
+        higher_better: true,
+        rule: Rule::Relative,
+        tie_margin: 0.03,
+        absolute_rule: "",
+        figure: spec_decode,
+    },
+    relative("Reproducibility", "repro", true, 0.0, |r, c| pass_rate(r, c, "repro", None)),
+    relative("Context window", "context", true, 0.01, context),
+    relative("Box footprint", "footprint", false, 0.02, footprint),
+    RowDef {
+        title: "Long-prompt robustness",
+        instrument: "long-prompt",
+        higher_better: true,
+        rule: Rule::Absolute,
+        tie_margin: 0.0,
+        absolute_rule: "10 × the mean over the pastes of: answered 1, refused cleanly naming the limit 0.65, \
+                        answered wrong, truncated silently, refused unclearly or lost 0",
+        figure: long_prompt,
+    },
+    RowDef {
+        title: "Configuration battery",
+        instrument: "hard-question",
+        higher_better: true,
+        rule: Rule::Absolute,
+        tie_margin: 0.0,
+        absolute_rule: "10 when every check of the gate passed, else 10 × checks passed ÷ checks",
+        figure: battery,
+    },
+];
+
+fn figure(run: &Run, value: f64, raw: String, cases: &[&CaseRecord]) -> Figure {
+    Figure { value, raw, config: config_line(&run.manifest.target), records: cases.iter().map(|c| run.record_id(c)).collect() }
+}
+
+fn has(run: &Run, instrument: &str) -> bool {
+    run.cases.iter().any(|c| c.instrument == instrument)
+}
+
+/// Correct over given (not-applicable cases left out); lost shown apart.
+fn pass_rate(runs: &[Run], col: &str, instrument: &str, tag: Option<&str>) -> Result<Figure, Missing> {
+    let matches = |c: &CaseRecord| c.instrument == instrument && tag.is_none_or(|t| c.tags.iter().any(|x| x == t));
+    let run = latest(runs, col, |r| r.cases.iter().any(matches)).ok_or(Missing::NotMeasured)?;
+    let cases: Vec<&CaseRecord> = run.cases.iter().filter(|c| matches(c)).collect();
+    let given: Vec<&CaseRecord> = cases.iter().copied().filter(|c| c.outcome != Outcome::NotApplicable).collect();
+    if given.is_empty() {
+        return Err(missing_from(run, &cases));
+    }
+    let passed = given.iter().filter(|c| c.outcome == Outcome::Pass).count();
+    let lost = given.iter().filter(|c| c.outcome == Outcome::Lost).count();
+    let mut raw = format!("{passed}/{} correct", given.len());
+    if lost > 0 {
+        raw.push_str(&format!(", {lost} lost"));
+    }
+    Ok(figure(run, passed as f64 / given.len() as f64, raw, &given))
+}
+
+fn prose_speed(runs: &[Run], col: &str) -> Result<Figure, Missing> {
+    let run = latest(runs, col, |r| r.cases_of("speed").any(|c| c.case.starts_with("decode::"))).ok_or(Missing::NotMeasured)?;
+    let cases: Vec<&CaseRecord> = run.cases_of("speed").filter(|c| c.case.starts_with("decode::")).collect();
+    let good: Vec<(&str, f64)> = cases
+        .iter()
+        .filter(|c| c.outcome == Outcome::Pass)
+        .filter_map(|c| Some((c.case.trim_start_matches("decode::"), metric(c, "decode-tok-s")?)))
+        .collect();
+    let Some(m) = mean(&good.iter().map(|(_, v)| *v).collect::<Vec<_>>()) else { return Err(missing_from(run, &cases)) };
+    let parts: Vec<String> = good.iter().map(|(c, v)| format!("{c} {v:.2}")).collect();
+    Ok(figure(run, m, format!("{m:.2} tok/s mean ({})", parts.join(" / ")), &cases))
+}
+
+fn concurrency(runs: &[Run], col: &str) -> Result<Figure, Missing> {
+    let run = latest(runs, col, |r| has(r, "concurrency")).ok_or(Missing::NotMeasured)?;
+    let cases: Vec<&CaseRecord> = run.cases_of("concurrency").collect();
+    let level = |n: u32| cases.iter().find(|c| c.case == format!("level::c{n}") && c.outcome == Outcome::Pass);
+    let Some(c2) = level(2) else { return Err(missing_from(run, &cases)) };
+    let per = metric(c2, "per-request-tok-s").unwrap_or(0.0);
+    let mut raw = format!("{per:.2} tok/s per request at c=2 ({:.2} agg)", metric(c2, "aggregate-tok-s").unwrap_or(0.0));
+    for n in [1, 4] {
+        if let Some(c) = level(n) {
+            raw.push_str(&format!(
+                "; c={n} {:.2}/request ({:.2} agg)",
+                metric(c, "per-request-tok-s").unwrap_or(0.0),
+                metric(c, "aggregate-tok-s").unwrap_or(0.0)
+            ));
+            if let Some(q) = metric(c, "queued-requests").filter(|q| *q > 0.0) {
+                raw.push_str(&format!(", {q:.0} queued at the server"));
+            }
+        }
+    }
+    Ok(figure(run, per, raw, &cases))
+}
+
+fn spec_decode(runs: &[Run], col: &str) -> Result<Figure, Missing> {
+    let run = latest(runs, col, |r| has(r, "spec-decode")).ok_or(Missing::NotMeasured)?;
+    let cases: Vec<&CaseRecord> = run.cases_of("spec-decode").collect();
+    let arm_mean = |arm: &str| {
+        let xs: Vec<f64> = cases
+            .iter()
+            .filter(|c| c.arm.as_deref() == Some(arm) && c.case.starts_with("decode::") && c.outcome == Outcome::Pass)
+            .filter_map(|c| metric(c, "decode-tok-s"))
+            .collect();
+        mean(&xs)
+    };
+    let (Some(bare), Some(draft)) = (arm_mean("bare"), arm_mean("draft")) else { return Err(missing_from(run, &cases)) };
+    let ratio = draft / bare;
+    let drafted: f64 = cases.iter().filter(|c| c.arm.as_deref() == Some("draft")).filter_map(|c| metric(c, "drafted-tokens")).sum();
+    let accepted: f64 = cases.iter().filter(|c| c.arm.as_deref() == Some("draft")).filter_map(|c| metric(c, "accepted-tokens")).sum();
+    let mut raw = format!("{bare:.2} -> {draft:.2} tok/s ({ratio:.2}x)");
+    if drafted > 0.0 {
+        raw.push_str(&format!(" - {:.0}% draft acceptance", 100.0 * accepted / drafted));
+    }
+    let structured: Vec<&&CaseRecord> = cases.iter().filter(|c| c.case.starts_with("structured::")).collect();
+    if !structured.is_empty() {
+        let valid = structured.iter().filter(|c| c.outcome == Outcome::Pass).count();
+        raw.push_str(&format!(" - structured output valid on {valid}/{} arm runs", structured.len()));
+    }
+    // The standing is on the gain: a drafter that does not speed decoding
+    // up earns nothing, however fast the bare arm is.
+    let mut f = figure(run, (ratio - 1.0).max(0.0), raw, &cases);
+    if let Some(arm) = run.manifest.arms.iter().find(|a| a.name == "draft") {
+        f.config = format!("bare: {} | draft: {}", f.config, config_line(&arm.target));
+    }
+    Ok(f)
+}
+
+fn long_prompt(runs: &[Run], col: &str) -> Result<Figure, Missing> {
+    let run = latest(runs, col, |r| has(r, "long-prompt")).ok_or(Missing::NotMeasured)?;
+    let cases: Vec<&CaseRecord> = run.cases_of("long-prompt").collect();
+    let mut points = Vec::new();
+    let mut parts = Vec::new();
+    for c in &cases {
+        let name = c.case.trim_start_matches("paste::");
+        let seconds = metric(c, "seconds").map(|s| format!(" ({s:.1} s)")).unwrap_or_default();
+        let (p, text) = match (c.outcome, note(c, "outcome")) {
+            (Outcome::Pass, Some("answered")) => (1.0, format!("{name} ANSWERED{seconds}")),
+            (Outcome::Pass, Some("refused-cleanly")) => (0.65, format!("{name} clean refusal naming the limit")),
+            (Outcome::Lost, _) => (0.0, format!("{name} LOST")),
+            (Outcome::NotApplicable, _) => continue,
+            (_, Some(o)) => (0.0, format!("{name} {}", o.to_uppercase())),
+            (_, None) => (0.0, format!("{name} FAILED")),
+        };
+        points.push(p);
+        parts.push(text);
+    }
+    let Some(m) = mean(&points) else { return Err(missing_from(run, &cases)) };
+    Ok(figure(run, 10.0 * m, parts.join(" - "), &cases))
+}
+
+fn one_case<'a>(runs: &'a [Run], col: &str, instrument: &'a str) -> Result<(&'a Run, &'a CaseRecord), Missing> {
+    let run = latest(runs, col, |r| has(r, instrument)).ok_or(Missing::NotMeasured)?;
+    let cases: Vec<&CaseRecord> = run.cases_of(instrument).collect();
+    match cases.iter().find(|c| c.outcome == Outcome::Pass) {
+        Some(c) => Ok((run, c)),
+        None => Err(missing_from(run, &cases)),
+    }
+}
+
+fn likelihood(runs: &[Run], col: &str) -> Result<Figure, Missing> {
+    let (run, c) = one_case(runs, col, "likelihood")?;
+    let bpc = metric(c, "bpc").ok_or(Missing::NotMeasured)?;
+    Ok(figure(run, bpc, format!("{bpc:.4} bpc"), &[c]))
+}
+
+fn context(runs: &[Run], col: &str) -> Result<Figure, Missing> {
+    let (run, c) = one_case(runs, col, "context")?;
+    let pool = metric(c, "kv-pool-tokens").ok_or(Missing::NotMeasured)?;
+    let mut raw = format!("KV pool {} tokens", thousands(pool));
+    if let Some(ctx) = metric(c, "context-per-request-tokens") {
+        raw.push_str(&format!(" at ctx {} per request", thousands(ctx)));
+    }
+    if let Some(slots) = metric(c, "slots") {
+        raw.push_str(&format!(" × {slots:.0} slots"));
+    }
+    Ok(figure(run, pool, raw, &[c]))
+}
+
+fn footprint(runs: &[Run], col: &str) -> Result<Figure, Missing> {
+    let (run, c) = one_case(runs, col, "footprint")?;
+    let gib = metric(c, "resident-gib").ok_or(Missing::NotMeasured)?;
+    let mut raw = format!("{gib:.2} GiB resident");
+    if let (Some(b), Some(a)) = (metric(c, "mem-available-before-gib"), metric(c, "mem-available-after-gib")) {
+        raw.push_str(&format!(" (free memory {b:.2} GiB before launch, {a:.2} GiB loaded and idle)"));
+    }
+    Ok(figure(run, gib, raw, &[c]))
+}
+
+fn battery(runs: &[Run], col: &str) -> Result<Figure, Missing> {
+    let run = latest(runs, col, |r| r.summary.as_ref().is_some_and(|s| s.gate.is_some())).ok_or(Missing::NotMeasured)?;
+    let gate = run.summary.as_ref().and_then(|s| s.gate.as_ref()).ok_or(Missing::NotMeasured)?;
+    let cases: Vec<&CaseRecord> = run.cases.iter().collect();
+    let passed = cases.iter().filter(|c| c.outcome == Outcome::Pass).count();
+    let (value, raw) = if gate.passed {
+        (10.0, format!("PASSED: all {} checks", cases.len()))
+    } else {
+        let names: Vec<&str> = gate.failing.iter().map(|f| f.split(" (").next().unwrap_or(f)).collect();
+        (
+            10.0 * passed as f64 / cases.len().max(1) as f64,
+            format!("FAILED: {passed}/{} checks passed; failing: {}", cases.len(), names.join(", ")),
+        )
+    };
+    Ok(figure(run, value, raw, &cases))
+}
+
+/// 8192 → "8,192".
+pub fn thousands(x: f64) -> String {
+    let n = x.round() as i64;
+    let s = n.abs().to_string();
+    let mut out = String::new();
+    for (i, ch) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    if n < 0 { format!("-{out}") } else { out }
+}

@@ -1,0 +1,289 @@
+//! The board's other sections, as plain tables: the efficiency readout,
+//! tokens per second by tested combination, every run (failures kept),
+//! pinned configurations, hardware snapshots, methodology, and the data the
+//! plots draw.
+
+use std::collections::BTreeMap;
+
+use sparktest_record::{CaseRecord, HostInfo, Outcome};
+
+use crate::model::{Run, column_key, config_line, metric, note};
+use crate::rows::thousands;
+
+/// A table: headings and rows of text cells.
+pub struct Table {
+    pub headings: Vec<&'static str>,
+    /// Per column: sort numerically (true) or as text.
+    pub numeric: Vec<bool>,
+    pub rows: Vec<Vec<String>>,
+}
+
+/// Correct / given, mean seconds per task, output tokens per correct answer,
+/// tasks lost: from each column's latest A-Bench run's summary.
+pub fn efficiency(runs: &[Run]) -> Table {
+    let mut latest: BTreeMap<String, &Run> = BTreeMap::new();
+    for r in runs {
+        let has = r.summary.as_ref().is_some_and(|s| s.instruments.iter().any(|i| i.name == "a-bench"));
+        if has {
+            let key = column_key(&r.manifest.target);
+            let newer = latest.get(&key).is_none_or(|old| old.manifest.started_at <= r.manifest.started_at);
+            if newer {
+                latest.insert(key, r);
+            }
+        }
+    }
+    let rows = latest
+        .iter()
+        .filter_map(|(key, r)| {
+            let i = r.summary.as_ref()?.instruments.iter().find(|i| i.name == "a-bench")?;
+            Some(vec![
+                key.clone(),
+                format!("{}/{}", i.correct, i.given),
+                format!("{:.1}", i.mean_seconds),
+                i.output_tokens_per_correct.map_or("n/a (nothing correct)".into(), |n| format!("{n:.0}")),
+                i.lost.to_string(),
+                r.manifest.run_id.clone(),
+            ])
+        })
+        .collect();
+    Table {
+        headings: vec!["Model", "Correct / given", "Mean seconds per task", "Output tokens per correct answer", "Tasks lost", "Run"],
+        numeric: vec![false, true, true, true, true, false],
+        rows,
+    }
+}
+
+fn machine(h: &HostInfo, launched: bool, base_url: &str) -> String {
+    if launched {
+        format!("{} ({}, {} cores)", h.hostname.as_deref().unwrap_or("?"), h.cpu_model.as_deref().unwrap_or("?"), h.cores)
+    } else {
+        format!("remote: {base_url}")
+    }
+}
+
+/// One row per measured workload: decode (single stream) and aggregate
+/// (many streams) in separate columns, never mixed.
+pub fn tokens_per_second(runs: &[Run]) -> Table {
+    let mut rows = Vec::new();
+    for r in runs {
+        let m = &r.manifest;
+        let target_of = |c: &CaseRecord| match &c.arm {
+            Some(arm) => m.arms.iter().find(|a| &a.name == arm).map_or(&m.target, |a| &a.target),
+            None => &m.target,
+        };
+        for c in &r.cases {
+            let t = target_of(c);
+            let kv = t.facts.iter().find(|(k, _)| k == "kv_pool_tokens").map(|(_, v)| v.clone()).unwrap_or_default();
+            let (workload, decode, aggregate, checks) = match (c.instrument.as_str(), c.outcome) {
+                ("speed", Outcome::Pass) if c.case.starts_with("decode::") => (
+                    format!("single stream, {}", c.case.trim_start_matches("decode::")),
+                    metric(c, "decode-tok-s"),
+                    None,
+                    format!("{} repetitions", c.calls.len().saturating_sub(1)),
+                ),
+                ("speed", outcome) if c.case.starts_with("agent::") => (
+                    format!("agent workload, {}", c.case.trim_start_matches("agent::")),
+                    metric(c, "decode-tok-s"),
+                    None,
+                    if outcome == Outcome::Pass { format!("valid {}", note(c, "valid").unwrap_or("")) } else { format!("{outcome:?}: {}", c.reason.as_deref().unwrap_or("")) },
+                ),
+                ("spec-decode", Outcome::Pass) if c.case.starts_with("decode::") => (
+                    format!("single stream, {} ({} arm)", c.case.trim_start_matches("decode::"), c.arm.as_deref().unwrap_or("?")),
+                    metric(c, "decode-tok-s"),
+                    None,
+                    metric(c, "draft-acceptance").map_or("no drafts".into(), |a| format!("{:.0}% draft acceptance", a * 100.0)),
+                ),
+                ("concurrency", Outcome::Pass) => (
+                    format!("{} concurrent requests", metric(c, "concurrency").unwrap_or(0.0)),
+                    metric(c, "per-request-tok-s"),
+                    metric(c, "aggregate-tok-s"),
+                    note(c, "queued").map_or_else(
+                        || format!("server ran {}", metric(c, "server-running-max").map_or("?".into(), |n| format!("{n:.0}"))),
+                        str::to_string,
+                    ),
+                ),
+                _ => continue,
+            };
+            let input = metric(c, "input-tok-s");
+            rows.push(vec![
+                machine(&r.manifest.client_host, t.launch_command.is_some(), &t.base_url),
+                format!("{} / {} {}", t.model_id, t.engine, t.build.as_deref().unwrap_or("")),
+                m.route.clone(),
+                workload,
+                decode.map_or("—".into(), |v| format!("{v:.2}")),
+                aggregate.map_or("—".into(), |v| format!("{v:.2}")),
+                input.map_or("—".into(), |v| format!("{v:.0}")),
+                if kv.is_empty() { "—".into() } else { thousands(kv.parse().unwrap_or(0.0)) },
+                checks,
+                r.record_id(c),
+            ]);
+        }
+    }
+    Table {
+        headings: vec![
+            "Machine",
+            "Model / runtime",
+            "Route",
+            "Workload",
+            "Decode tok/s (per stream)",
+            "Aggregate tok/s (all streams)",
+            "Input tok/s",
+            "Context tokens (KV pool)",
+            "Checks",
+            "Record",
+        ],
+        numeric: vec![false, false, false, false, true, true, true, true, false, false],
+        rows,
+    }
+}
+
+/// Every run, failures included, oldest first; a later pass never replaces
+/// an earlier failure.
+pub fn every_run(runs: &[Run]) -> Table {
+    let rows = runs
+        .iter()
+        .map(|r| {
+            let m = &r.manifest;
+            let count = |o: Outcome| r.cases.iter().filter(|c| c.outcome == o).count();
+            let mut outcome = format!(
+                "{} passed, {} failed, {} lost, {} n/a",
+                count(Outcome::Pass),
+                count(Outcome::Fail),
+                count(Outcome::Lost),
+                count(Outcome::NotApplicable)
+            );
+            match r.summary.as_ref().map(|s| &s.gate) {
+                None => outcome.push_str(" - INCOMPLETE: no summary line (the run crashed or was killed)"),
+                Some(Some(g)) => outcome.push_str(if g.passed { " - gate PASSED" } else { " - gate FAILED" }),
+                Some(None) => {}
+            }
+            let failures: Vec<String> = r
+                .cases
+                .iter()
+                .filter(|c| matches!(c.outcome, Outcome::Fail | Outcome::Lost))
+                .take(5)
+                .map(|c| format!("{}: {}", c.id, c.reason.as_deref().unwrap_or("")))
+                .collect();
+            vec![
+                m.started_at.clone(),
+                format!("{} {}", m.suite.name, m.suite.version),
+                format!("{} ({} on {}, {})", m.target.model_id, m.target.engine, m.target.name, m.route),
+                outcome,
+                failures.join("; "),
+                m.run_id.clone(),
+            ]
+        })
+        .collect();
+    Table {
+        headings: vec!["Started", "Suite", "Model / route", "Outcome", "Evidence / boundary (first failures)", "Run"],
+        numeric: vec![false; 6],
+        rows,
+    }
+}
+
+/// Each serving configuration once, as the manifests pinned it.
+pub fn pinned_configs(runs: &[Run]) -> Table {
+    let mut seen: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for r in runs {
+        let m = &r.manifest;
+        for (arm, t) in std::iter::once((None, &m.target)).chain(m.arms.iter().map(|a| (Some(&a.name), &a.target))) {
+            let line = config_line(t);
+            seen.entry(line.clone()).or_insert_with(|| {
+                vec![
+                    match arm {
+                        Some(a) => format!("{} (arm {a})", t.name),
+                        None => t.name.clone(),
+                    },
+                    line,
+                    t.model_path.clone().unwrap_or_default(),
+                    t.model_sha256.clone().unwrap_or_else(|| "not read (remote server)".into()),
+                    t.launch_command.as_ref().map_or("not launched by the harness".into(), |c| c.join(" ")),
+                    t.facts.iter().filter(|(k, _)| !k.starts_with("pin.")).map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(", "),
+                ]
+            });
+        }
+    }
+    Table {
+        headings: vec!["Target", "Configuration", "Model file", "Model sha256", "Launch command", "Probed facts"],
+        numeric: vec![false; 6],
+        rows: seen.into_values().collect(),
+    }
+}
+
+/// Each client machine once, as captured at its runs.
+pub fn hardware(runs: &[Run]) -> Table {
+    let mut seen: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for r in runs {
+        let h = &r.manifest.client_host;
+        let key = format!("{:?}{:?}{}", h.hostname, h.cpu_model, h.cores);
+        seen.entry(key).or_insert_with(|| {
+            vec![
+                h.hostname.clone().unwrap_or_default(),
+                h.cpu_model.clone().unwrap_or_default(),
+                h.cores.to_string(),
+                format!("{:.1} GiB", h.memory_bytes as f64 / (1u64 << 30) as f64),
+                format!("{:.1} GiB at {}", h.memory_available_bytes as f64 / (1u64 << 30) as f64, r.manifest.started_at),
+                format!("{} {}", h.os.as_deref().unwrap_or(""), h.kernel.as_deref().unwrap_or("")),
+            ]
+        });
+    }
+    Table {
+        headings: vec!["Host", "CPU", "Cores", "Memory", "Available (captured)", "OS / kernel"],
+        numeric: vec![false; 6],
+        rows: seen.into_values().collect(),
+    }
+}
+
+/// Each instrument's own description, newest version first seen.
+pub fn methodology(runs: &[Run]) -> Vec<(String, String, String)> {
+    let mut seen: BTreeMap<String, (String, String, String)> = BTreeMap::new();
+    for r in runs {
+        for i in &r.manifest.instruments {
+            seen.insert(i.name.clone(), (format!("{} ({} {})", i.row, i.name, i.version), i.description.clone(), i.name.clone()));
+        }
+    }
+    seen.into_values().collect()
+}
+
+/// Plot data: (label, value) bars of each column's prose decode speed.
+pub fn decode_bars(board: &crate::model::Board) -> Vec<(String, f64)> {
+    board
+        .rows
+        .iter()
+        .find(|r| r.title == "Prose speed")
+        .map(|row| {
+            row.cells
+                .iter()
+                .filter_map(|(k, c)| match c {
+                    crate::model::Cell::Measured { value, .. } => Some((k.clone(), *value)),
+                    _ => None,
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Plot data: per column, (concurrency, per-request tok/s, aggregate tok/s)
+/// from its latest concurrency run.
+pub fn concurrency_lines(runs: &[Run]) -> Vec<(String, Vec<(f64, f64, f64)>)> {
+    let mut latest: BTreeMap<String, &Run> = BTreeMap::new();
+    for r in runs.iter().filter(|r| r.cases.iter().any(|c| c.instrument == "concurrency")) {
+        let key = column_key(&r.manifest.target);
+        if latest.get(&key).is_none_or(|old| old.manifest.started_at <= r.manifest.started_at) {
+            latest.insert(key, r);
+        }
+    }
+    latest
+        .into_iter()
+        .map(|(k, r)| {
+            let mut pts: Vec<(f64, f64, f64)> = r
+                .cases_of("concurrency")
+                .filter(|c| c.outcome == Outcome::Pass)
+                .filter_map(|c| Some((metric(c, "concurrency")?, metric(c, "per-request-tok-s")?, metric(c, "aggregate-tok-s")?)))
+                .collect();
+            pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+            (k, pts)
+        })
+        .filter(|(_, p)| !p.is_empty())
+        .collect()
+}
