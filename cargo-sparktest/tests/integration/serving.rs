@@ -91,6 +91,29 @@ fn serving_instruments_on_the_reference_target() {
     let c = run.case("likelihood::corpus::bpc");
     assert_eq!(c.outcome, Outcome::NotApplicable);
     assert_eq!(c.reason.as_deref(), Some("engine returns no prompt logprobs"));
+
+    // The board over these real records: every measured cell names records
+    // that exist, N/A cells give their reasons, and it opens in Chromium.
+    let out = p.run(&["board", "--out", "board"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let s: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(p.path().join("board/standings.json")).unwrap()).unwrap();
+    let col = "local · SmolLM2-135M-Instruct-Q4_1";
+    let row = |title: &str| s["board"]["rows"].as_array().unwrap().iter().find(|r| r["title"] == title).unwrap()["cells"][col].clone();
+    let ids: Vec<String> = run.cases.iter().map(|c| format!("{}#{}", run.manifest.run_id, c.id)).collect();
+    for title in ["Prose speed", "Concurrency", "Long-prompt robustness", "Context window", "Box footprint"] {
+        let cell = row(title);
+        assert_eq!(cell["kind"], "measured", "{title}: {cell}");
+        let records = cell["records"].as_array().unwrap();
+        assert!(!records.is_empty() && records.iter().all(|r| ids.contains(&r.as_str().unwrap().to_string())), "{title}: {cell}");
+    }
+    assert!(row("Concurrency")["raw"].as_str().unwrap().contains("2 queued at the server"));
+    assert_eq!(row("Likelihood (bits per character)")["reason"], "the engine cannot produce it: engine returns no prompt logprobs");
+    assert_eq!(row("Agent tasks")["reason"], "not measured on this configuration");
+    let b = crate::webdriver::Browser::start();
+    b.open(&format!("file://{}", p.path().join("board/board.html").display()));
+    assert_eq!(b.eval("return document.querySelectorAll('#scores th.col').length;"), 1);
+    let na = b.eval("return document.querySelectorAll('#scores td.na').length;");
+    assert!(na.as_u64().unwrap() >= 2, "{na}");
 }
 
 #[test]
