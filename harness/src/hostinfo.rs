@@ -27,8 +27,9 @@ pub fn memory_available() -> Option<u64> {
     Some(sys.available_memory()).filter(|n| *n > 0)
 }
 
-/// Resident memory of a process and all its descendants, in bytes.
-pub fn process_tree_rss(root: u32) -> Option<u64> {
+/// Resident memory of a process and all its descendants, in bytes, and
+/// their process ids.
+pub fn process_tree(root: u32) -> Option<(u64, Vec<u32>)> {
     use sysinfo::{Pid, ProcessRefreshKind, ProcessesToUpdate, UpdateKind};
     let mut sys = System::new().ok()?;
     sys.refresh_processes_specifics(
@@ -49,11 +50,29 @@ pub fn process_tree_rss(root: u32) -> Option<u64> {
     };
     // sysinfo lists a process's threads as tasks with the process's own
     // memory: count processes only.
+    let members: Vec<(&Pid, &sysinfo::Process)> =
+        sys.processes().iter().filter(|(pid, p)| p.thread_kind().is_none() && in_tree(**pid)).collect();
+    Some((members.iter().map(|(_, p)| p.memory()).sum(), members.iter().map(|(pid, _)| pid.as_u32()).collect()))
+}
+
+/// GPU memory held by these processes, in MiB, where `nvidia-smi` exists
+/// (its compute-apps query: one `pid, used_memory` line per process).
+pub fn gpu_process_memory_mib(pids: &[u32]) -> Option<u64> {
+    let out = std::process::Command::new("nvidia-smi")
+        .args(["--query-compute-apps=pid,used_memory", "--format=csv,noheader,nounits"])
+        .output()
+        .ok()?;
+    if !out.status.success() {
+        return None;
+    }
     Some(
-        sys.processes()
-            .iter()
-            .filter(|(pid, p)| p.thread_kind().is_none() && in_tree(**pid))
-            .map(|(_, p)| p.memory())
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter_map(|l| {
+                let (pid, mib) = l.split_once(',')?;
+                let pid: u32 = pid.trim().parse().ok()?;
+                pids.contains(&pid).then(|| mib.trim().parse::<u64>().ok()).flatten()
+            })
             .sum(),
     )
 }

@@ -216,8 +216,11 @@ fn connect(rt: &tokio::runtime::Runtime, config: &Config, name: &str, cfg: &Targ
             let l = rt.block_on(target::launch(config, name, launch, &cache_dir(config)))?;
             // Measured once healthy and before any request: what the serve
             // holds doing nothing.
-            if let Some(rss) = crate::hostinfo::process_tree_rss(l.pid) {
+            if let Some((rss, pids)) = crate::hostinfo::process_tree(l.pid) {
                 footprint.push(("footprint.rss_bytes".into(), rss.to_string()));
+                if let Some(mib) = crate::hostinfo::gpu_process_memory_mib(&pids) {
+                    footprint.push(("footprint.gpu_process_memory_mib".into(), mib.to_string()));
+                }
             }
             if let Some(b) = before {
                 footprint.push(("footprint.mem_available_before_bytes".into(), b.to_string()));
@@ -227,6 +230,7 @@ fn connect(rt: &tokio::runtime::Runtime, config: &Config, name: &str, cfg: &Targ
             }
             if let Some(gpus) = crate::hostinfo::gpu_memory_used_mib() {
                 let list: Vec<String> = gpus.iter().map(u64::to_string).collect();
+                // Whole devices, other processes included: context, not the figure.
                 footprint.push(("footprint.gpu_memory_used_mib".into(), list.join(",")));
             }
             let url = l.base_url.clone();
@@ -559,6 +563,7 @@ pub fn run(args: RunArgs) -> Result<i32, Error> {
             Err(Failed::from(b.message.clone()))
         }));
     }
+    let total_cases = trials.len();
     let run_started = Instant::now();
     let conclusion = libtest_mimic::run(&args.libtest, trials);
     let t = tally.lock().unwrap_or_else(|p| p.into_inner()).clone();
@@ -570,7 +575,7 @@ pub fn run(args: RunArgs) -> Result<i32, Error> {
         lost: t.lost,
         not_applicable: t.not_applicable,
         instruments: t.instruments(),
-        gate: suite.gate.then(|| Gate { passed: t.not_passed.is_empty(), failing: t.not_passed.clone() }),
+        gate: suite.gate.then(|| gate(&t, total_cases)),
     }))?;
     drop(targets);
     for i in t.instruments() {
@@ -594,16 +599,28 @@ pub fn run(args: RunArgs) -> Result<i32, Error> {
         writer.path().display()
     );
     if suite.gate {
-        if t.not_passed.is_empty() {
-            eprintln!("sparktest: gate {}: PASSED, every check passed", suite.name);
+        let g = gate(&t, total_cases);
+        if g.passed {
+            eprintln!("sparktest: gate {}: PASSED, all {total_cases} checks passed", suite.name);
         } else {
-            eprintln!("sparktest: gate {}: FAILED, {} checks did not pass:", suite.name, t.not_passed.len());
-            for f in &t.not_passed {
+            eprintln!("sparktest: gate {}: FAILED, {} checks did not pass:", suite.name, g.failing.len());
+            for f in &g.failing {
                 eprintln!("sparktest:   {f}");
             }
         }
     }
     Ok(if conclusion.has_failed() { exit_code::CASES_FAILED } else { exit_code::OK })
+}
+
+/// A gate passes only when every one of its checks ran and passed: a
+/// filtered or skipped check is a failing one.
+fn gate(t: &Tally, total: usize) -> Gate {
+    let ran = usize::try_from(t.passed + t.failed + t.lost + t.not_applicable).unwrap_or(usize::MAX);
+    let mut failing = t.not_passed.clone();
+    if ran < total {
+        failing.push(format!("{} of {total} checks did not run (filtered out or skipped)", total - ran));
+    }
+    Gate { passed: failing.is_empty() && total > 0, failing }
 }
 
 /// Flag every tok/s figure above the ceiling's margin: it may measure the
@@ -707,5 +724,24 @@ fn run_case(shared: &Shared, inst: &Instrument, case: &plugin::CaseInfo) -> Resu
         CaseVerdict::Fail(r) => Err(Failed::from(r)),
         CaseVerdict::Lost(r) => Err(Failed::from(format!("lost: {r}"))),
         CaseVerdict::NotApplicable(r) => Ok(Completion::ignored_with(format!("not applicable: {r}"))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_gate_passes_only_when_every_check_ran_and_passed() {
+        let all = Tally { passed: 3, ..Tally::default() };
+        assert!(gate(&all, 3).passed);
+        // A filter that ran one of three checks proves nothing.
+        let filtered = Tally { passed: 1, ..Tally::default() };
+        let g = gate(&filtered, 3);
+        assert!(!g.passed);
+        assert_eq!(g.failing, ["2 of 3 checks did not run (filtered out or skipped)"]);
+        let failed = Tally { passed: 2, failed: 1, not_passed: vec!["x::y (fail: wrong)".into()], ..Tally::default() };
+        assert_eq!(gate(&failed, 3).failing, ["x::y (fail: wrong)"]);
+        assert!(!gate(&Tally::default(), 0).passed, "a gate with no checks is no gate");
     }
 }

@@ -248,6 +248,40 @@ fn judged_rows_are_marked_and_keep_their_reasons() {
     assert_eq!(cell(&s, "Fine-tune path", B)["reason"], "not judged for this configuration");
     let html = std::fs::read_to_string(p.path().join("out/board.html")).unwrap();
     assert!(html.contains("judged, not measured"));
+
+    // A judgement for a column that does not exist is refused, by name.
+    std::fs::write(&judgements, "[[row]]\ntitle = \"Fine-tune path\"\n[[row.cell]]\ncolumn = \"nope\"\nstanding = 7\nraw = \"x\"\nreason = \"y\"\n").unwrap();
+    let out = p.run(&["board", "--measurements", &m.display().to_string(), "--out", "out4", "--judgements", &judgements.display().to_string()]);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    assert!(text(&out).contains("column \"nope\" names 0 columns"), "{}", text(&out));
+    // So is a board config naming a row that does not exist.
+    let config = p.path().join("board.toml");
+    std::fs::write(&config, "[rows.\"Prose sped\"]\ntie-margin = 0.05\n").unwrap();
+    let out = p.run(&["board", "--measurements", &m.display().to_string(), "--out", "out5", "--config", &config.display().to_string()]);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    assert!(text(&out).contains("\"Prose sped\" names no row"), "{}", text(&out));
+}
+
+#[test]
+fn two_configurations_under_one_target_name_are_two_columns() {
+    let p = Project::new("");
+    let m = p.path().join("m");
+    std::fs::create_dir_all(&m).unwrap();
+    let mut old = manifest("alpha", "m1", "llama.cpp", "2026-02-01T00:00:00Z");
+    old.target.launch_command = Some(vec!["llama-server".into(), "--parallel".into(), "2".into()]);
+    let mut new = manifest("alpha", "m1", "llama.cpp", "2026-02-02T00:00:00Z");
+    new.target.launch_command = Some(vec!["llama-server".into(), "--parallel".into(), "4".into()]);
+    write(&m, "a.jsonl", old, speed(10.0, 10.0), true);
+    write(&m, "b.jsonl", new, speed(20.0, 20.0), true);
+    assert_eq!(board(&p, &m, "out").status.code(), Some(0));
+    let s = standings(&p.path().join("out"));
+    let cols: Vec<&Value> = s["board"]["columns"].as_array().unwrap().iter().collect();
+    assert_eq!(cols.len(), 2, "{cols:?}");
+    for c in &cols {
+        assert!(c["key"].as_str().unwrap().starts_with("alpha · m1 · "), "{c}");
+    }
+    let configs: Vec<&str> = cols.iter().map(|c| c["config"].as_str().unwrap()).collect();
+    assert!(configs.iter().any(|c| c.contains("--parallel 2")) && configs.iter().any(|c| c.contains("--parallel 4")), "{configs:?}");
 }
 
 #[test]

@@ -112,7 +112,8 @@ pub async fn measure() -> Result<ClientCeiling, String> {
     let errors: Vec<f64> =
         arrivals.windows(2).zip(writes.windows(2)).map(|(a, w)| ((a[1] - a[0]) - (w[1] - w[0])).abs()).collect();
     let itl_error_ms = errors.iter().sum::<f64>() / errors.len().max(1) as f64;
-    let ttft_error_ms = reply.timing.ttft_ms.unwrap_or(f64::NAN) - writes[0];
+    let ttft = reply.timing.ttft_ms.ok_or("paced loopback stream: no first-token time")?;
+    let ttft_error_ms = ttft - writes[0];
     Ok(ClientCeiling {
         max_tok_s: best,
         paced_itl_ms: PACED_ITL.as_secs_f64() * 1000.0,

@@ -98,13 +98,22 @@ impl Endpoint {
                 reading = sample => readings.extend(reading),
             }
         };
-        let window = readings.first().map(|first| LoadWindow {
-            source: first.source.to_string(),
-            samples: u32::try_from(readings.len()).unwrap_or(u32::MAX),
-            running_max: readings.iter().map(|r| r.running).max().unwrap_or(0),
-            running_mean: readings.iter().map(|r| f64::from(r.running)).sum::<f64>() / readings.len() as f64,
-            waiting_max: readings.iter().filter_map(|r| r.waiting).max(),
-        });
+        let window = match readings.first() {
+            Some(first) => Some(LoadWindow {
+                source: first.source.to_string(),
+                samples: u32::try_from(readings.len()).unwrap_or(u32::MAX),
+                running_max: readings.iter().map(|r| r.running).max().unwrap_or(0),
+                running_mean: readings.iter().map(|r| f64::from(r.running)).sum::<f64>() / readings.len() as f64,
+                waiting_max: readings.iter().filter_map(|r| r.waiting).max(),
+            }),
+            // An engine that reports its load, but the requests ended before
+            // the first reading: an empty window, not "no live load".
+            None if probe::reports_live_load(self.engine) => Some(LoadWindow {
+                source: format!("{} (no reading before the requests ended)", self.engine.as_str()),
+                ..LoadWindow::default()
+            }),
+            None => None,
+        };
         (results, window)
     }
 

@@ -137,8 +137,9 @@ pub async fn probe(client: &Client) -> Result<(Engine, ServerFacts), ProbeError>
             let label = |k: &str| {
                 info.and_then(|s| s.labels.iter().find(|(n, _)| n == k)).and_then(|(_, v)| v.parse::<u64>().ok())
             };
-            if let (Some(blocks), Some(size)) = (label("num_gpu_blocks"), label("block_size")) {
-                facts.kv_pool_tokens = Some(blocks * size);
+            if let (Some(blocks), Some(size)) = (label("num_gpu_blocks"), label("block_size"))
+                && let Some(pool) = blocks.checked_mul(size) {
+                facts.kv_pool_tokens = Some(pool);
                 facts.extra.push((
                     "kv_pool_source".into(),
                     format!("vllm:cache_config_info num_gpu_blocks {blocks} x block_size {size}"),
@@ -317,6 +318,11 @@ pub fn parse_sglang_logprobs(value: &Value) -> Result<Vec<TokenLogprob>, CallErr
             Ok(TokenLogprob { token, logprob })
         })
         .collect()
+}
+
+/// Whether the engine reports its running requests ([`live_load`]).
+pub fn reports_live_load(engine: Engine) -> bool {
+    matches!(engine, Engine::LlamaCpp | Engine::Vllm | Engine::Sglang)
 }
 
 /// What the engine itself says it is running right now, by engine; None when

@@ -286,7 +286,19 @@ impl PluginHost {
                     .collect();
                 result.notes = outcome.notes.into_iter().map(|p| (p.key, p.value)).collect();
                 result.snapshots = outcome.snapshots.into_iter().map(|s| (s.name, s.content)).collect();
+                // NaN and infinities have no JSON form: a record holding one
+                // could not be read back. Such a figure fails the case by name.
+                let bad: Vec<String> = result
+                    .metrics
+                    .iter()
+                    .filter(|m| !m.value.is_finite())
+                    .map(|m| format!("{} = {}", m.name, m.value))
+                    .collect();
+                result.metrics.retain(|m| m.value.is_finite());
                 match outcome.verdict {
+                    _ if !bad.is_empty() => {
+                        CaseVerdict::Fail(format!("instrument reported figures that are not finite numbers: {}", bad.join(", ")))
+                    }
                     Verdict::Pass => CaseVerdict::Pass,
                     Verdict::Fail(r) => CaseVerdict::Fail(r),
                     Verdict::Lost(r) => CaseVerdict::Lost(r),

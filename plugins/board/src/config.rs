@@ -14,6 +14,10 @@ pub enum Rule {
     Relative,
     /// The figure is already a 0–10 standing (long-prompt points, the gate).
     Absolute,
+    /// The figure is a speed-up ratio; the standing is on the gain (ratio −
+    /// 1; none for a slowdown): 10 × gain ÷ best gain. Ratios within the
+    /// tie margin of each other share a standing.
+    Gain,
 }
 
 /// A row's scoring, as configured.

@@ -142,7 +142,7 @@ fn table_html(out: &mut String, id: &str, t: &Table) {
         out.push_str("<tr>");
         for cell in row {
             // Sort key: the leading number for numeric columns ("12/60" → 12).
-            let key: String = cell.chars().take_while(|c| c.is_ascii_digit() || *c == '.').collect();
+            let key: String = cell.chars().filter(|c| *c != ',').take_while(|c| c.is_ascii_digit() || *c == '.').collect();
             let _ = write!(out, "<td data-sort=\"{}\">{}</td>", esc(if key.is_empty() { cell } else { &key }), esc(cell));
         }
         out.push_str("</tr>");

@@ -27,7 +27,49 @@ use model::Run;
 pub fn runs(measurements: &[String]) -> Result<Vec<Run>, String> {
     let mut runs = measurements.iter().enumerate().map(|(i, text)| Run::parse(text, i + 1)).collect::<Result<Vec<_>, _>>()?;
     runs.sort_by(|a, b| (&a.manifest.started_at, &a.manifest.run_id).cmp(&(&b.manifest.started_at, &b.manifest.run_id)));
+    model::assign_columns(&mut runs);
     Ok(runs)
+}
+
+/// Row overrides must name a row, and only rows whose figure is a standing
+/// may be scored as absolute.
+fn check_config(config: &Config) -> Result<(), String> {
+    for (title, rc) in &config.rows {
+        let Some(def) = rows::ROWS.iter().find(|d| d.title == title) else {
+            let known: Vec<&str> = rows::ROWS.iter().map(|d| d.title).collect();
+            return Err(format!("board config: rows.{title:?} names no row (rows: {})", known.join(", ")));
+        };
+        if rc.rule == Some(config::Rule::Absolute) && def.absolute_rule.is_empty() {
+            return Err(format!("board config: rows.{title:?}: its figure is not a 0–10 standing, so it cannot be absolute"));
+        }
+        if rc.tie_margin.is_some_and(|m| !(0.0..1.0).contains(&m)) {
+            return Err(format!("board config: rows.{title:?}: tie-margin must be in [0, 1)"));
+        }
+    }
+    Ok(())
+}
+
+/// Every judged cell must name a column and hold a standing in 0–10.
+fn check_judgements(board: &model::Board, judgements: &Judgements) -> Result<(), String> {
+    for j in &judgements.row {
+        for c in &j.cell {
+            let matches = board.columns.iter().filter(|col| col.key == c.column || col.target == c.column).count();
+            if matches != 1 {
+                let known: Vec<&str> = board.columns.iter().map(|c| c.key.as_str()).collect();
+                return Err(format!(
+                    "judgements: row {:?}: column {:?} names {} columns; give one of: {}",
+                    j.title,
+                    c.column,
+                    matches,
+                    known.join(", ")
+                ));
+            }
+            if !(0.0..=10.0).contains(&c.standing) {
+                return Err(format!("judgements: row {:?}, column {:?}: standing {} is not in 0–10", j.title, c.column, c.standing));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The three files of the board.
@@ -42,7 +84,9 @@ pub fn render(measurements: &[String], config: &str, judgements: Option<&str>) -
         None => Judgements::default(),
     };
     let runs = runs(measurements)?;
+    check_config(&config)?;
     let board = model::build(&runs, &config, &judgements);
+    check_judgements(&board, &judgements)?;
     let standings = serde_json::json!({"format": "sparktest-board 1", "board": board});
     let mut json = serde_json::to_string_pretty(&standings).map_err(|e| e.to_string())?;
     json.push('\n');

@@ -6,9 +6,24 @@ use std::fmt::Write;
 use crate::model::{Board, Cell, Run};
 use crate::sections::{self, Table};
 
-/// Text safe inside a Markdown table cell (and inert as HTML).
+/// Text safe inside a Markdown table cell: inert as HTML, and no link,
+/// image, emphasis or code a reply could smuggle in.
 pub fn cell(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('|', "\\|").replace(['\n', '\r'], " ")
+    let mut out = String::with_capacity(s.len());
+    for ch in s.chars() {
+        match ch {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '\n' | '\r' => out.push(' '),
+            '|' | '[' | ']' | '(' | ')' | '!' | '*' | '_' | '`' | '\\' | '#' => {
+                out.push('\\');
+                out.push(ch);
+            }
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 fn table(out: &mut String, t: &Table) {
@@ -38,12 +53,12 @@ pub fn render(board: &Board, runs: &[Run]) -> String {
         for c in &board.columns {
             let text = match &row.cells[&c.key] {
                 Cell::Measured { standing, raw, config, records, .. } => {
-                    format!("**{standing}** {} <br>{} <br>record: {}", raw, config, records.join(", "))
+                    format!("**{standing}** {} <br>{} <br>record: {}", cell(raw), cell(config), cell(&records.join(", ")))
                 }
-                Cell::Judged { standing, raw, reason } => format!("**{standing}** {raw} <br>judged: {reason}"),
-                Cell::NotApplicable { reason, .. } => format!("N/A: {reason}"),
+                Cell::Judged { standing, raw, reason } => format!("**{standing}** {} <br>judged: {}", cell(raw), cell(reason)),
+                Cell::NotApplicable { reason, .. } => format!("N/A: {}", cell(reason)),
             };
-            let _ = write!(out, " {} |", cell(&text).replace("&lt;br&gt;", "<br>"));
+            let _ = write!(out, " {text} |");
         }
         out.push('\n');
     }

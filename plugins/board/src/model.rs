@@ -16,6 +16,10 @@ pub struct Run {
     pub manifest: Manifest,
     pub cases: Vec<CaseRecord>,
     pub summary: Option<Summary>,
+    /// The column of the run's target ([`assign_columns`]).
+    pub column: String,
+    /// The column of its `bare` arm, for paired instruments.
+    pub bare_column: Option<String>,
 }
 
 impl Run {
@@ -26,7 +30,7 @@ impl Run {
         let Some(Line::Manifest(manifest)) = it.next() else {
             return Err(format!("measurement file #{n}: no manifest"));
         };
-        let mut run = Run { manifest, cases: Vec::new(), summary: None };
+        let mut run = Run { manifest, cases: Vec::new(), summary: None, column: String::new(), bare_column: None };
         for line in it {
             match line {
                 Line::Case(c) => run.cases.push(c),
@@ -48,9 +52,41 @@ impl Run {
     }
 }
 
-/// The column a target belongs to.
-pub fn column_key(t: &TargetInfo) -> String {
+/// A target's name and model: its column, unless the records hold several
+/// configurations under that pair.
+pub fn base_key(t: &TargetInfo) -> String {
     format!("{} · {}", t.name, t.model_id)
+}
+
+/// A short, stable digest (FNV-1a) to tell configurations apart.
+fn digest8(s: &str) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in s.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("{:08x}", h >> 32)
+}
+
+/// One column per serving configuration: `name · model`, or, where the
+/// records hold several configurations (flags, build, pins, engine) under
+/// one name and model, `name · model · <digest of the configuration>`.
+pub fn assign_columns(runs: &mut [Run]) {
+    let mut configs: BTreeMap<String, std::collections::BTreeSet<String>> = BTreeMap::new();
+    for r in runs.iter() {
+        let bare = r.manifest.arms.iter().find(|a| a.name == "bare").map(|a| &a.target);
+        for t in std::iter::once(&r.manifest.target).chain(bare) {
+            configs.entry(base_key(t)).or_default().insert(config_line(t));
+        }
+    }
+    let key = |t: &TargetInfo| {
+        let base = base_key(t);
+        if configs.get(&base).is_some_and(|c| c.len() > 1) { format!("{base} · {}", digest8(&config_line(t))) } else { base }
+    };
+    for r in runs.iter_mut() {
+        r.column = key(&r.manifest.target);
+        r.bare_column = r.manifest.arms.iter().find(|a| a.name == "bare").map(|a| key(&a.target));
+    }
 }
 
 /// The configuration line of a target: what produced a figure.
@@ -65,7 +101,7 @@ pub fn config_line(t: &TargetInfo) -> String {
             // "1.0 sha256:<64 hex>" → "1.0 sha256:<12 hex>"; the pinned
             // configurations section keeps the whole digest.
             let short = match v.find("sha256:") {
-                Some(at) => v[..(at + 7 + 12).min(v.len())].to_string(),
+                Some(at) => v.get(..at + 7 + 12).unwrap_or(v).to_string(),
                 None => v.clone(),
             };
             parts.push(format!("{pin} {short}"));
@@ -161,7 +197,12 @@ pub enum Missing {
 
 /// The latest run (by start time) for `column` in which `has` holds.
 pub fn latest<'a>(runs: &'a [Run], column: &str, has: impl Fn(&Run) -> bool) -> Option<&'a Run> {
-    runs.iter().filter(|r| column_key(&r.manifest.target) == column && has(r)).max_by(|a, b| {
+    latest_by(runs, |r| r.column == column && has(r))
+}
+
+/// The latest run (by start time) for which `pick` holds.
+pub fn latest_by(runs: &[Run], pick: impl Fn(&Run) -> bool) -> Option<&Run> {
+    runs.iter().filter(|r| pick(r)).max_by(|a, b| {
         (&a.manifest.started_at, &a.manifest.run_id).cmp(&(&b.manifest.started_at, &b.manifest.run_id))
     })
 }
@@ -172,13 +213,17 @@ pub fn half_points(x: f64) -> f64 {
 }
 
 /// Relative standings with ties: figures within `margin` (relative) of the
-/// best figure of their group share that group's standing.
-pub fn relative_standings(values: &[(String, f64)], higher_better: bool, margin: f64) -> BTreeMap<String, f64> {
-    let mut sorted: Vec<&(String, f64)> = values.iter().collect();
+/// best figure of their group share that group's standing. With `gain`, the
+/// figures are speed-up ratios scored on ratio − 1 (a slowdown scores 0),
+/// ties still judged on the ratios.
+pub fn relative_standings(values: &[(String, f64)], higher_better: bool, margin: f64, gain: bool) -> BTreeMap<String, f64> {
+    let mut sorted: Vec<&(String, f64)> = values.iter().filter(|(_, v)| v.is_finite()).collect();
     sorted.sort_by(|a, b| if higher_better { b.1.total_cmp(&a.1) } else { a.1.total_cmp(&b.1) }.then_with(|| a.0.cmp(&b.0)));
     let Some(best) = sorted.first().map(|(_, v)| *v) else { return BTreeMap::new() };
     let score = |v: f64| -> f64 {
-        if higher_better {
+        if gain {
+            if best <= 1.0 { 0.0 } else { 10.0 * (v - 1.0).max(0.0) / (best - 1.0) }
+        } else if higher_better {
             if best <= 0.0 { 0.0 } else { 10.0 * v / best }
         } else if v <= 0.0 {
             10.0
@@ -211,16 +256,23 @@ pub struct Board {
 
 /// Build the board from parsed runs.
 pub fn build(runs: &[Run], config: &Config, judgements: &Judgements) -> Board {
+    // Runs are in start order: a later run's description of the column wins.
     let mut columns: BTreeMap<String, Column> = BTreeMap::new();
     for r in runs {
-        let t = &r.manifest.target;
-        columns.entry(column_key(t)).or_insert_with(|| Column {
-            key: column_key(t),
-            target: t.name.clone(),
-            model: t.model_id.clone(),
-            engine: t.engine.clone(),
-            config: config_line(t),
-        });
+        let bare = r.manifest.arms.iter().find(|a| a.name == "bare").map(|a| &a.target);
+        let keyed = std::iter::once((&r.column, &r.manifest.target)).chain(r.bare_column.as_ref().zip(bare));
+        for (key, t) in keyed {
+            columns.insert(
+                key.clone(),
+                Column {
+                    key: key.clone(),
+                    target: t.name.clone(),
+                    model: t.model_id.clone(),
+                    engine: t.engine.clone(),
+                    config: config_line(t),
+                },
+            );
+        }
     }
     let mut rows = Vec::new();
     for def in ROWS {
@@ -232,9 +284,10 @@ pub fn build(runs: &[Run], config: &Config, judgements: &Judgements) -> Board {
     }
     for j in &judgements.row {
         let mut cells = BTreeMap::new();
-        for key in columns.keys() {
-            let target = &columns[key].target;
-            let cell = match j.cell.iter().find(|c| &c.column == target || &c.column == key) {
+        for (key, col) in &columns {
+            // A target name stands for a column only when it names one.
+            let unique = columns.values().filter(|c| c.target == col.target).count() == 1;
+            let cell = match j.cell.iter().find(|c| c.column == *key || (unique && c.column == col.target)) {
                 Some(c) => Cell::Judged { standing: half_points(c.standing), raw: c.raw.clone(), reason: c.reason.clone() },
                 None => Cell::NotApplicable { reason: "not judged for this configuration".into(), records: Vec::new() },
             };
@@ -260,10 +313,19 @@ fn measured_row(def: &RowDef, runs: &[Run], columns: &BTreeMap<String, Column>, 
     for key in columns.keys() {
         figures.insert(key.clone(), (def.figure)(runs, key));
     }
+    // A figure that is not a finite number is no figure.
+    for (k, f) in figures.iter_mut() {
+        if let Ok(fig) = f
+            && !fig.value.is_finite() {
+                let records = fig.records.clone();
+                *f = Err(Missing::Because { reason: format!("no finite figure for {k}"), records });
+            }
+    }
     let values: Vec<(String, f64)> =
         figures.iter().filter_map(|(k, f)| f.as_ref().ok().map(|f| (k.clone(), f.value))).collect();
     let standings = match rule {
-        Rule::Relative => relative_standings(&values, def.higher_better, margin),
+        Rule::Relative => relative_standings(&values, def.higher_better, margin, false),
+        Rule::Gain => relative_standings(&values, true, margin, true),
         Rule::Absolute => values.iter().map(|(k, v)| (k.clone(), half_points(*v))).collect(),
     };
     let description = runs
@@ -298,7 +360,12 @@ fn measured_row(def: &RowDef, runs: &[Run], columns: &BTreeMap<String, Column>, 
             if def.higher_better { "higher is better" } else { "lower is better (the standing is flipped)" },
             if def.higher_better { "figure ÷ best" } else { "best ÷ figure" },
             margin * 100.0,
-            if def.title == "Speculative decoding" { "; the figure is the gain (speed-up − 1, 0 for a slowdown)" } else { "" }
+            ""
+        ),
+        Rule::Gain => format!(
+            "higher is better; the figure is the speed-up (draft ÷ bare decode tok/s); 10 × (speed-up − 1) ÷ (best − 1), \
+             a slowdown scores 0; speed-ups within {:.1}% of each other tie",
+            margin * 100.0
         ),
         Rule::Absolute => format!("absolute: {}", def.absolute_rule),
     };
@@ -335,5 +402,40 @@ pub fn missing_from(run: &Run, cases: &[&CaseRecord]) -> Missing {
     Missing::Because {
         reason: format!("{label}: {}", case.reason.as_deref().unwrap_or("")),
         records: cases.iter().map(|c| run.record_id(c)).collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(pairs: &[(&str, f64)]) -> Vec<(String, f64)> {
+        pairs.iter().map(|(k, x)| (k.to_string(), *x)).collect()
+    }
+
+    #[test]
+    fn relative_with_ties_and_flipped_rows() {
+        let s = relative_standings(&v(&[("a", 100.0), ("b", 98.5), ("c", 50.0)]), true, 0.02, false);
+        assert_eq!((s["a"], s["b"], s["c"]), (10.0, 10.0, 5.0));
+        let s = relative_standings(&v(&[("a", 0.5), ("b", 0.6)]), false, 0.01, false);
+        assert_eq!((s["a"], s["b"]), (10.0, 8.5));
+        // Nothing positive to compare with: nobody earns points.
+        let s = relative_standings(&v(&[("a", 0.0), ("b", 0.0)]), true, 0.0, false);
+        assert_eq!((s["a"], s["b"]), (0.0, 0.0));
+    }
+
+    #[test]
+    fn speed_ups_score_on_their_gain_and_a_slowdown_scores_nothing() {
+        let s = relative_standings(&v(&[("a", 3.0), ("b", 2.0), ("c", 0.45), ("d", 2.99)]), true, 0.03, true);
+        assert_eq!((s["a"], s["b"], s["c"], s["d"]), (10.0, 5.0, 0.0, 10.0));
+        let s = relative_standings(&v(&[("a", 0.45)]), true, 0.03, true);
+        assert_eq!(s["a"], 0.0, "a lone slowdown is no gain");
+    }
+
+    #[test]
+    fn non_finite_figures_get_no_standing() {
+        let s = relative_standings(&v(&[("a", f64::NAN), ("b", 2.0)]), true, 0.0, false);
+        assert_eq!(s.get("a"), None);
+        assert_eq!(s["b"], 10.0);
     }
 }

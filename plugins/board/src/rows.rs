@@ -2,6 +2,8 @@
 //! computed, and which way is better. Each row reads the latest run of its
 //! instrument on the column's target.
 
+use std::collections::BTreeMap;
+
 use sparktest_record::{CaseRecord, Outcome};
 
 use crate::config::Rule;
@@ -39,7 +41,7 @@ pub const ROWS: &[RowDef] = &[
         title: "Speculative decoding",
         instrument: "spec-decode",
         higher_better: true,
-        rule: Rule::Relative,
+        rule: Rule::Gain,
         tie_margin: 0.03,
         absolute_rule: "",
         figure: spec_decode,
@@ -100,64 +102,103 @@ fn prose_speed(runs: &[Run], col: &str) -> Result<Figure, Missing> {
     let good: Vec<(&str, f64)> = cases
         .iter()
         .filter(|c| c.outcome == Outcome::Pass)
-        .filter_map(|c| Some((c.case.trim_start_matches("decode::"), metric(c, "decode-tok-s")?)))
+        .filter_map(|c| Some((c.case.trim_start_matches("decode::"), metric(c, "decode-tok-s").filter(|v| v.is_finite())?)))
         .collect();
     let Some(m) = mean(&good.iter().map(|(_, v)| *v).collect::<Vec<_>>()) else { return Err(missing_from(run, &cases)) };
     let parts: Vec<String> = good.iter().map(|(c, v)| format!("{c} {v:.2}")).collect();
-    Ok(figure(run, m, format!("{m:.2} tok/s mean ({})", parts.join(" / ")), &cases))
+    let mut raw = format!("{m:.2} tok/s mean ({})", parts.join(" / "));
+    let missing: Vec<&str> = cases
+        .iter()
+        .map(|c| c.case.trim_start_matches("decode::"))
+        .filter(|cat| !good.iter().any(|(g, _)| g == cat))
+        .collect();
+    if !missing.is_empty() {
+        raw.push_str(&format!(" - partial: no figure for {}", missing.join(", ")));
+    }
+    Ok(figure(run, m, raw, &cases))
 }
 
+/// What one agent gets while another works: per-request tokens over the
+/// request's whole time (queueing and first token included) at c=2.
 fn concurrency(runs: &[Run], col: &str) -> Result<Figure, Missing> {
     let run = latest(runs, col, |r| has(r, "concurrency")).ok_or(Missing::NotMeasured)?;
     let cases: Vec<&CaseRecord> = run.cases_of("concurrency").collect();
     let level = |n: u32| cases.iter().find(|c| c.case == format!("level::c{n}") && c.outcome == Outcome::Pass);
-    let Some(c2) = level(2) else { return Err(missing_from(run, &cases)) };
-    let per = metric(c2, "per-request-tok-s").unwrap_or(0.0);
-    let mut raw = format!("{per:.2} tok/s per request at c=2 ({:.2} agg)", metric(c2, "aggregate-tok-s").unwrap_or(0.0));
-    for n in [1, 4] {
-        if let Some(c) = level(n) {
-            raw.push_str(&format!(
-                "; c={n} {:.2}/request ({:.2} agg)",
-                metric(c, "per-request-tok-s").unwrap_or(0.0),
-                metric(c, "aggregate-tok-s").unwrap_or(0.0)
-            ));
-            if let Some(q) = metric(c, "queued-requests").filter(|q| *q > 0.0) {
-                raw.push_str(&format!(", {q:.0} queued at the server"));
+    if !cases.iter().any(|c| c.case == "level::c2") {
+        return Err(Missing::Because {
+            reason: "the run measured no c=2 level, the row's figure".into(),
+            records: cases.iter().map(|c| run.record_id(c)).collect(),
+        });
+    }
+    let Some(c2) = level(2) else { return Err(missing_from(run, &cases.iter().copied().filter(|c| c.case == "level::c2").collect::<Vec<_>>())) };
+    let (Some(e2e), Some(decode), Some(agg)) = (
+        metric(c2, "per-request-e2e-tok-s").filter(|v| v.is_finite()),
+        metric(c2, "per-request-tok-s"),
+        metric(c2, "aggregate-tok-s"),
+    ) else {
+        return Err(Missing::Because {
+            reason: "the c=2 record lacks its per-request figures (recorded by an older concurrency instrument)".into(),
+            records: vec![run.record_id(c2)],
+        });
+    };
+    let mut raw = format!("{e2e:.2} tok/s per agent at c=2, waiting included (decode {decode:.2}; {agg:.2} agg)");
+    for n in [2, 1, 4] {
+        let Some(c) = level(n) else { continue };
+        if n != 2 {
+            if let (Some(per), Some(agg)) = (metric(c, "per-request-e2e-tok-s"), metric(c, "aggregate-tok-s")) {
+                raw.push_str(&format!("; c={n} {per:.2}/agent ({agg:.2} agg)"));
             }
         }
+        if let Some(q) = metric(c, "queued-requests").filter(|q| *q > 0.0) {
+            raw.push_str(&format!(", {q:.0} queued at the server at c={n}"));
+        }
     }
-    Ok(figure(run, per, raw, &cases))
+    Ok(figure(run, e2e, raw, &cases))
 }
 
+/// Draft arm over bare arm, on the categories both arms measured; filed
+/// under the bare arm's column.
 fn spec_decode(runs: &[Run], col: &str) -> Result<Figure, Missing> {
-    let run = latest(runs, col, |r| has(r, "spec-decode")).ok_or(Missing::NotMeasured)?;
+    let run = crate::model::latest_by(runs, |r| {
+        r.bare_column.as_deref().unwrap_or(&r.column) == col && has(r, "spec-decode")
+    })
+    .ok_or(Missing::NotMeasured)?;
     let cases: Vec<&CaseRecord> = run.cases_of("spec-decode").collect();
-    let arm_mean = |arm: &str| {
-        let xs: Vec<f64> = cases
+    let decode = |arm: &str| -> BTreeMap<&str, f64> {
+        cases
             .iter()
             .filter(|c| c.arm.as_deref() == Some(arm) && c.case.starts_with("decode::") && c.outcome == Outcome::Pass)
-            .filter_map(|c| metric(c, "decode-tok-s"))
-            .collect();
-        mean(&xs)
+            .filter_map(|c| Some((c.case.as_str(), metric(c, "decode-tok-s").filter(|v| v.is_finite() && *v > 0.0)?)))
+            .collect()
     };
-    let (Some(bare), Some(draft)) = (arm_mean("bare"), arm_mean("draft")) else { return Err(missing_from(run, &cases)) };
-    let ratio = draft / bare;
+    let (bare, draft) = (decode("bare"), decode("draft"));
+    let paired: Vec<&str> = bare.keys().filter(|k| draft.contains_key(*k)).copied().collect();
+    let (Some(b), Some(d)) = (
+        mean(&paired.iter().map(|k| bare[k]).collect::<Vec<_>>()),
+        mean(&paired.iter().map(|k| draft[k]).collect::<Vec<_>>()),
+    ) else {
+        return Err(missing_from(run, &cases));
+    };
+    let ratio = d / b;
     let drafted: f64 = cases.iter().filter(|c| c.arm.as_deref() == Some("draft")).filter_map(|c| metric(c, "drafted-tokens")).sum();
     let accepted: f64 = cases.iter().filter(|c| c.arm.as_deref() == Some("draft")).filter_map(|c| metric(c, "accepted-tokens")).sum();
-    let mut raw = format!("{bare:.2} -> {draft:.2} tok/s ({ratio:.2}x)");
+    let mut raw = format!("{b:.2} -> {d:.2} tok/s ({ratio:.2}x)");
     if drafted > 0.0 {
         raw.push_str(&format!(" - {:.0}% draft acceptance", 100.0 * accepted / drafted));
+    }
+    let all: std::collections::BTreeSet<&str> = cases.iter().filter(|c| c.case.starts_with("decode::")).map(|c| c.case.as_str()).collect();
+    if paired.len() < all.len() {
+        raw.push_str(&format!(" - on the {} of {} prompts both arms measured", paired.len(), all.len()));
     }
     let structured: Vec<&&CaseRecord> = cases.iter().filter(|c| c.case.starts_with("structured::")).collect();
     if !structured.is_empty() {
         let valid = structured.iter().filter(|c| c.outcome == Outcome::Pass).count();
         raw.push_str(&format!(" - structured output valid on {valid}/{} arm runs", structured.len()));
     }
-    // The standing is on the gain: a drafter that does not speed decoding
-    // up earns nothing, however fast the bare arm is.
-    let mut f = figure(run, (ratio - 1.0).max(0.0), raw, &cases);
-    if let Some(arm) = run.manifest.arms.iter().find(|a| a.name == "draft") {
-        f.config = format!("bare: {} | draft: {}", f.config, config_line(&arm.target));
+    let mut f = figure(run, ratio, raw, &cases);
+    let arm = |name: &str| run.manifest.arms.iter().find(|a| a.name == name).map(|a| config_line(&a.target));
+    if let (Some(bare), Some(draft)) = (arm("bare"), arm("draft")) {
+        f.config = format!("bare: {bare} | draft: {draft}");
     }
     Ok(f)
 }
@@ -194,15 +235,23 @@ fn one_case<'a>(runs: &'a [Run], col: &str, instrument: &'a str) -> Result<(&'a 
     }
 }
 
+/// A metric the row needs, present and finite.
+fn finite(run: &Run, c: &CaseRecord, name: &str) -> Result<f64, Missing> {
+    metric(c, name).filter(|v| v.is_finite()).ok_or_else(|| Missing::Because {
+        reason: format!("the record has no finite {name}"),
+        records: vec![run.record_id(c)],
+    })
+}
+
 fn likelihood(runs: &[Run], col: &str) -> Result<Figure, Missing> {
     let (run, c) = one_case(runs, col, "likelihood")?;
-    let bpc = metric(c, "bpc").ok_or(Missing::NotMeasured)?;
+    let bpc = finite(run, c, "bpc")?;
     Ok(figure(run, bpc, format!("{bpc:.4} bpc"), &[c]))
 }
 
 fn context(runs: &[Run], col: &str) -> Result<Figure, Missing> {
     let (run, c) = one_case(runs, col, "context")?;
-    let pool = metric(c, "kv-pool-tokens").ok_or(Missing::NotMeasured)?;
+    let pool = finite(run, c, "kv-pool-tokens")?;
     let mut raw = format!("KV pool {} tokens", thousands(pool));
     if let Some(ctx) = metric(c, "context-per-request-tokens") {
         raw.push_str(&format!(" at ctx {} per request", thousands(ctx)));
@@ -215,8 +264,15 @@ fn context(runs: &[Run], col: &str) -> Result<Figure, Missing> {
 
 fn footprint(runs: &[Run], col: &str) -> Result<Figure, Missing> {
     let (run, c) = one_case(runs, col, "footprint")?;
-    let gib = metric(c, "resident-gib").ok_or(Missing::NotMeasured)?;
-    let mut raw = format!("{gib:.2} GiB resident");
+    let rss = finite(run, c, "resident-gib")?;
+    // What the serve holds: resident memory plus its GPU memory, where any.
+    let gpu = metric(c, "gpu-process-memory-gib").filter(|v| v.is_finite()).unwrap_or(0.0);
+    let gib = rss + gpu;
+    let mut raw = if gpu > 0.0 {
+        format!("{gib:.2} GiB ({rss:.2} GiB resident + {gpu:.2} GiB GPU process memory)")
+    } else {
+        format!("{gib:.2} GiB resident")
+    };
     if let (Some(b), Some(a)) = (metric(c, "mem-available-before-gib"), metric(c, "mem-available-after-gib")) {
         raw.push_str(&format!(" (free memory {b:.2} GiB before launch, {a:.2} GiB loaded and idle)"));
     }

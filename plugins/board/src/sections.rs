@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use sparktest_record::{CaseRecord, HostInfo, Outcome};
 
-use crate::model::{Run, column_key, config_line, metric, note};
+use crate::model::{Run, config_line, metric, note};
 use crate::rows::thousands;
 
 /// A table: headings and rows of text cells.
@@ -25,7 +25,7 @@ pub fn efficiency(runs: &[Run]) -> Table {
     for r in runs {
         let has = r.summary.as_ref().is_some_and(|s| s.instruments.iter().any(|i| i.name == "a-bench"));
         if has {
-            let key = column_key(&r.manifest.target);
+            let key = r.column.clone();
             let newer = latest.get(&key).is_none_or(|old| old.manifest.started_at <= r.manifest.started_at);
             if newer {
                 latest.insert(key, r);
@@ -91,10 +91,13 @@ pub fn tokens_per_second(runs: &[Run]) -> Table {
                     format!("single stream, {} ({} arm)", c.case.trim_start_matches("decode::"), c.arm.as_deref().unwrap_or("?")),
                     metric(c, "decode-tok-s"),
                     None,
-                    metric(c, "draft-acceptance").map_or("no drafts".into(), |a| format!("{:.0}% draft acceptance", a * 100.0)),
+                    metric(c, "draft-acceptance").map_or_else(
+                        || note(c, "draft-acceptance").unwrap_or("no draft counters").to_string(),
+                        |a| format!("{:.0}% draft acceptance", a * 100.0),
+                    ),
                 ),
                 ("concurrency", Outcome::Pass) => (
-                    format!("{} concurrent requests", metric(c, "concurrency").unwrap_or(0.0)),
+                    c.case.strip_prefix("level::c").map_or_else(|| c.case.clone(), |n| format!("{n} concurrent requests")),
                     metric(c, "per-request-tok-s"),
                     metric(c, "aggregate-tok-s"),
                     note(c, "queued").map_or_else(
@@ -113,7 +116,7 @@ pub fn tokens_per_second(runs: &[Run]) -> Table {
                 decode.map_or("—".into(), |v| format!("{v:.2}")),
                 aggregate.map_or("—".into(), |v| format!("{v:.2}")),
                 input.map_or("—".into(), |v| format!("{v:.0}")),
-                if kv.is_empty() { "—".into() } else { thousands(kv.parse().unwrap_or(0.0)) },
+                kv.parse::<f64>().map_or_else(|_| "—".to_string(), thousands),
                 checks,
                 r.record_id(c),
             ]);
@@ -268,7 +271,7 @@ pub fn decode_bars(board: &crate::model::Board) -> Vec<(String, f64)> {
 pub fn concurrency_lines(runs: &[Run]) -> Vec<(String, Vec<(f64, f64, f64)>)> {
     let mut latest: BTreeMap<String, &Run> = BTreeMap::new();
     for r in runs.iter().filter(|r| r.cases.iter().any(|c| c.instrument == "concurrency")) {
-        let key = column_key(&r.manifest.target);
+        let key = r.column.clone();
         if latest.get(&key).is_none_or(|old| old.manifest.started_at <= r.manifest.started_at) {
             latest.insert(key, r);
         }

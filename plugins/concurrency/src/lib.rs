@@ -71,6 +71,7 @@ fn level_case(c: &Config, level: u32) -> Outcome {
         .collect();
     let replies = chat_concurrent(&reqs);
     let mut per_request = Vec::new();
+    let mut end_to_end = Vec::new();
     let mut ttfts = Vec::new();
     let mut tokens = 0u32;
     let mut wall_ms: f64 = 0.0;
@@ -86,15 +87,21 @@ fn level_case(c: &Config, level: u32) -> Outcome {
         tokens += s.tokens;
         wall_ms = wall_ms.max(reply.timing.total_ms);
         per_request.push(s.decode_tok_s);
+        // What the agent got, waiting for a slot and the first token included.
+        end_to_end.push(f64::from(s.tokens) / (reply.timing.total_ms / 1000.0));
         ttfts.push(s.ttft_ms);
     }
-    let Some(stats) = Stats::of(&per_request) else { return Outcome::fail("no requests") };
+    let (Some(stats), Some(e2e)) = (Stats::of(&per_request), Stats::of(&end_to_end)) else {
+        return Outcome::fail("no requests");
+    };
     let aggregate = f64::from(tokens) / (wall_ms / 1000.0);
     let mut outcome = Outcome::pass()
         .metric("concurrency", f64::from(level), "requests")
         .metric("per-request-tok-s", stats.mean, "tok/s")
         .metric("per-request-tok-s-min", stats.min, "tok/s")
         .metric("per-request-tok-s-max", stats.max, "tok/s")
+        .metric("per-request-e2e-tok-s", e2e.mean, "tok/s")
+        .metric("per-request-e2e-tok-s-min", e2e.min, "tok/s")
         .metric("aggregate-tok-s", aggregate, "tok/s")
         .metric("completion-tokens", f64::from(tokens), "tokens")
         .metric("wall-ms", wall_ms, "ms");
@@ -104,6 +111,17 @@ fn level_case(c: &Config, level: u32) -> Outcome {
             .metric(&format!("request{}-ttft-ms", i + 1), *ttft, "ms");
     }
     match last_server_load() {
+        // Too little to go on: a reading or two, or a server that never
+        // showed a running request although every request completed.
+        Ok(Some(load)) if load.samples < 2 || load.running_max == 0 => outcome
+            .metric("server-samples", f64::from(load.samples), "samples")
+            .note(
+                "server-confirmed",
+                format!(
+                    "n/a: {} reading(s) of {} showed at most {} running: too few to confirm what the server ran",
+                    load.samples, load.source, load.running_max
+                ),
+            ),
         Ok(Some(load)) => {
             outcome = outcome
                 .metric("server-running-max", f64::from(load.running_max), "requests")
@@ -113,11 +131,11 @@ fn level_case(c: &Config, level: u32) -> Outcome {
             if let Some(w) = load.waiting_max {
                 outcome = outcome.metric("server-waiting-max", f64::from(w), "requests");
             }
-            if load.running_max < level {
+            if load.running_max < level || load.waiting_max.is_some_and(|w| w > 0) {
                 // The requests that started last are the ones that waited.
                 let mut order: Vec<usize> = (0..ttfts.len()).collect();
                 order.sort_by(|a, b| ttfts[*b].total_cmp(&ttfts[*a]));
-                let waited = (level - load.running_max) as usize;
+                let waited = (level.saturating_sub(load.running_max) as usize).max(load.waiting_max.unwrap_or(0) as usize);
                 let mut names: Vec<String> = order[..waited.min(order.len())].iter().map(|i| format!("request{}", i + 1)).collect();
                 names.sort();
                 outcome = outcome
@@ -151,7 +169,8 @@ impl Instrument for Concurrency {
              window) at each level, never mixed. The concurrency is confirmed at the server as \
              well as the client: the host samples the engine's own count of running requests \
              during the window (llama.cpp /slots, vLLM and SGLang metrics), and requests that \
-             queued behind full slots are named.",
+             queued behind full slots are named. The row's figure is per-request tokens over \
+             the request's whole time, waiting included: what one agent gets.",
         )
     }
 

@@ -4,7 +4,8 @@
 //! Measured by the host when it launched the target, once the server was
 //! healthy and before any request: the resident memory of the server's
 //! whole process tree, the host's available memory before and after the
-//! launch, and GPU memory in use where `nvidia-smi` exists. They reach the
+//! launch, and the GPU memory its processes hold where `nvidia-smi` exists
+//! (the board scores resident + GPU process memory). They reach the
 //! instrument as `footprint.*` server facts. For a target the harness did
 //! not launch, the case is N/A with that reason.
 
@@ -50,9 +51,12 @@ impl Instrument for Footprint {
                 .metric("mem-available-after-gib", after / GIB, "GiB")
                 .metric("mem-available-drop-gib", (before - after) / GIB, "GiB");
         }
+        if let Some(mib) = bytes("footprint.gpu_process_memory_mib") {
+            outcome = outcome.metric("gpu-process-memory-gib", mib / 1024.0, "GiB");
+        }
         if let Some(gpus) = get("footprint.gpu_memory_used_mib") {
-            let total: f64 = gpus.split(',').filter_map(|v| v.trim().parse::<f64>().ok()).sum();
-            outcome = outcome.metric("gpu-memory-used-mib", total, "MiB").note("gpus", gpus);
+            // Whole devices, other processes included: recorded, not scored.
+            outcome = outcome.note("gpu-memory-used-mib-per-device", gpus);
         }
         outcome
     }

@@ -7,9 +7,9 @@
 //! sent at temperature 0 and checked with the checker language.
 
 use serde::Deserialize;
-use serde_json::Value;
 use sparktest_sdk::*;
-use sparktest_workload::task::{Task, parse_task};
+use sparktest_workload::data::{find_task, load_tasks};
+use sparktest_workload::task::parse_task;
 
 struct HardQuestion;
 
@@ -24,22 +24,9 @@ fn default_questions() -> String {
     "battery/questions.json".into()
 }
 
-fn load(config: &str) -> Result<Vec<(String, Value)>, String> {
+fn questions(config: &str) -> Result<String, String> {
     let c: Config = serde_json::from_str(config).map_err(|err| format!("hard-question config: {err}"))?;
-    let list: Vec<Value> =
-        serde_json::from_str(&read_text(&c.questions)?).map_err(|err| format!("{}: {err}", c.questions))?;
-    list.into_iter()
-        .enumerate()
-        .map(|(i, t)| {
-            let id = t.get("id").and_then(Value::as_str).ok_or(format!("{}: question #{} has no id", c.questions, i + 1))?;
-            Ok((id.to_string(), t))
-        })
-        .collect()
-}
-
-fn find(config: &str, id: &str) -> Result<Task, String> {
-    let (_, t) = load(config)?.into_iter().find(|(i, _)| i == id).ok_or(format!("no question {id}"))?;
-    parse_task(&t, id)
+    Ok(c.questions)
 }
 
 impl Instrument for HardQuestion {
@@ -54,14 +41,18 @@ impl Instrument for HardQuestion {
     }
 
     fn cases(config: &str) -> Result<Vec<CaseInfo>, String> {
-        load(config)?
+        load_tasks(Some(&questions(config)?))?
             .iter()
             .map(|(id, t)| parse_task(t, id).map(|_| CaseInfo::new(format!("question::{id}")).tag("battery")))
             .collect()
     }
 
     fn run(config: &str, case: &str) -> Outcome {
-        let task = match case.strip_prefix("question::").ok_or(format!("unknown case {case}")).and_then(|id| find(config, id)) {
+        let task = match case
+            .strip_prefix("question::")
+            .ok_or(format!("unknown case {case}"))
+            .and_then(|id| find_task(Some(&questions(config)?), id))
+        {
             Ok(t) => t,
             Err(err) => return Outcome::fail(err),
         };

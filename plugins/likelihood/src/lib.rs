@@ -70,7 +70,8 @@ impl Instrument for Likelihood {
         let mut outcome = Outcome::pass();
         for path in &paths {
             let text = match read_text(path) {
-                Ok(t) => t,
+                Ok(t) if !t.is_empty() => t,
+                Ok(_) => return Outcome::fail(format!("{path}: the text is empty")),
                 Err(err) => return Outcome::fail(err),
             };
             let logprobs = match prompt_logprobs(&text) {

@@ -60,10 +60,16 @@ fn load(text: &str) -> Result<(Config, Vec<Needle>), String> {
     Ok((c, needles))
 }
 
-/// Words with which engines name a context limit in a refusal.
-fn names_a_limit(body: &str) -> bool {
+/// A refusal for length: HTTP 400 or 413 whose body names the context
+/// limit (llama.cpp "exceeds the available context size", vLLM
+/// "maximum context length" / `max_model_len`, SGLang "longer than the
+/// model's context length"). A rate limit or a `max_tokens` complaint is not.
+fn names_the_limit(status: u16, body: &str) -> bool {
     let b = body.to_lowercase();
-    ["context", "too long", "exceed", "maximum", "max_model_len", "n_ctx", "limit", "tokens"].iter().any(|w| b.contains(w))
+    matches!(status, 400 | 413)
+        && ["context size", "context length", "context window", "max_model_len", "n_ctx", "prompt is too long", "input is too long"]
+            .iter()
+            .any(|w| b.contains(w))
 }
 
 fn run_needle(c: &Config, n: &Needle) -> Outcome {
@@ -105,7 +111,7 @@ fn run_needle(c: &Config, n: &Needle) -> Outcome {
                     .metric("seconds", seconds, "s")
             }
         }
-        Err(CallError::Rejected(r)) if names_a_limit(&r.body) => {
+        Err(CallError::Rejected(r)) if names_the_limit(r.status, &r.body) => {
             let body: String = r.body.chars().take(300).collect();
             base.note("outcome", "refused-cleanly").note("refusal", format!("HTTP {}: {body}", r.status))
         }

@@ -17,8 +17,8 @@
 //! (`sglang:spec_accept_length`), recorded as it is.
 
 use serde::Deserialize;
-use serde_json::Value;
 use sparktest_sdk::*;
+use sparktest_workload::data::{find_prompt, find_task, load_prompts, load_tasks};
 use sparktest_workload::speed::{prompt_request, repeat, repeat_task, summarise, warm_up};
 use sparktest_workload::task::parse_task;
 
@@ -63,34 +63,12 @@ fn default_warmup_tokens() -> u32 {
     32
 }
 
-#[derive(Deserialize)]
-struct Prompt {
-    category: String,
-    prompt: String,
-}
-
 fn config(text: &str) -> Result<Config, String> {
     let c: Config = serde_json::from_str(text).map_err(|err| format!("spec-decode config: {err}"))?;
     if c.repetitions == 0 {
         return Err("spec-decode config: repetitions must be at least 1".into());
     }
     Ok(c)
-}
-
-fn prompts(c: &Config) -> Result<Vec<Prompt>, String> {
-    serde_json::from_str(&read_text(&c.prompts)?).map_err(|err| format!("{}: {err}", c.prompts))
-}
-
-fn structured_tasks(c: &Config) -> Result<Vec<(String, Value)>, String> {
-    let Some(path) = &c.structured else { return Ok(Vec::new()) };
-    let list: Vec<Value> = serde_json::from_str(&read_text(path)?).map_err(|err| format!("{path}: {err}"))?;
-    list.into_iter()
-        .enumerate()
-        .map(|(i, t)| {
-            let id = t.get("id").and_then(Value::as_str).ok_or(format!("{path}: task #{} has no id", i + 1))?;
-            Ok((id.to_string(), t))
-        })
-        .collect()
 }
 
 /// The engine's draft counters now: (drafted, accepted), or its mean accept
@@ -130,9 +108,8 @@ fn acceptance(outcome: Outcome, before: Counters, after: Counters) -> Outcome {
 }
 
 fn decode_case(c: &Config, category: &str) -> Outcome {
-    let prompt = match prompts(c).map(|ps| ps.into_iter().find(|p| p.category == category)) {
-        Ok(Some(p)) => p,
-        Ok(None) => return Outcome::fail(format!("no prompt of category {category}")),
+    let prompt = match find_prompt(&c.prompts, category) {
+        Ok(p) => p,
         Err(err) => return Outcome::fail(err),
     };
     if let Err(outcome) = warm_up(c.warmup_tokens) {
@@ -149,10 +126,7 @@ fn decode_case(c: &Config, category: &str) -> Outcome {
 }
 
 fn structured_case(c: &Config, id: &str) -> Outcome {
-    let task = match structured_tasks(c).and_then(|ts| {
-        let (_, t) = ts.into_iter().find(|(i, _)| i == id).ok_or(format!("no structured task {id}"))?;
-        parse_task(&t, id)
-    }) {
+    let task = match find_task(c.structured.as_deref(), id) {
         Ok(t) => t,
         Err(err) => return Outcome::fail(err),
     };
@@ -182,11 +156,11 @@ impl Instrument for SpecDecode {
 
     fn cases(config_text: &str) -> Result<Vec<CaseInfo>, String> {
         let c = config(config_text)?;
-        let mut cases: Vec<CaseInfo> = prompts(&c)?
+        let mut cases: Vec<CaseInfo> = load_prompts(&c.prompts, None)?
             .iter()
             .map(|p| CaseInfo::new(format!("decode::{}", p.category)).tag("Speculative decoding"))
             .collect();
-        for (id, t) in structured_tasks(&c)? {
+        for (id, t) in load_tasks(c.structured.as_deref())? {
             parse_task(&t, &id)?;
             cases.push(CaseInfo::new(format!("structured::{id}")).tag("structured-output"));
         }

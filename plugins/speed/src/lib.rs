@@ -15,8 +15,8 @@
 //! `exclusive`.
 
 use serde::Deserialize;
-use serde_json::Value;
 use sparktest_sdk::*;
+use sparktest_workload::data::{Prompt, find_prompt, find_task, load_prompts, load_tasks};
 use sparktest_workload::speed::{prompt_request, repeat, repeat_task, summarise, warm_up};
 use sparktest_workload::task::parse_task;
 
@@ -54,13 +54,6 @@ fn default_warmup_tokens() -> u32 {
     32
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Prompt {
-    category: String,
-    prompt: String,
-}
-
 fn config(text: &str) -> Result<Config, String> {
     let c: Config = serde_json::from_str(text).map_err(|err| format!("speed config: {err}"))?;
     if c.repetitions == 0 {
@@ -70,27 +63,12 @@ fn config(text: &str) -> Result<Config, String> {
 }
 
 fn prompts(c: &Config) -> Result<Vec<Prompt>, String> {
-    let all: Vec<Prompt> =
-        serde_json::from_str(&read_text(&c.prompts)?).map_err(|err| format!("{}: {err}", c.prompts))?;
-    Ok(all.into_iter().filter(|p| c.categories.as_ref().is_none_or(|cs| cs.contains(&p.category))).collect())
-}
-
-fn agent_tasks(c: &Config) -> Result<Vec<(String, Value)>, String> {
-    let Some(path) = &c.agent else { return Ok(Vec::new()) };
-    let list: Vec<Value> = serde_json::from_str(&read_text(path)?).map_err(|err| format!("{path}: {err}"))?;
-    list.into_iter()
-        .enumerate()
-        .map(|(i, t)| {
-            let id = t.get("id").and_then(Value::as_str).ok_or(format!("{path}: task #{} has no id", i + 1))?;
-            Ok((id.to_string(), t))
-        })
-        .collect()
+    load_prompts(&c.prompts, c.categories.as_deref())
 }
 
 fn decode_case(c: &Config, category: &str) -> Outcome {
-    let prompt = match prompts(c).map(|ps| ps.into_iter().find(|p| p.category == category)) {
-        Ok(Some(p)) => p,
-        Ok(None) => return Outcome::fail(format!("no prompt of category {category}")),
+    let prompt = match find_prompt(&c.prompts, category) {
+        Ok(p) => p,
         Err(err) => return Outcome::fail(err),
     };
     let timed = warm_up(c.warmup_tokens)
@@ -104,10 +82,7 @@ fn decode_case(c: &Config, category: &str) -> Outcome {
 }
 
 fn agent_case(c: &Config, id: &str) -> Outcome {
-    let task = match agent_tasks(c).and_then(|ts| {
-        let (_, t) = ts.into_iter().find(|(i, _)| i == id).ok_or(format!("no agent task {id}"))?;
-        parse_task(&t, id)
-    }) {
+    let task = match find_task(c.agent.as_deref(), id) {
         Ok(t) => t,
         Err(err) => return Outcome::fail(err),
     };
@@ -138,7 +113,7 @@ impl Instrument for Speed {
             .iter()
             .map(|p| CaseInfo::new(format!("decode::{}", p.category)).tag("Prose speed").tag(p.category.as_str()))
             .collect();
-        for (id, t) in agent_tasks(&c)? {
+        for (id, t) in load_tasks(c.agent.as_deref())? {
             parse_task(&t, &id)?;
             cases.push(CaseInfo::new(format!("agent::{id}")).tag("agent-workload"));
         }
