@@ -193,7 +193,9 @@ fn lines(series: &[(String, Vec<(f64, f64, f64)>)]) -> String {
     let x = |v: f64| pad + (w - 2.0 * pad) * (v / max_x);
     let y = |v: f64| h - pad - (h - 2.0 * pad) * (v / max_y);
     let colors = ["#3a7", "#37a", "#a73", "#a37", "#7a3", "#73a"];
-    let mut s = format!("<svg role=\"img\" width=\"{}\" height=\"{h}\" viewBox=\"0 0 {} {h}\">", w + 260.0, w + 260.0);
+    // The legend goes under the axes, one line per configuration.
+    let total_h = h + 18.0 * series.len() as f64 + 6.0;
+    let mut s = format!("<svg role=\"img\" width=\"{w}\" height=\"{total_h}\" viewBox=\"0 0 {w} {total_h}\">");
     let _ = write!(
         s,
         "<line x1=\"{pad}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#999\"/><line x1=\"{pad}\" y1=\"{pad}\" x2=\"{pad}\" y2=\"{}\" stroke=\"#999\"/><text x=\"{}\" y=\"{}\">concurrent requests</text><text x=\"4\" y=\"{}\">tok/s (max {max_y:.1})</text>",
@@ -215,9 +217,8 @@ fn lines(series: &[(String, Vec<(f64, f64, f64)>)]) -> String {
         }
         let _ = write!(
             s,
-            "<text x=\"{}\" y=\"{}\" fill=\"{c}\">{} (solid: per request, dashed: aggregate)</text>",
-            w - 20.0,
-            pad + 16.0 * i as f64,
+            "<text x=\"{pad}\" y=\"{}\" fill=\"{c}\">{} (solid: per request, dashed: aggregate)</text>",
+            h + 18.0 * i as f64 + 8.0,
             esc(label)
         );
     }
