@@ -7,7 +7,8 @@ use std::path::Path;
 
 use serde_json::Value;
 use sparktest_record::{
-    CaseRecord, HarnessInfo, HostInfo, Line, Manifest, Metric, Outcome, Summary, SuiteInfo, TargetInfo,
+    CaseRecord, HarnessInfo, HostInfo, InstrumentSummary, Line, Manifest, Metric, Outcome, Summary, SuiteInfo,
+    TargetInfo,
 };
 
 use crate::support::*;
@@ -86,18 +87,37 @@ fn speed(code: f64, prose: f64) -> Vec<CaseRecord> {
 }
 
 fn write(dir: &Path, name: &str, m: Manifest, cases: Vec<CaseRecord>, summary: bool) {
+    let count = |o: Outcome| cases.iter().filter(|c| c.outcome == o).count() as u64;
+    let (passed, failed, lost, na) = (count(Outcome::Pass), count(Outcome::Fail), count(Outcome::Lost), count(Outcome::NotApplicable));
+    // The efficiency readout of the A-Bench cases, as the runner writes it.
+    let bench: Vec<&CaseRecord> = cases.iter().filter(|c| c.instrument == "a-bench").collect();
+    let instruments = if bench.is_empty() {
+        vec![]
+    } else {
+        let correct = bench.iter().filter(|c| c.outcome == Outcome::Pass).count() as u64;
+        vec![InstrumentSummary {
+            name: "a-bench".into(),
+            given: bench.len() as u64,
+            correct,
+            failed: bench.iter().filter(|c| c.outcome == Outcome::Fail).count() as u64,
+            lost: bench.iter().filter(|c| c.outcome == Outcome::Lost).count() as u64,
+            not_applicable: 0,
+            mean_seconds: 1.0,
+            output_tokens_per_correct: Some(100.0 / correct as f64),
+            mean_harness_seconds: 0.5,
+        }]
+    };
     let mut lines = vec![Line::Manifest(m)];
-    let n = cases.len() as u64;
     lines.extend(cases.into_iter().map(Line::Case));
     if summary {
         lines.push(Line::Summary(Summary {
             finished_at: "t".into(),
             seconds: 1.0,
-            passed: n,
-            failed: 0,
-            lost: 0,
-            not_applicable: 0,
-            instruments: vec![],
+            passed,
+            failed,
+            lost,
+            not_applicable: na,
+            instruments,
             gate: None,
         }));
     }
@@ -230,6 +250,30 @@ fn standings_na_reasons_failure_log_and_escaping_from_crafted_files() {
 }
 
 #[test]
+fn a_third_party_reporter_component_replaces_the_built_in_one() {
+    let p = Project::new("");
+    let m = p.path().join("m");
+    crafted(&m);
+    assert_eq!(board(&p, &m, "out").status.code(), Some(0));
+    // Any component of the reporter world: here the built-in one, prebuilt.
+    let wasm = repo().join("target/wasm32-wasip2/plugin/sparktest_board.wasm");
+    let out = p.run(&["board", "--measurements", &m.display().to_string(), "--out", "out2", "--reporter", &wasm.display().to_string()]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(std::fs::read(p.path().join("out/standings.json")).unwrap(), std::fs::read(p.path().join("out2/standings.json")).unwrap());
+    // An instrument is not a reporter: refused, naming the world.
+    let built = std::process::Command::new(env!("CARGO"))
+        .current_dir(repo())
+        .args(["build", "--quiet", "--target", "wasm32-wasip2", "--profile", "plugin", "--package", "sparktest-context"])
+        .status()
+        .unwrap();
+    assert!(built.success());
+    let instrument = repo().join("target/wasm32-wasip2/plugin/sparktest_context.wasm");
+    let out = p.run(&["board", "--measurements", &m.display().to_string(), "--out", "out3", "--reporter", &instrument.display().to_string()]);
+    assert_eq!(out.status.code(), Some(5), "{}", text(&out));
+    assert!(text(&out).contains("reporter world"), "{}", text(&out));
+}
+
+#[test]
 fn judged_rows_are_marked_and_keep_their_reasons() {
     let p = Project::new("");
     let m = p.path().join("m");
@@ -351,6 +395,14 @@ fn the_html_board_sorts_by_priorities_in_a_real_browser_and_fetches_nothing() {
     assert_eq!(order(&b), [G, A]);
     b.click("#show-all");
     assert_eq!(order(&b), [G, B, A]);
+
+    // The efficiency readout sorts by a clicked column; again reverses.
+    let eff = "return Array.prototype.map.call(document.querySelectorAll('#efficiency tbody tr'), function(r){return r.cells[0].textContent;}).join(',');";
+    assert_eq!(b.eval(eff), format!("{A},{B}"));
+    b.click("#efficiency thead th:nth-child(2)");
+    assert_eq!(b.eval(eff), format!("{A},{B}"), "6/10 before 9/10");
+    b.click("#efficiency thead th:nth-child(2)");
+    assert_eq!(b.eval(eff), format!("{B},{A}"));
 
     // Nothing was fetched: no resource loads, and the page forbids them.
     assert_eq!(b.eval("return performance.getEntriesByType('resource').length;"), 0);
