@@ -244,7 +244,8 @@ fn connect(rt: &tokio::runtime::Runtime, config: &Config, name: &str, cfg: &Targ
         request: Duration::from_secs(config.run.request_timeout_secs),
     };
     let client = Client::new(&base_url, &cfg.model, timeouts).map_err(|e| Error::new(ErrorKind::Target, e))?;
-    let mut endpoint = rt.block_on(Endpoint::connect(client)).map_err(|e| {
+    let command = launched.as_ref().map(|l| l.command.as_slice());
+    let mut endpoint = rt.block_on(Endpoint::connect(client, command)).map_err(|e| {
         let hint = match e {
             ProbeError::ModelMismatch { .. } => "; the run stops before any case",
             ProbeError::Unreachable { .. } => "",

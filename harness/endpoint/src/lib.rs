@@ -41,9 +41,13 @@ pub struct Endpoint {
 }
 
 impl Endpoint {
-    /// Probe the server behind `client` and check it serves the client's model.
-    pub async fn connect(client: Client) -> Result<Self, ProbeError> {
-        let (engine, facts) = probe::probe(&client).await?;
+    /// Probe the server behind `client` and check it serves the client's
+    /// model. `launch_command` is the argv when the host started the server:
+    /// some facts no endpoint reports are read from it (llama.cpp's unified
+    /// KV cache).
+    pub async fn connect(client: Client, launch_command: Option<&[String]>) -> Result<Self, ProbeError> {
+        let (engine, mut facts) = probe::probe(&client).await?;
+        probe::from_launch_command(engine, &mut facts, launch_command);
         Ok(Endpoint { client, engine, facts })
     }
 

@@ -163,6 +163,30 @@ pub async fn probe(client: &Client) -> Result<(Engine, ServerFacts), ProbeError>
     Ok((engine, facts))
 }
 
+/// Facts only the launch command tells. llama.cpp reports each slot's
+/// `n_ctx`; with a unified KV cache (`--kv-unified`, `-kvu`) every slot
+/// reports the one shared pool, so the pool is one slot's `n_ctx`, not the
+/// sum. A server the host did not launch cannot be told apart: the fact
+/// says so.
+pub fn from_launch_command(engine: Engine, facts: &mut ServerFacts, command: Option<&[String]>) {
+    if engine != Engine::LlamaCpp {
+        return;
+    }
+    let unified = command.map(|c| c.iter().any(|a| a == "--kv-unified" || a == "-kvu"));
+    match unified {
+        Some(true) => {
+            if let Some(per_slot) = facts.context_per_request {
+                facts.kv_pool_tokens = Some(per_slot);
+                facts.extra.retain(|(k, _)| k != "kv_pool_source");
+                facts.extra.push(("kv_pool_source".into(), "llama.cpp unified KV cache (--kv-unified): one slot's n_ctx".into()));
+            }
+            facts.extra.push(("kv_unified".into(), "true (launch command)".into()));
+        }
+        Some(false) => facts.extra.push(("kv_unified".into(), "false (launch command has no --kv-unified)".into())),
+        None => facts.extra.push(("kv_unified".into(), "unknown: llama.cpp does not report it".into())),
+    }
+}
+
 /// `GET /metrics`, parsed with the `openmetrics-parser` crate (the
 /// `prometheus-parse` crate drops every name with a colon, which is every
 /// llama.cpp and vLLM metric).
@@ -382,5 +406,23 @@ mod tests {
         assert_eq!(samples[0].name, "llamacpp:requests_processing");
         assert_eq!(samples[0].value, 2.0);
         assert_eq!(samples[1].labels, vec![("model_name".to_string(), "m".to_string())]);
+    }
+
+    #[test]
+    fn a_unified_kv_cache_is_one_slots_context_not_the_sum() {
+        let facts = || ServerFacts { context_per_request: Some(8192), kv_pool_tokens: Some(16384), slots: Some(2), ..ServerFacts::default() };
+        let cmd: Vec<String> = ["llama-server", "--parallel", "2", "--kv-unified"].iter().map(|s| s.to_string()).collect();
+        let mut f = facts();
+        from_launch_command(Engine::LlamaCpp, &mut f, Some(&cmd));
+        assert_eq!(f.kv_pool_tokens, Some(8192));
+        let mut f = facts();
+        from_launch_command(Engine::LlamaCpp, &mut f, Some(&cmd[..3]));
+        assert_eq!(f.kv_pool_tokens, Some(16384));
+        let mut f = facts();
+        from_launch_command(Engine::LlamaCpp, &mut f, None);
+        assert!(f.extra.iter().any(|(k, v)| k == "kv_unified" && v.starts_with("unknown")));
+        let mut f = facts();
+        from_launch_command(Engine::Vllm, &mut f, Some(&cmd));
+        assert_eq!(f.kv_pool_tokens, Some(16384), "only llama.cpp reads the flag");
     }
 }
