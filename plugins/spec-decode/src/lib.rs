@@ -18,9 +18,8 @@
 
 use serde::Deserialize;
 use sparktest_sdk::*;
-use sparktest_workload::data::{find_prompt, find_task, load_prompts, load_tasks};
+use sparktest_workload::data::{find_prompt, find_task, timed_cases};
 use sparktest_workload::speed::{prompt_request, repeat, repeat_task, summarise, warm_up};
-use sparktest_workload::task::parse_task;
 
 struct SpecDecode;
 
@@ -42,25 +41,16 @@ struct Config {
     prompts: String,
     #[serde(default)]
     structured: Option<String>,
-    #[serde(default = "default_repetitions")]
+    #[serde(default = "sparktest_workload::data::default_repetitions")]
     repetitions: u32,
-    #[serde(default = "default_max_tokens")]
+    #[serde(default = "sparktest_workload::data::default_max_tokens")]
     max_tokens: u32,
-    #[serde(default = "default_warmup_tokens")]
+    #[serde(default = "sparktest_workload::data::default_warmup_tokens")]
     warmup_tokens: u32,
 }
 
 fn default_prompts() -> String {
     "spec-decode/prompts.json".into()
-}
-fn default_repetitions() -> u32 {
-    3
-}
-fn default_max_tokens() -> u32 {
-    512
-}
-fn default_warmup_tokens() -> u32 {
-    32
 }
 
 fn config(text: &str) -> Result<Config, String> {
@@ -156,15 +146,7 @@ impl Instrument for SpecDecode {
 
     fn cases(config_text: &str) -> Result<Vec<CaseInfo>, String> {
         let c = config(config_text)?;
-        let mut cases: Vec<CaseInfo> = load_prompts(&c.prompts, None)?
-            .iter()
-            .map(|p| CaseInfo::new(format!("decode::{}", p.category)).tag("Speculative decoding"))
-            .collect();
-        for (id, t) in load_tasks(c.structured.as_deref())? {
-            parse_task(&t, &id)?;
-            cases.push(CaseInfo::new(format!("structured::{id}")).tag("structured-output"));
-        }
-        Ok(cases)
+        timed_cases(&c.prompts, None, c.structured.as_deref(), "Speculative decoding", "structured", "structured-output")
     }
 
     fn run(config_text: &str, case: &str) -> Outcome {

@@ -16,9 +16,8 @@
 
 use serde::Deserialize;
 use sparktest_sdk::*;
-use sparktest_workload::data::{Prompt, find_prompt, find_task, load_prompts, load_tasks};
+use sparktest_workload::data::{find_prompt, find_task, timed_cases};
 use sparktest_workload::speed::{prompt_request, repeat, repeat_task, summarise, warm_up};
-use sparktest_workload::task::parse_task;
 
 struct Speed;
 
@@ -30,11 +29,11 @@ struct Config {
     /// A-Bench-format tasks for the agent workload; none when absent.
     #[serde(default)]
     agent: Option<String>,
-    #[serde(default = "default_repetitions")]
+    #[serde(default = "sparktest_workload::data::default_repetitions")]
     repetitions: u32,
-    #[serde(default = "default_max_tokens")]
+    #[serde(default = "sparktest_workload::data::default_max_tokens")]
     max_tokens: u32,
-    #[serde(default = "default_warmup_tokens")]
+    #[serde(default = "sparktest_workload::data::default_warmup_tokens")]
     warmup_tokens: u32,
     /// Run only these prompt categories (all when absent).
     #[serde(default)]
@@ -44,15 +43,6 @@ struct Config {
 fn default_prompts() -> String {
     "speed/prompts.json".into()
 }
-fn default_repetitions() -> u32 {
-    3
-}
-fn default_max_tokens() -> u32 {
-    512
-}
-fn default_warmup_tokens() -> u32 {
-    32
-}
 
 fn config(text: &str) -> Result<Config, String> {
     let c: Config = serde_json::from_str(text).map_err(|err| format!("speed config: {err}"))?;
@@ -60,10 +50,6 @@ fn config(text: &str) -> Result<Config, String> {
         return Err("speed config: repetitions must be at least 1".into());
     }
     Ok(c)
-}
-
-fn prompts(c: &Config) -> Result<Vec<Prompt>, String> {
-    load_prompts(&c.prompts, c.categories.as_deref())
 }
 
 fn decode_case(c: &Config, category: &str) -> Outcome {
@@ -109,15 +95,7 @@ impl Instrument for Speed {
 
     fn cases(config_text: &str) -> Result<Vec<CaseInfo>, String> {
         let c = config(config_text)?;
-        let mut cases: Vec<CaseInfo> = prompts(&c)?
-            .iter()
-            .map(|p| CaseInfo::new(format!("decode::{}", p.category)).tag("Prose speed").tag(p.category.as_str()))
-            .collect();
-        for (id, t) in load_tasks(c.agent.as_deref())? {
-            parse_task(&t, &id)?;
-            cases.push(CaseInfo::new(format!("agent::{id}")).tag("agent-workload"));
-        }
-        Ok(cases)
+        timed_cases(&c.prompts, c.categories.as_deref(), c.agent.as_deref(), "Prose speed", "agent", "agent-workload")
     }
 
     fn run(config_text: &str, case: &str) -> Outcome {

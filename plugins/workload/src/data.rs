@@ -2,7 +2,7 @@
 
 use serde::Deserialize;
 use serde_json::Value;
-use sparktest_sdk::read_text;
+use sparktest_sdk::{CaseInfo, read_text};
 
 use crate::task::{Task, parse_task};
 
@@ -47,4 +47,42 @@ pub fn load_tasks(path: Option<&str>) -> Result<Vec<(String, Value)>, String> {
 pub fn find_task(path: Option<&str>, id: &str) -> Result<Task, String> {
     let (_, t) = load_tasks(path)?.into_iter().find(|(i, _)| i == id).ok_or(format!("no task {id}"))?;
     parse_task(&t, id)
+}
+
+/// Timed repetitions of each prompt, by default.
+pub fn default_repetitions() -> u32 {
+    3
+}
+
+/// Completion length of each timed request, by default.
+pub fn default_max_tokens() -> u32 {
+    512
+}
+
+/// Completion length of the discarded warm-up request, by default.
+pub fn default_warmup_tokens() -> u32 {
+    32
+}
+
+/// The cases of a speed-type instrument: `decode::<category>` per prompt
+/// (tagged with `row` and the category), then `<task_group>::<id>` per task
+/// (tagged `task_tag`), every task parsed now so a broken one is refused
+/// before the run.
+pub fn timed_cases(
+    prompts: &str,
+    categories: Option<&[String]>,
+    tasks: Option<&str>,
+    row: &str,
+    task_group: &str,
+    task_tag: &str,
+) -> Result<Vec<CaseInfo>, String> {
+    let mut cases: Vec<CaseInfo> = load_prompts(prompts, categories)?
+        .iter()
+        .map(|p| CaseInfo::new(format!("decode::{}", p.category)).tag(row).tag(p.category.as_str()))
+        .collect();
+    for (id, t) in load_tasks(tasks)? {
+        parse_task(&t, &id)?;
+        cases.push(CaseInfo::new(format!("{task_group}::{id}")).tag(task_tag));
+    }
+    Ok(cases)
 }
