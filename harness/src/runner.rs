@@ -568,6 +568,7 @@ pub fn run(args: RunArgs) -> Result<i32, Error> {
     let run_started = Instant::now();
     let conclusion = libtest_mimic::run(&args.libtest, trials);
     let t = tally.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    let gate_verdict = suite.gate.then(|| gate(&t, total_cases));
     writer.write(&Line::Summary(Summary {
         finished_at: rfc3339(SystemTime::now()),
         seconds: run_started.elapsed().as_secs_f64(),
@@ -576,7 +577,7 @@ pub fn run(args: RunArgs) -> Result<i32, Error> {
         lost: t.lost,
         not_applicable: t.not_applicable,
         instruments: t.instruments(),
-        gate: suite.gate.then(|| gate(&t, total_cases)),
+        gate: gate_verdict.clone(),
     }))?;
     drop(targets);
     for i in t.instruments() {
@@ -599,8 +600,7 @@ pub fn run(args: RunArgs) -> Result<i32, Error> {
         t.not_applicable,
         writer.path().display()
     );
-    if suite.gate {
-        let g = gate(&t, total_cases);
+    if let Some(g) = &gate_verdict {
         if g.passed {
             eprintln!("sparktest: gate {}: PASSED, all {total_cases} checks passed", suite.name);
         } else {

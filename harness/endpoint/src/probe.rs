@@ -132,7 +132,7 @@ pub async fn probe(client: &Client) -> Result<(Engine, ServerFacts), ProbeError>
         push(&mut facts.extra, "root", entry.get("root"));
         // The pool: cache blocks × block size, from the cache_config_info
         // metric's labels.
-        if let Some(samples) = client.get_text("/metrics").await.ok().and_then(|t| parse_metrics(&t).ok()) {
+        if let Ok(samples) = scrape(client, Engine::Vllm).await {
             let info = samples.iter().find(|s| s.name == "vllm:cache_config_info");
             let label = |k: &str| {
                 info.and_then(|s| s.labels.iter().find(|(n, _)| n == k)).and_then(|(_, v)| v.parse::<u64>().ok())
@@ -353,8 +353,7 @@ pub fn reports_live_load(engine: Engine) -> bool {
 /// the engine does not say.
 pub async fn live_load(client: &Client, engine: Engine) -> Option<LiveLoad> {
     let from_metrics = |running: &'static str, waiting: &'static str, source: &'static str| async move {
-        let text = client.get_text("/metrics").await.ok()?;
-        let samples = tokio::task::spawn_blocking(move || parse_metrics(&text)).await.ok()?.ok()?;
+        let samples = scrape(client, engine).await.ok()?;
         let sum = |name: &str| {
             let values: Vec<f64> = samples.iter().filter(|s| s.name == name).map(|s| s.value).collect();
             (!values.is_empty()).then(|| values.iter().sum::<f64>().round() as u32)

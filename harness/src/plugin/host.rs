@@ -155,13 +155,20 @@ impl PluginHost {
         (store, stderr)
     }
 
-    /// Load (compile or fetch from cache) a component and ask it to describe
-    /// itself.
-    pub async fn load(&self, wasm: &Path) -> Result<InstrumentPlugin, Error> {
+    /// Read a component and compile it (or fetch it from the cache).
+    fn compile(&self, wasm: &Path) -> Result<(Vec<u8>, Component), Error> {
         let err = |what: String| Error::new(ErrorKind::Plugin, what);
         let bytes = std::fs::read(wasm).map_err(|e| err(format!("failed to read component {}: {e}", wasm.display())))?;
         let component = Component::new(&self.engine, &bytes)
             .map_err(|e| err(format!("failed to compile component {}: {e:#}", wasm.display())))?;
+        Ok((bytes, component))
+    }
+
+    /// Load (compile or fetch from cache) a component and ask it to describe
+    /// itself.
+    pub async fn load(&self, wasm: &Path) -> Result<InstrumentPlugin, Error> {
+        let err = |what: String| Error::new(ErrorKind::Plugin, what);
+        let (bytes, component) = self.compile(wasm)?;
         let pre = self
             .linker
             .instantiate_pre(&component)
@@ -197,9 +204,7 @@ impl PluginHost {
         config: &str,
     ) -> Result<Vec<(String, Vec<u8>)>, Error> {
         let err = |what: String| Error::new(ErrorKind::Plugin, what);
-        let bytes = std::fs::read(wasm).map_err(|e| err(format!("failed to read component {}: {e}", wasm.display())))?;
-        let component = Component::new(&self.engine, &bytes)
-            .map_err(|e| err(format!("failed to compile component {}: {e:#}", wasm.display())))?;
+        let (_, component) = self.compile(wasm)?;
         let pre = self
             .reporter_linker
             .instantiate_pre(&component)

@@ -207,6 +207,20 @@ pub fn latest_by(runs: &[Run], pick: impl Fn(&Run) -> bool) -> Option<&Run> {
     })
 }
 
+/// Per column, its latest run (by start time) in which `has` holds.
+pub fn latest_per_column(runs: &[Run], has: impl Fn(&Run) -> bool) -> BTreeMap<String, &Run> {
+    let mut out: BTreeMap<String, &Run> = BTreeMap::new();
+    for r in runs.iter().filter(|r| has(r)) {
+        let newer = out.get(&r.column).is_none_or(|old| {
+            (&old.manifest.started_at, &old.manifest.run_id) <= (&r.manifest.started_at, &r.manifest.run_id)
+        });
+        if newer {
+            out.insert(r.column.clone(), r);
+        }
+    }
+    out
+}
+
 /// Round to the nearest half point, within 0–10.
 pub fn half_points(x: f64) -> f64 {
     ((x * 2.0).round() / 2.0).clamp(0.0, 10.0)

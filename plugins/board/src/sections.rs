@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use sparktest_record::{CaseRecord, HostInfo, Outcome};
 
-use crate::model::{Run, config_line, metric, note};
+use crate::model::{Run, config_line, latest_per_column, metric, note};
 use crate::rows::thousands;
 
 /// A table: headings and rows of text cells.
@@ -21,17 +21,8 @@ pub struct Table {
 /// Correct / given, mean seconds per task, output tokens per correct answer,
 /// tasks lost: from each column's latest A-Bench run's summary.
 pub fn efficiency(runs: &[Run]) -> Table {
-    let mut latest: BTreeMap<String, &Run> = BTreeMap::new();
-    for r in runs {
-        let has = r.summary.as_ref().is_some_and(|s| s.instruments.iter().any(|i| i.name == "a-bench"));
-        if has {
-            let key = r.column.clone();
-            let newer = latest.get(&key).is_none_or(|old| old.manifest.started_at <= r.manifest.started_at);
-            if newer {
-                latest.insert(key, r);
-            }
-        }
-    }
+    let latest =
+        latest_per_column(runs, |r| r.summary.as_ref().is_some_and(|s| s.instruments.iter().any(|i| i.name == "a-bench")));
     let rows = latest
         .iter()
         .filter_map(|(key, r)| {
@@ -269,14 +260,7 @@ pub fn decode_bars(board: &crate::model::Board) -> Vec<(String, f64)> {
 /// Plot data: per column, (concurrency, per-request tok/s, aggregate tok/s)
 /// from its latest concurrency run.
 pub fn concurrency_lines(runs: &[Run]) -> Vec<(String, Vec<(f64, f64, f64)>)> {
-    let mut latest: BTreeMap<String, &Run> = BTreeMap::new();
-    for r in runs.iter().filter(|r| r.cases.iter().any(|c| c.instrument == "concurrency")) {
-        let key = r.column.clone();
-        if latest.get(&key).is_none_or(|old| old.manifest.started_at <= r.manifest.started_at) {
-            latest.insert(key, r);
-        }
-    }
-    latest
+    latest_per_column(runs, |r| r.cases.iter().any(|c| c.instrument == "concurrency"))
         .into_iter()
         .map(|(k, r)| {
             let mut pts: Vec<(f64, f64, f64)> = r

@@ -36,10 +36,7 @@ fn texts(config: &str) -> Result<Vec<String>, String> {
         return Err(format!("{}: the corpus lists no texts", c.corpus));
     }
     // Text paths are relative to the corpus list's folder.
-    Ok(match c.corpus.rsplit_once('/') {
-        Some((dir, _)) => list.into_iter().map(|p| format!("{dir}/{p}")).collect(),
-        None => list,
-    })
+    Ok(list.iter().map(|p| beside(&c.corpus, p)).collect())
 }
 
 impl Instrument for Likelihood {

@@ -74,10 +74,7 @@ fn names_the_limit(status: u16, body: &str) -> bool {
 
 fn run_needle(c: &Config, n: &Needle) -> Outcome {
     // Paste paths are relative to the needles file's folder.
-    let path = match c.needles.rsplit_once('/') {
-        Some((dir, _)) => format!("{dir}/{}", n.paste),
-        None => n.paste.clone(),
-    };
+    let path = beside(&c.needles, &n.paste);
     let paste = match read_text(&path) {
         Ok(p) => p,
         Err(err) => return Outcome::fail(err),

@@ -147,6 +147,16 @@ pub fn read_text(path: &str) -> Result<String, String> {
     String::from_utf8(bytes).map_err(|err| format!("suite file {path} is not UTF-8: {err}"))
 }
 
+/// A suite path given relative to the folder of another suite file (a list
+/// file naming its texts, say): `beside("data/list.json", "a.txt")` is
+/// `"data/a.txt"`.
+pub fn beside(file: &str, rel: &str) -> String {
+    match file.rsplit_once('/') {
+        Some((dir, _)) => format!("{dir}/{rel}"),
+        None => rel.to_string(),
+    }
+}
+
 /// The paths of all pinned suite files.
 pub fn list_files() -> Vec<String> {
     suite_data::paths()
