@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
+use sparktest_harness::show::ShowArgs;
 use sparktest_harness::{BoardArgs, RunArgs, TargetChoice};
 use sparktest_record::exit_code;
 
@@ -18,9 +19,9 @@ enum Cargo {
 
 /// Exit codes: 0 every case passed or was not applicable; 101 a case failed
 /// or was lost; 2 bad command line; 3 invalid configuration or suite (or
-/// suite data not matching their pins); 4 target not launched, not reachable
-/// or serving another model; 5 an instrument could not be built or loaded;
-/// 6 a measurement file could not be written.
+/// suite data not matching their pins); 4 target not launched, not reachable,
+/// serving another model or refusing the credentials; 5 an instrument could
+/// not be built or loaded; 6 a measurement file could not be written.
 #[derive(Args)]
 #[command(version, about, long_about = None, after_help = EXIT_CODES, subcommand_negates_reqs = true, args_conflicts_with_subcommands = true)]
 struct SparktestArgs {
@@ -54,6 +55,31 @@ struct SparktestArgs {
     #[arg(long, value_name = "ARM=TARGET", value_parser = parse_arm)]
     arm: Vec<(String, String)>,
 
+    /// The judge: a target that grades replies no regex can judge
+    /// (compliance); overrides `[run] judge`.
+    #[arg(long, value_name = "NAME")]
+    judge: Option<String>,
+
+    /// Also write a JUnit XML report here (lost cases are `<error>`,
+    /// not-applicable ones `<skipped>`).
+    #[arg(long, value_name = "PATH")]
+    junit: Option<PathBuf>,
+
+    /// Run one part of the suite, as cargo-nextest splits test runs across
+    /// machines: `count:K/N` (every Nth case) or `hash:K/N` (by case id).
+    #[arg(long, value_name = "SCHEME:K/N")]
+    partition: Option<String>,
+
+    /// What the parts of one partitioned run share, so the board merges
+    /// them (default: CI's run id, else the suite, target and revision).
+    #[arg(long, value_name = "ID", requires = "partition")]
+    run_group: Option<String>,
+
+    /// Run only the cases of an earlier run that were lost or never
+    /// recorded, into a new file linked to it.
+    #[arg(long, value_name = "RUN_ID")]
+    resume: Option<String>,
+
     #[command(flatten)]
     libtest: libtest_mimic::Arguments,
 }
@@ -63,6 +89,20 @@ enum Command {
     /// Turn every measurement file in a folder into the board: board.html
     /// (self-contained), board.md and standings.json.
     Board(BoardCmd),
+    /// Print one case's record and transcript: `show RUN_ID#CASE_ID`.
+    Show(ShowCmd),
+}
+
+#[derive(Args)]
+struct ShowCmd {
+    /// `RUN_ID#CASE_ID`, as the board names the records behind a cell.
+    record: String,
+    /// Folder of measurement files (default: the project's `measurements/`).
+    #[arg(long, value_name = "DIR")]
+    measurements: Option<PathBuf>,
+    /// The record and transcript as JSON.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Args)]
@@ -96,7 +136,8 @@ const EXIT_CODES: &str = "Exit codes:
   101  at least one case failed or was lost
   2    the command line could not be parsed
   3    invalid configuration or suite, or suite data not matching their pins
-  4    target not launched, not reachable, or serving another model
+  4    target not launched, not reachable, serving another model, or
+       refusing the credentials (the run stops)
   5    an instrument could not be built, loaded or listed
   6    a measurement file could not be written";
 
@@ -130,13 +171,28 @@ fn main() -> ExitCode {
             judgements: b.judgements,
             cwd,
         }),
+        Some(Command::Show(s)) => {
+            sparktest_harness::show(ShowArgs { record: s.record, measurements_dir: s.measurements, json: s.json, cwd })
+        }
         None => {
             let target = match (args.endpoint, args.model) {
                 (Some(url), Some(model)) => TargetChoice::Endpoint { url, model },
                 _ => TargetChoice::Named(args.target),
             };
             let suite = args.suite.unwrap_or_default();
-            let run = RunArgs { suite, target, measurements_dir: args.measurements, libtest: args.libtest, cwd, arms: args.arm };
+            let run = RunArgs {
+                suite,
+                target,
+                measurements_dir: args.measurements,
+                libtest: args.libtest,
+                cwd,
+                arms: args.arm,
+                judge: args.judge,
+                junit: args.junit,
+                partition: args.partition,
+                run_group: args.run_group,
+                resume: args.resume,
+            };
             sparktest_harness::run(run)
         }
     };

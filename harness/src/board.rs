@@ -5,11 +5,10 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
 
 use crate::config::Config;
 use crate::error::{Error, ErrorKind};
-use crate::plugin::{self, Limits, PluginHost};
+use crate::plugin::{self, PluginHost};
 use crate::suite::Source;
 
 /// Everything `cargo sparktest board` needs.
@@ -40,10 +39,24 @@ fn toml_as_json(path: &Path) -> Result<String, Error> {
     serde_json::to_string(&value).map_err(|e| setup(format!("{}: {e}", path.display())))
 }
 
-/// Every `*.jsonl` in `dir`, by name, each checked to be a measurement file
-/// this version reads (older 1.x files load; another major version is
-/// refused, naming the file and line).
-pub fn read_measurements(dir: &Path) -> Result<Vec<(PathBuf, String)>, Error> {
+/// A measurement file the board could not read whole: where it broke.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Damage {
+    /// The file's name.
+    pub file: String,
+    /// The first line not read (1-based).
+    pub line: usize,
+    /// Why.
+    pub message: String,
+    /// Whether the file's whole lines before it were kept.
+    pub kept: bool,
+}
+
+/// Every `*.jsonl` in `dir`, by name. A file cut by a crash or a full disk
+/// keeps every record up to its last whole line; a file with no readable
+/// manifest is left out; both are reported, never blanking the board. A
+/// file of another major format version is refused, naming file and line.
+pub fn read_measurements(dir: &Path) -> Result<(Vec<(PathBuf, String)>, Vec<Damage>), Error> {
     let entries = std::fs::read_dir(dir).map_err(|e| setup(format!("failed to read measurements folder {}: {e}", dir.display())))?;
     let mut files: Vec<PathBuf> =
         entries.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().is_some_and(|x| x == "jsonl")).collect();
@@ -51,23 +64,81 @@ pub fn read_measurements(dir: &Path) -> Result<Vec<(PathBuf, String)>, Error> {
     if files.is_empty() {
         return Err(setup(format!("no measurement files (*.jsonl) in {}", dir.display())));
     }
-    files
-        .into_iter()
-        .map(|f| {
-            let text = std::fs::read_to_string(&f).map_err(|e| setup(format!("failed to read {}: {e}", f.display())))?;
-            sparktest_record::parse(&text).map_err(|e| setup(format!("{}: {e}", f.display())))?;
-            Ok((f, text))
-        })
-        .collect()
+    let mut read = Vec::new();
+    let mut damage = Vec::new();
+    for f in files {
+        let name = f.file_name().map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+        let bytes = std::fs::read(&f).map_err(|e| setup(format!("failed to read {}: {e}", f.display())))?;
+        let text = String::from_utf8_lossy(&bytes).into_owned();
+        match sparktest_record::parse_partial(&text) {
+            Ok(p) => {
+                if let Some(d) = p.damage {
+                    eprintln!("sparktest: warning: {name}: line {}: {}; the records before it are used", d.line, d.message);
+                    damage.push(Damage { file: name, line: d.line, message: d.message, kept: true });
+                }
+                // Only the whole lines go on: the reporter reads them strictly.
+                read.push((f, whole_lines(&text)));
+            }
+            Err(e) if e.message.contains("format version") => return Err(setup(format!("{}: {e}", f.display()))),
+            Err(e) => {
+                eprintln!("sparktest: warning: {name}: line {}: {}; the file is left out", e.line, e.message);
+                damage.push(Damage { file: name, line: e.line, message: e.message, kept: false });
+            }
+        }
+    }
+    if read.is_empty() {
+        return Err(setup(format!("no readable measurement file in {}", dir.display())));
+    }
+    Ok((read, damage))
+}
+
+/// The transcripts the records name that exist beside the measurement
+/// files: address → file.
+fn transcripts_named(dir: &Path, files: &[(PathBuf, String)]) -> BTreeMap<String, PathBuf> {
+    let mut out = BTreeMap::new();
+    for (_, text) in files {
+        for line in text.lines() {
+            let Ok(sparktest_record::Line::Case(c)) = serde_json::from_str::<sparktest_record::Line>(line) else { continue };
+            let sha = c.transcript_sha256;
+            if sha.len() != 64 || !sha.bytes().all(|b| b.is_ascii_hexdigit()) {
+                continue;
+            }
+            let path = crate::sinks::transcripts::TranscriptStore::path(dir, &sha);
+            if path.is_file() {
+                out.insert(sha, path);
+            }
+        }
+    }
+    out
+}
+
+/// The prefix of `text` made of whole, readable lines (blank lines kept).
+fn whole_lines(text: &str) -> String {
+    let mut out = String::new();
+    for raw in text.split_inclusive('\n') {
+        let ok = raw.ends_with('\n') && (raw.trim().is_empty() || serde_json::from_str::<sparktest_record::Line>(raw).is_ok());
+        if !ok {
+            break;
+        }
+        out.push_str(raw);
+    }
+    out
 }
 
 /// Build the board. Returns the process exit code.
 pub fn board(args: BoardArgs) -> Result<i32, Error> {
     let config = Config::discover(&args.cwd)?;
     let dir = args.measurements_dir.clone().unwrap_or_else(|| config.path(&config.run.measurements_dir));
-    let files = read_measurements(&dir)?;
+    let (files, damage) = read_measurements(&dir)?;
     let reporter_config = args.config.as_deref().map(toml_as_json).transpose()?.unwrap_or_default();
     let mut inputs = BTreeMap::new();
+    if !damage.is_empty() {
+        inputs.insert("damage.json".to_string(), serde_json::to_vec(&damage).unwrap_or_default());
+    }
+    // The transcripts the records name, copied beside the board so that
+    // each cell's records link to them.
+    let transcripts = transcripts_named(&dir, &files);
+    inputs.insert("transcripts.json".to_string(), serde_json::to_vec(&transcripts.keys().collect::<Vec<_>>()).unwrap_or_default());
     if let Some(j) = &args.judgements {
         inputs.insert("judgements.json".to_string(), toml_as_json(j)?.into_bytes());
     }
@@ -87,12 +158,7 @@ pub fn board(args: BoardArgs) -> Result<i32, Error> {
             plugin::component_for(&workspace, &Source::Crate("sparktest-board".into()))?
         }
     };
-    let limits = Limits {
-        fuel: config.run.fuel_per_case,
-        memory_bytes: usize::try_from(config.run.memory_per_instance_mib.saturating_mul(1024 * 1024)).unwrap_or(usize::MAX),
-        case_timeout: Duration::from_secs(config.run.case_timeout_secs),
-    };
-    let host = PluginHost::new(Some(&config.path(Path::new("target/sparktest/wasmtime-cache"))), limits)?;
+    let host = PluginHost::new(Some(&config.path(Path::new("target/sparktest/wasmtime-cache"))), crate::runner::prepare::limits(&config))?;
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -101,6 +167,16 @@ pub fn board(args: BoardArgs) -> Result<i32, Error> {
     let artifacts = rt.block_on(host.render(&wasm, Arc::new(inputs), texts, &reporter_config))?;
     let out = args.out.clone().unwrap_or_else(|| config.path(Path::new("board")));
     std::fs::create_dir_all(&out).map_err(|e| Error::new(ErrorKind::Io, format!("failed to create {}: {e}", out.display())))?;
+    if !transcripts.is_empty() {
+        let into = out.join("transcripts");
+        std::fs::create_dir_all(&into).map_err(|e| Error::new(ErrorKind::Io, format!("failed to create {}: {e}", into.display())))?;
+        for (sha, from) in &transcripts {
+            let to = into.join(format!("{sha}.json"));
+            if !to.exists() {
+                std::fs::copy(from, &to).map_err(|e| Error::new(ErrorKind::Io, format!("failed to copy {}: {e}", from.display())))?;
+            }
+        }
+    }
     let mut written = Vec::new();
     for (path, content) in artifacts {
         let dest = out.join(&path);

@@ -9,12 +9,15 @@
 //! - [`endpoint`] is the only way out of the sandbox: an OpenAI-compatible
 //!   client (reqwest + tokio, SSE with per-chunk timing) and a probe per
 //!   engine.
-//! - [`runner`] turns cases into libtest trials and fans each finished case
-//!   out to the measurement file ([`measurement`]) and the tally;
-//!   [`snapshot`] keeps byte-for-byte repeats as insta snapshots.
-//! - [`target`] launches a configured server (the reference target) and
-//!   stops it after.
-//! - [`board`] runs a reporter plugin over a folder of measurement files.
+//! - [`runner`] turns cases into libtest trials; every case and the run
+//!   itself are [`events`], fanned out to the [`sinks`] (measurement file,
+//!   terminal summary, JUnit, progress, transcripts); [`snapshot`] keeps
+//!   byte-for-byte repeats as insta snapshots.
+//! - [`target`] launches a configured server (the reference target) in its
+//!   own process group and stops it after, or when the harness is stopped.
+//! - [`board`] runs a reporter plugin over a folder of measurement files;
+//!   [`show`] prints a case's transcript.
+//! - [`redact`] keeps keys out of every output.
 //!
 //! # Known limitations
 //!
@@ -27,15 +30,20 @@
 pub mod board;
 pub mod config;
 pub mod error;
+pub mod events;
 pub mod hostinfo;
-pub mod measurement;
 pub mod plugin;
+pub mod redact;
 pub mod runner;
+pub mod show;
+pub mod sinks;
 pub mod snapshot;
 pub mod suite;
 pub mod target;
+pub mod transcript;
 
-pub use error::{Error, ErrorKind};
-pub use sparktest_endpoint as endpoint;
 pub use board::{BoardArgs, board};
+pub use error::{Error, ErrorKind};
 pub use runner::{RunArgs, TargetChoice, run};
+pub use show::show;
+pub use sparktest_endpoint as endpoint;

@@ -10,15 +10,18 @@ use sparktest_record::{FilePin, SuiteInfo};
 use crate::error::{Error, ErrorKind};
 
 /// Where an instrument's component comes from.
+///
+/// A source build runs the crate's `build.rs` and proc macros as native
+/// code: it is trusted code, so only crates of the cargo workspace that
+/// holds the suite are built. Anything else loads only as a prebuilt
+/// component pinned by sha256.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Source {
-    /// A package of the project's cargo workspace, built on demand.
+    /// A package of the cargo workspace holding the suite, built on demand
+    /// from the workspace root.
     Crate(String),
-    /// A crate folder outside the workspace (relative to the suite folder),
-    /// built on demand.
-    Path(PathBuf),
-    /// A prebuilt component (relative to the suite folder), with an optional
-    /// sha256 pin.
+    /// A prebuilt component (relative to the suite folder), with its sha256
+    /// pin (required in a suite file).
     Wasm {
         /// Path of the `.wasm`.
         path: PathBuf,
@@ -90,6 +93,7 @@ struct SuiteHeader {
 struct InstrumentFile {
     #[serde(rename = "crate")]
     krate: Option<String>,
+    /// Refused: see [`Source`].
     path: Option<PathBuf>,
     wasm: Option<PathBuf>,
     sha256: Option<String>,
@@ -165,17 +169,35 @@ pub fn load(file: &Path) -> Result<Suite, Error> {
     for (i, entry) in parsed.instrument.into_iter().enumerate() {
         let where_ = format!("{}: instrument #{}", file.display(), i + 1);
         let source = match (entry.krate, entry.path, entry.wasm) {
+            (_, Some(path), _) => {
+                return Err(setup(format!(
+                    "{where_}: path = {:?}: a crate outside this workspace is not built (building runs its build.rs \
+                     and proc macros as native code); build it yourself and give wasm = \"….wasm\" with its \
+                     sha256, or add the crate to this workspace and give crate = \"…\"",
+                    path.display()
+                )));
+            }
             (Some(name), None, None) => Source::Crate(name),
-            (None, Some(path), None) => Source::Path(dir.join(path)),
-            (None, None, Some(path)) => Source::Wasm { path: dir.join(path), sha256: entry.sha256 },
-            _ => return Err(setup(format!("{where_}: give exactly one of crate, path and wasm"))),
+            (None, None, Some(path)) => {
+                let Some(sha256) = entry.sha256 else {
+                    return Err(setup(format!(
+                        "{where_}: wasm = {:?} needs its sha256 = \"…\" pin (`sha256sum` gives it): a prebuilt \
+                         component is untrusted code",
+                        path.display()
+                    )));
+                };
+                Source::Wasm { path: dir.join(path), sha256: Some(sha256) }
+            }
+            _ => return Err(setup(format!("{where_}: give exactly one of crate and wasm"))),
         };
         let table = entry.config.unwrap_or_default();
         if !entry.arms.is_empty() && table.contains_key("arm") {
             return Err(setup(format!("{where_}: config key \"arm\" is set by the host for paired arms")));
         }
-        if let Some(bad) = entry.arms.keys().find(|a| a.is_empty() || a.contains("::")) {
-            return Err(setup(format!("{where_}: arm name {bad:?} must be non-empty and hold no \"::\"")));
+        for arm in entry.arms.keys() {
+            crate::plugin::check_segments("arm", arm)
+                .and_then(|()| if arm.contains("::") { Err(format!("arm {arm:?} holds \"::\"")) } else { Ok(()) })
+                .map_err(|e| setup(format!("{where_}: {e}")))?;
         }
         let config = serde_json::to_string(&table)
             .map_err(|err| setup(format!("{where_}: config cannot be expressed as JSON: {err}")))?;
@@ -253,5 +275,21 @@ mod tests {
         let file = dir.path().join("suite.toml");
         std::fs::write(&file, "[suite]\nname = \"t\"\nversion = \"1\"\n[[instrument]]\ncrate = \"a\"\nwasm = \"b.wasm\"\n").unwrap();
         assert!(load(&file).unwrap_err().message.contains("instrument #1"));
+    }
+
+    #[test]
+    fn untrusted_sources_are_refused_with_the_way_out() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("suite.toml");
+        let head = "[suite]\nname = \"t\"\nversion = \"1\"\n[[instrument]]\n";
+        std::fs::write(&file, format!("{head}path = \"../elsewhere\"\n")).unwrap();
+        let err = load(&file).unwrap_err().message;
+        assert!(err.contains("native code") && err.contains("sha256"), "{err}");
+        std::fs::write(&file, format!("{head}wasm = \"x.wasm\"\n")).unwrap();
+        let err = load(&file).unwrap_err().message;
+        assert!(err.contains("needs its sha256"), "{err}");
+        std::fs::write(&file, format!("{head}crate = \"c\"\narms = {{ \"../x\" = \"local\" }}\n")).unwrap();
+        let err = load(&file).unwrap_err().message;
+        assert!(err.contains("arm \"../x\""), "{err}");
     }
 }

@@ -1,12 +1,22 @@
 //! Targets: connect to a running server, or launch one and stop it after.
+//!
+//! A launched server dies with the harness: it runs in its own process
+//! group, which is stopped when the run ends, on SIGINT/SIGTERM/SIGHUP, and
+//! (through the parent-death signal, set from a launcher thread that lives
+//! as long as the process) if the harness itself is killed. No orphan keeps
+//! a GPU and a port.
 
 use std::collections::BTreeMap;
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use crate::config::{Config, LaunchConfig};
 use crate::error::{Error, ErrorKind};
+use crate::redact::Redactor;
 
 /// The reference-target install script, shipped inside the binary so that
 /// `builtin:reference-target` works from any project.
@@ -16,24 +26,139 @@ fn target_err(message: String) -> Error {
     Error::new(ErrorKind::Target, message)
 }
 
+/// Process groups of the servers running now, for the signal handler.
+static LIVE_GROUPS: Mutex<Vec<i32>> = Mutex::new(Vec::new());
+
+fn live_groups() -> std::sync::MutexGuard<'static, Vec<i32>> {
+    LIVE_GROUPS.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Signal a whole process group.
+fn signal_group(pgid: i32, signal: i32) {
+    // SAFETY: kill(2) with a negative pid signals the group; no memory is
+    // touched.
+    unsafe {
+        libc::kill(-pgid, signal);
+    }
+}
+
+/// Stop every server this process launched: SIGTERM, a moment to let GPU
+/// engines release their memory, then SIGKILL. For the signal handler.
+pub fn stop_all_now() {
+    let groups: Vec<i32> = live_groups().clone();
+    for g in &groups {
+        signal_group(*g, libc::SIGTERM);
+    }
+    std::thread::sleep(Duration::from_millis(1500));
+    for g in &groups {
+        signal_group(*g, libc::SIGKILL);
+    }
+}
+
+/// On SIGINT, SIGTERM or SIGHUP: stop the launched servers, then exit with
+/// 128 + the signal. Installed once per process, on the run's runtime.
+pub fn stop_servers_on_signals(rt: &tokio::runtime::Runtime) {
+    static INSTALLED: OnceLock<()> = OnceLock::new();
+    if INSTALLED.set(()).is_err() {
+        return;
+    }
+    use tokio::signal::unix::{SignalKind, signal};
+    rt.spawn(async {
+        let (Ok(mut int), Ok(mut term), Ok(mut hup)) =
+            (signal(SignalKind::interrupt()), signal(SignalKind::terminate()), signal(SignalKind::hangup()))
+        else {
+            return;
+        };
+        let code = tokio::select! {
+            _ = int.recv() => 128 + libc::SIGINT,
+            _ = term.recv() => 128 + libc::SIGTERM,
+            _ = hup.recv() => 128 + libc::SIGHUP,
+        };
+        eprintln!("sparktest: interrupted; stopping the servers it launched");
+        tokio::task::spawn_blocking(stop_all_now).await.ok();
+        std::process::exit(code);
+    });
+}
+
+type SpawnRequest = (Command, mpsc::Sender<std::io::Result<Child>>);
+
+/// Spawn from one thread that lives as long as the process: the
+/// parent-death signal fires when the *thread* that forked exits, so a
+/// server started from a short-lived worker thread would be killed early.
+fn spawn_on_launcher(cmd: Command) -> std::io::Result<Child> {
+    static LAUNCHER: OnceLock<Mutex<mpsc::Sender<SpawnRequest>>> = OnceLock::new();
+    let tx = LAUNCHER.get_or_init(|| {
+        let (tx, rx) = mpsc::channel::<SpawnRequest>();
+        std::thread::Builder::new()
+            .name("sparktest-launcher".into())
+            .spawn(move || {
+                for (mut cmd, reply) in rx {
+                    let _ = reply.send(cmd.spawn());
+                }
+            })
+            .expect("failed to start the launcher thread");
+        Mutex::new(tx)
+    });
+    let (reply_tx, reply_rx) = mpsc::channel();
+    tx.lock().unwrap_or_else(|p| p.into_inner()).send((cmd, reply_tx)).map_err(std::io::Error::other)?;
+    reply_rx.recv().map_err(std::io::Error::other)?
+}
+
 /// A server the harness started. Dropping it stops the server.
 pub struct Launched {
     child: Child,
     /// Where it listens.
     pub base_url: String,
-    /// The exact command that started it.
+    /// The command that started it, credentials redacted.
     pub command: Vec<String>,
+    /// The command as run (may hold a key: never recorded).
+    argv: Vec<String>,
     /// The server's own log.
     pub log: PathBuf,
-    /// The server's process id.
+    /// The server's process id (and process group).
     pub pid: u32,
+    name: String,
+    health: String,
+    startup: Duration,
+    redactor: Redactor,
 }
 
 impl Launched {
-    /// Stop the server now (SIGKILL; it holds no state worth a clean exit).
+    /// Stop the server's whole process group now: SIGTERM, up to 10 s to
+    /// exit (GPU engines release memory on the way out), then SIGKILL.
     pub fn stop(&mut self) {
-        let _ = self.child.kill();
+        let pgid = self.pid as i32;
+        if matches!(self.child.try_wait(), Ok(None)) {
+            signal_group(pgid, libc::SIGTERM);
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while Instant::now() < deadline && matches!(self.child.try_wait(), Ok(None)) {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        }
+        // Whatever is left of the group, the server's children included.
+        signal_group(pgid, libc::SIGKILL);
         let _ = self.child.wait();
+        live_groups().retain(|g| *g != pgid);
+    }
+
+    /// Stop the server and start it again with the same command on the same
+    /// port, waiting until it is healthy.
+    pub fn restart(&mut self) -> Result<(), Error> {
+        self.stop();
+        let (child, pid) = spawn_server(&self.argv, &self.log, &self.name)?;
+        self.child = child;
+        self.pid = pid;
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| target_err(format!("failed to start a runtime for the restart: {e}")))?;
+        let (health, startup) = (self.health.clone(), self.startup);
+        rt.block_on(wait_healthy(self, &health, startup)).map_err(|e| e.error)
+    }
+
+    /// The server's log so far, credentials redacted.
+    pub fn log_text(&self) -> String {
+        self.redactor.redact(&std::fs::read_to_string(&self.log).unwrap_or_default())
     }
 }
 
@@ -43,16 +168,30 @@ impl Drop for Launched {
     }
 }
 
+/// Where the built-in reference-target script is written: once per binary
+/// version and script content, through a rename, because another run may
+/// be reading it.
+fn reference_script(cache_dir: &Path) -> Result<PathBuf, Error> {
+    let sha = crate::suite::sha256_hex(REFERENCE_TARGET_SCRIPT.as_bytes());
+    let script = cache_dir.join(format!("reference-target-{}-{}.sh", env!("CARGO_PKG_VERSION"), &sha[..12]));
+    if script.is_file() {
+        return Ok(script);
+    }
+    std::fs::create_dir_all(cache_dir).map_err(|e| target_err(format!("failed to create {}: {e}", cache_dir.display())))?;
+    static WRITES: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let tmp = cache_dir.join(format!(".reference-target.{}.{n}.tmp", std::process::id()));
+    std::fs::write(&tmp, REFERENCE_TARGET_SCRIPT)
+        .and_then(|()| std::fs::rename(&tmp, &script))
+        .map_err(|e| target_err(format!("failed to write {}: {e}", script.display())))?;
+    Ok(script)
+}
+
 /// Run the provisioning program and read its `key=value` lines.
 pub fn provision(root: &Path, spec: &str, cache_dir: &Path) -> Result<BTreeMap<String, String>, Error> {
     let mut cmd = if spec == "builtin:reference-target" {
-        std::fs::create_dir_all(cache_dir)
-            .map_err(|e| target_err(format!("failed to create {}: {e}", cache_dir.display())))?;
-        let script = cache_dir.join("reference-target.sh");
-        std::fs::write(&script, REFERENCE_TARGET_SCRIPT)
-            .map_err(|e| target_err(format!("failed to write {}: {e}", script.display())))?;
         let mut cmd = Command::new("bash");
-        cmd.arg(script);
+        cmd.arg(reference_script(cache_dir)?);
         cmd
     } else {
         Command::new(root.join(spec))
@@ -72,7 +211,8 @@ pub fn provision(root: &Path, spec: &str, cache_dir: &Path) -> Result<BTreeMap<S
         .collect())
 }
 
-/// A free TCP port on 127.0.0.1.
+/// A free TCP port on 127.0.0.1 (free now: another process may take it
+/// before the server binds, so a launch that loses the port is retried).
 pub fn free_port() -> Result<u16, Error> {
     let listener = std::net::TcpListener::bind("127.0.0.1:0")
         .map_err(|e| target_err(format!("failed to find a free port: {e}")))?;
@@ -89,80 +229,143 @@ pub fn substitute(command: &[String], values: &BTreeMap<String, String>) -> Resu
                 out = out.replace(&format!("{{{k}}}"), v);
             }
             if let (Some(a), Some(b)) = (out.find('{'), out.find('}'))
-                && a < b {
-                    return Err(Error::new(
-                        ErrorKind::Setup,
-                        format!("launch command argument {arg:?} names {} which nothing provides", &out[a..=b]),
-                    ));
-                }
+                && a < b
+            {
+                return Err(Error::new(
+                    ErrorKind::Setup,
+                    format!("launch command argument {arg:?} names {} which nothing provides", &out[a..=b]),
+                ));
+            }
             Ok(out)
         })
         .collect()
 }
 
-/// Provision, start the server, and wait for its health path.
-pub async fn launch(config: &Config, name: &str, launch: &LaunchConfig, cache_dir: &Path) -> Result<Launched, Error> {
+fn spawn_server(argv: &[String], log: &Path, name: &str) -> Result<(Child, u32), Error> {
+    let Some((program, args)) = argv.split_first() else {
+        return Err(Error::new(ErrorKind::Setup, format!("target {name}: the launch command is empty")));
+    };
+    let log_file = std::fs::File::create(log).map_err(|e| target_err(format!("failed to create {}: {e}", log.display())))?;
+    let err_file = log_file.try_clone().map_err(|e| target_err(format!("failed to open {}: {e}", log.display())))?;
+    let mut cmd = Command::new(program);
+    cmd.args(args).stdin(Stdio::null()).stdout(log_file).stderr(err_file).process_group(0);
+    // SAFETY: only async-signal-safe calls between fork and exec: the
+    // server dies with the launcher thread (the harness), and exits at once
+    // if the harness is already gone.
+    let parent = std::process::id() as i32;
+    unsafe {
+        cmd.pre_exec(move || {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            if libc::getppid() != parent {
+                libc::_exit(1);
+            }
+            Ok(())
+        });
+    }
+    let child = spawn_on_launcher(cmd).map_err(|e| target_err(format!("failed to start target {name} ({program}): {e}")))?;
+    let pid = child.id();
+    live_groups().push(pid as i32);
+    Ok((child, pid))
+}
+
+/// Provision, start the server, and wait for its health path. A server that
+/// exits because another process took its port is started again on another.
+pub async fn launch(
+    config: &Config,
+    name: &str,
+    launch: &LaunchConfig,
+    cache_dir: &Path,
+    api_key: Option<&str>,
+    redactor: &Redactor,
+) -> Result<Launched, Error> {
     let mut values = match &launch.provision {
         Some(spec) => provision(&config.root, spec, cache_dir)?,
         None => BTreeMap::new(),
     };
-    let port = free_port()?;
-    values.insert("port".into(), port.to_string());
-    let command = substitute(&launch.command, &values)?;
-    let Some((program, args)) = command.split_first() else {
-        return Err(Error::new(ErrorKind::Setup, format!("target {name}: the launch command is empty")));
-    };
+    if let Some(key) = api_key {
+        values.insert("api-key".into(), key.to_string());
+    }
     let logs = config.path(Path::new("target/sparktest/logs"));
     std::fs::create_dir_all(&logs).map_err(|e| target_err(format!("failed to create {}: {e}", logs.display())))?;
-    let log = logs.join(format!("{name}-{port}.log"));
-    let log_file = std::fs::File::create(&log).map_err(|e| target_err(format!("failed to create {}: {e}", log.display())))?;
-    let err_file = log_file.try_clone().map_err(|e| target_err(format!("failed to open {}: {e}", log.display())))?;
-    let child = Command::new(program)
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(log_file)
-        .stderr(err_file)
-        .spawn()
-        .map_err(|e| target_err(format!("failed to start target {name} ({program}): {e}")))?;
-    let pid = child.id();
-    let mut launched = Launched { child, base_url: format!("http://127.0.0.1:{port}"), command, log, pid };
-    wait_healthy(&mut launched, name, &launch.health_path, Duration::from_secs(launch.startup_timeout_secs)).await?;
-    Ok(launched)
+    let mut tries = 0;
+    loop {
+        tries += 1;
+        let port = free_port()?;
+        values.insert("port".into(), port.to_string());
+        let argv = substitute(&launch.command, &values)?;
+        let log = logs.join(format!("{name}-{port}.log"));
+        let (child, pid) = spawn_server(&argv, &log, name)?;
+        let mut launched = Launched {
+            child,
+            base_url: format!("http://127.0.0.1:{port}"),
+            command: redactor.redact_command(&argv),
+            argv,
+            log,
+            pid,
+            name: name.to_string(),
+            health: launch.health_path.clone(),
+            startup: Duration::from_secs(launch.startup_timeout_secs),
+            redactor: redactor.clone(),
+        };
+        let startup = launched.startup;
+        match wait_healthy(&mut launched, &launch.health_path, startup).await {
+            Ok(()) => return Ok(launched),
+            Err(e) if e.port_taken && tries < 3 => {
+                eprintln!("sparktest: target {name}: port {port} was taken before the server bound it; trying another");
+            }
+            Err(e) => return Err(e.error),
+        }
+    }
 }
 
-fn log_tail(path: &Path) -> String {
-    let text = std::fs::read_to_string(path).unwrap_or_default();
+fn log_tail(text: &str) -> String {
     let lines: Vec<&str> = text.lines().collect();
     lines[lines.len().saturating_sub(15)..].join("\n")
 }
 
-async fn wait_healthy(launched: &mut Launched, name: &str, path: &str, timeout: Duration) -> Result<(), Error> {
+struct StartError {
+    error: Error,
+    port_taken: bool,
+}
+
+async fn wait_healthy(launched: &mut Launched, path: &str, timeout: Duration) -> Result<(), StartError> {
+    let fail = |error: Error| StartError { error, port_taken: false };
     let http = crate::endpoint::http_builder()
         .timeout(Duration::from_secs(2))
         .build()
-        .map_err(|e| target_err(format!("failed to build the HTTP client: {e}")))?;
+        .map_err(|e| fail(target_err(format!("failed to build the HTTP client: {e}"))))?;
     let url = format!("{}{path}", launched.base_url);
     let started = Instant::now();
     loop {
         if let Ok(Some(status)) = launched.child.try_wait() {
-            return Err(target_err(format!(
-                "target {name} exited during startup ({status}); last lines of {}:\n{}",
-                launched.log.display(),
-                log_tail(&launched.log)
-            )));
+            live_groups().retain(|g| *g != launched.pid as i32);
+            let log = launched.log_text();
+            let lower = log.to_lowercase();
+            let port_taken = lower.contains("address already in use") || lower.contains("couldn't bind") || lower.contains("failed to bind");
+            return Err(StartError {
+                error: target_err(format!(
+                    "target {} exited during startup ({status}); last lines of {}:\n{}",
+                    launched.name,
+                    launched.log.display(),
+                    log_tail(&log)
+                )),
+                port_taken,
+            });
         }
         if let Ok(resp) = http.get(&url).send().await
-            && resp.status().is_success() {
-                return Ok(());
-            }
+            && resp.status().is_success()
+        {
+            return Ok(());
+        }
         if started.elapsed() > timeout {
             launched.stop();
-            return Err(target_err(format!(
-                "target {name} was not healthy at {url} within {}s; last lines of {}:\n{}",
+            return Err(fail(target_err(format!(
+                "target {} was not healthy at {url} within {}s; last lines of {}:\n{}",
+                launched.name,
                 timeout.as_secs(),
                 launched.log.display(),
-                log_tail(&launched.log)
-            )));
+                log_tail(&launched.log_text())
+            ))));
         }
         tokio::time::sleep(Duration::from_millis(250)).await;
     }
@@ -179,5 +382,53 @@ mod tests {
         assert_eq!(cmd, vec!["--port", "8080"]);
         let err = substitute(&["{server}".into()], &values).unwrap_err();
         assert!(err.message.contains("{server}"), "{err}");
+    }
+
+    #[test]
+    fn the_reference_script_is_written_once_per_version() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = reference_script(dir.path()).unwrap();
+        let modified = std::fs::metadata(&a).unwrap().modified().unwrap();
+        std::thread::sleep(Duration::from_millis(20));
+        let b = reference_script(dir.path()).unwrap();
+        assert_eq!(a, b);
+        assert_eq!(std::fs::metadata(&b).unwrap().modified().unwrap(), modified, "not rewritten");
+        assert!(a.file_name().unwrap().to_string_lossy().starts_with(&format!("reference-target-{}-", env!("CARGO_PKG_VERSION"))));
+    }
+
+    #[test]
+    fn a_launched_server_and_its_children_stop_with_the_group() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("log");
+        // A "server" that starts a child of its own, then waits.
+        let argv: Vec<String> = ["bash", "-c", "sleep 300 & echo child $!; wait"].iter().map(|s| s.to_string()).collect();
+        let (child, pid) = spawn_server(&argv, &log, "t").unwrap();
+        let mut launched = Launched {
+            child,
+            base_url: String::new(),
+            command: argv.clone(),
+            argv,
+            log: log.clone(),
+            pid,
+            name: "t".into(),
+            health: "/".into(),
+            startup: Duration::from_secs(1),
+            redactor: Redactor::default(),
+        };
+        let started = Instant::now();
+        let grandchild = loop {
+            if let Some(pid) = std::fs::read_to_string(&log).ok().and_then(|t| t.split_whitespace().nth(1).map(str::to_string)) {
+                break pid;
+            }
+            assert!(started.elapsed() < Duration::from_secs(10), "the child never started");
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        assert!(live_groups().contains(&(pid as i32)));
+        launched.stop();
+        assert!(!live_groups().contains(&(pid as i32)));
+        // Its own child went with it (a zombie at most, reaped by init).
+        std::thread::sleep(Duration::from_millis(200));
+        let state = std::fs::read_to_string(format!("/proc/{grandchild}/stat")).unwrap_or_default();
+        assert!(state.is_empty() || state.contains(") Z"), "grandchild still running: {state}");
     }
 }

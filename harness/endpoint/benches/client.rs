@@ -2,8 +2,10 @@
 //! (benchmarks report, tests assert). Plain `Instant`, no criterion, to keep
 //! the build small. Run with `cargo bench -p sparktest-endpoint`.
 //!
-//! - (a) The SSE parse path in memory: `sse::events`, then one JSON parse per
-//!   event as the client does.
+//! - (a) The SSE parse path in memory: `sse::Parser`, then one JSON parse per
+//!   event as the client does; and large events (one 4 MiB event arriving in
+//!   4 KiB reads against 4 KiB events), this parser beside the
+//!   `eventsource-stream` crate used before format 1.2.
 //! - (b) The client's ceiling: one streamed `Client::chat` at a time against
 //!   the loopback fake server writing tokens as fast as it can.
 //! - (c) Timing error: the fake server paces tokens; the client's recorded
@@ -23,7 +25,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use futures_util::StreamExt;
 use serde_json::Value;
-use sparktest_endpoint::{ChatRequest, Client, Message, Role, Timeouts, sse};
+use sparktest_endpoint::{ChatRequest, Client, ClientConfig, Message, Role, sse};
 
 use fake_server::{FakeServer, Script, openai};
 
@@ -82,19 +84,72 @@ fn absorb(data: &str, text: &mut String) {
     }
 }
 
-async fn parse_stream(chunks: Vec<Bytes>, json: bool) -> usize {
-    let body = futures_util::stream::iter(chunks.into_iter().map(Ok::<_, Infallible>));
-    let mut events = std::pin::pin!(sse::events(body));
+fn parse_stream(chunks: &[Bytes], json: bool) -> usize {
+    let mut parser = sse::Parser::new(64 << 20);
+    let mut events = Vec::new();
     let mut text = String::new();
     let mut n = 0;
-    while let Some(event) = events.next().await {
-        let event = event.expect("in-memory stream");
-        if json {
-            absorb(&event.data, &mut text);
+    for chunk in chunks {
+        parser.push(chunk, &mut events).expect("in-memory stream");
+        for event in events.drain(..) {
+            if json {
+                absorb(&event.data, &mut text);
+            }
+            n += 1;
         }
+    }
+    n
+}
+
+/// The same with the `eventsource-stream` crate (the parser before 1.2).
+async fn parse_stream_before(chunks: Vec<Bytes>) -> usize {
+    use eventsource_stream::Eventsource;
+    let body = futures_util::stream::iter(chunks.into_iter().map(Ok::<_, Infallible>));
+    let mut events = std::pin::pin!(body.eventsource());
+    let mut n = 0;
+    while let Some(event) = events.next().await {
+        event.expect("in-memory stream");
         n += 1;
     }
     n
+}
+
+/// One 4 MiB event arriving in 4 KiB reads, against 1,024 events of 4 KiB:
+/// the same bytes. A linear parser takes the same time per byte for both.
+fn large_events(rt: &tokio::runtime::Runtime) {
+    const READ: usize = 4096;
+    let one = format!("data: {}\n\n", "x".repeat(4 << 20));
+    let big: Vec<Bytes> = one.as_bytes().chunks(READ).map(Bytes::copy_from_slice).collect();
+    let small_event = format!("data: {}\n\n", "x".repeat(READ - 8));
+    let small: Vec<Bytes> = (0..1024).map(|_| Bytes::from(small_event.clone())).collect();
+    let bytes = |c: &[Bytes]| c.iter().map(Bytes::len).sum::<usize>();
+    println!("(a2) large events: one 4 MiB event in 4 KiB reads vs 1,024 events of 4 KiB");
+    println!("    {:<44} {:>10} {:>10}", "parser", "4 MiB ev", "4 KiB evs");
+    let time = |run: &dyn Fn() -> usize, expect: usize, n: usize| {
+        run();
+        median(
+            (0..n)
+                .map(|_| {
+                    let t = Instant::now();
+                    assert_eq!(run(), expect);
+                    t.elapsed().as_secs_f64()
+                })
+                .collect(),
+        )
+    };
+    let new_big = time(&|| parse_stream(&big, false), 1, RUNS);
+    let new_small = time(&|| parse_stream(&small, false), 1024, RUNS);
+    println!("    {:<44} {:>7.0} MB/s {:>7.0} MB/s", "sse::Parser (this crate)", mb(bytes(&big)) / new_big, mb(bytes(&small)) / new_small);
+    // The old parser rescans its buffer per read: one run is enough to see it.
+    let old_big = time(&|| rt.block_on(parse_stream_before(big.clone())), 1, 1);
+    let old_small = time(&|| rt.block_on(parse_stream_before(small.clone())), 1024, RUNS);
+    println!(
+        "    {:<44} {:>7.1} MB/s {:>7.0} MB/s",
+        "eventsource-stream 0.2.3 (before 1.2)",
+        mb(bytes(&big)) / old_big,
+        mb(bytes(&small)) / old_small
+    );
+    println!();
 }
 
 fn median(mut xs: Vec<f64>) -> f64 {
@@ -113,10 +168,10 @@ fn parse_path(rt: &tokio::runtime::Runtime) {
     println!("(a) SSE parse path, in memory: {} events, {:.1} MB, {:.0} B/event", events.len(), mb(bytes), bytes as f64 / events.len() as f64);
     println!("    {:<40} {:>12} {:>9}", "path", "events/s", "MB/s");
     let rows: [(&str, &dyn Fn() -> usize); 5] = [
-        ("sse::events + JSON, one chunk per event", &|| rt.block_on(parse_stream(per_event.clone(), true))),
-        ("sse::events + JSON, 64 KiB chunks", &|| rt.block_on(parse_stream(blocks.clone(), true))),
-        ("sse::events alone, one chunk per event", &|| rt.block_on(parse_stream(per_event.clone(), false))),
-        ("sse::events alone, 64 KiB chunks", &|| rt.block_on(parse_stream(blocks.clone(), false))),
+        ("sse::Parser + JSON, one chunk per event", &|| parse_stream(&per_event, true)),
+        ("sse::Parser + JSON, 64 KiB chunks", &|| parse_stream(&blocks, true)),
+        ("sse::Parser alone, one chunk per event", &|| parse_stream(&per_event, false)),
+        ("sse::Parser alone, 64 KiB chunks", &|| parse_stream(&blocks, false)),
         ("JSON alone (no SSE)", &|| {
             let mut text = String::new();
             datas.iter().for_each(|d| absorb(d, &mut text));
@@ -138,6 +193,7 @@ fn parse_path(rt: &tokio::runtime::Runtime) {
         println!("    {:<40} {:>12.0} {:>9.1}", name, events.len() as f64 / secs, mb(bytes) / secs);
     }
     println!();
+    large_events(rt);
 }
 
 fn mb(bytes: usize) -> f64 {
@@ -178,7 +234,7 @@ fn ceiling(client_rt: &tokio::runtime::Runtime, server_rt: &tokio::runtime::Runt
     );
     for (name, script) in [("one write per token", per_token), ("64 KiB writes", batched)] {
         let server = server_rt.block_on(FakeServer::start(script));
-        let client = Client::new(&server.url(), "fake-model", Timeouts::default()).expect("client");
+        let client = Client::new(&server.url(), "fake-model", ClientConfig::default()).expect("client");
         measured_call(client_rt, &client, TOKENS);
         let calls: Vec<Call> = (0..RUNS).map(|_| measured_call(client_rt, &client, TOKENS)).collect();
         let rate = median(calls.iter().map(|c| TOKENS as f64 / c.wall).collect());
@@ -201,7 +257,7 @@ fn timing_error(client_rt: &tokio::runtime::Runtime, server_rt: &tokio::runtime:
     }
     let script = script.data(&openai::finish("length")).data(&openai::usage(16, PACED_TOKENS as u32)).done();
     let server = server_rt.block_on(FakeServer::start(script));
-    let client = Client::new(&server.url(), "fake-model", Timeouts::default()).expect("client");
+    let client = Client::new(&server.url(), "fake-model", ClientConfig::default()).expect("client");
 
     let mut vs_nominal = Vec::new();
     let mut vs_server = Vec::new();

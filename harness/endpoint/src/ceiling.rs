@@ -11,7 +11,7 @@ use sparktest_record::ClientCeiling;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
-use crate::{ChatRequest, Client, Message, Role, Timeouts};
+use crate::{ChatRequest, Client, ClientConfig, Message, Role};
 
 /// Tokens in one unpaced stream.
 const FAST_TOKENS: usize = 4000;
@@ -84,7 +84,7 @@ async fn serve_one(listener: &TcpListener, tokens: usize, pace: Option<(Duration
 pub async fn measure() -> Result<ClientCeiling, String> {
     let listener = TcpListener::bind("127.0.0.1:0").await.map_err(|e| format!("failed to bind loopback: {e}"))?;
     let url = format!("http://{}", listener.local_addr().map_err(|e| e.to_string())?);
-    let client = Client::new(&url, "loopback", Timeouts::default())?;
+    let client = Client::new(&url, "loopback", ClientConfig::default())?;
     let mut req = ChatRequest::new(vec![Message::text(Role::User, "Count.")]);
     req.stream = true;
 

@@ -1,13 +1,20 @@
 //! The OpenAI-compatible HTTP client: chat and completions, streamed or not.
 //!
 //! Classification is the point of this file. A call ends in a [`Reply`], or
-//! in [`CallError::Lost`] (refused or reset connection, timeout, 5xx, a stream
-//! cut before `[DONE]`, a body that is not the JSON the protocol promises),
-//! or in [`CallError::Rejected`] (a 4xx, with its body).
+//! in [`CallError::Lost`] (refused or reset connection, timeout, a stall
+//! between bytes, a stream cut before its finish reason, a reply over its
+//! size cap, a body that is not the JSON the protocol promises), in
+//! [`CallError::Unanswered`] (a 5xx, or a 429/408/503 that outlasted the
+//! retries), in [`CallError::Unauthorized`] (401/403: the setup's fault) or
+//! in [`CallError::Rejected`] (any other 4xx: a clean refusal, with its
+//! body).
+//!
+//! Every limit is explicit ([`ClientConfig`]): the server is untrusted input.
 
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use futures_util::StreamExt;
+use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue, RETRY_AFTER};
 use serde_json::{Map, Value, json};
 
 use super::sse;
@@ -20,11 +27,127 @@ pub struct Timeouts {
     pub connect: Duration,
     /// For the whole call, first byte to last.
     pub request: Duration,
+    /// The longest silence between two reads of a reply once it has started
+    /// (a stalled stream is lost after this, not after `request`).
+    pub idle: Duration,
+    /// For one auxiliary read (probes, `/metrics`, `/slots`).
+    pub aux: Duration,
 }
 
 impl Default for Timeouts {
     fn default() -> Self {
-        Timeouts { connect: Duration::from_secs(10), request: Duration::from_secs(600) }
+        Timeouts {
+            connect: Duration::from_secs(10),
+            request: Duration::from_secs(600),
+            idle: Duration::from_secs(60),
+            aux: Duration::from_secs(10),
+        }
+    }
+}
+
+/// Retries of a call the server asked to come back later (HTTP 429, 408,
+/// 503), shared by every client of a run: the whole run waits at most
+/// `budget` in backoff.
+#[derive(Debug)]
+pub struct RetryBudget {
+    /// Sends per call, the first included.
+    pub max_attempts: u32,
+    /// First backoff; doubled per attempt unless the server says
+    /// `Retry-After`.
+    pub first_backoff: Duration,
+    /// Longest single wait.
+    pub max_backoff: Duration,
+    left: Mutex<Duration>,
+}
+
+impl RetryBudget {
+    /// A budget of `total` waiting for the whole run.
+    pub fn new(total: Duration, max_attempts: u32) -> Self {
+        RetryBudget { max_attempts, first_backoff: Duration::from_millis(500), max_backoff: Duration::from_secs(30), left: Mutex::new(total) }
+    }
+
+    /// No retries at all.
+    pub fn none() -> Self {
+        Self::new(Duration::ZERO, 1)
+    }
+
+    /// Take `wait` from the budget; false (and nothing taken) if it has less.
+    fn take(&self, wait: Duration) -> bool {
+        let mut left = self.left.lock().unwrap_or_else(|p| p.into_inner());
+        if *left < wait {
+            return false;
+        }
+        *left -= wait;
+        true
+    }
+
+    /// What is left.
+    pub fn left(&self) -> Duration {
+        *self.left.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// Everything a client needs besides where it goes.
+#[derive(Debug, Clone)]
+pub struct ClientConfig {
+    /// Time limits.
+    pub timeouts: Timeouts,
+    /// Largest reply body read, in bytes; a larger one is lost ("reply too
+    /// large").
+    pub max_reply_bytes: usize,
+    /// Largest single server-sent event, in bytes.
+    pub max_event_bytes: usize,
+    /// Shared retry budget.
+    pub retry: Arc<RetryBudget>,
+    /// Bearer token sent with every request (`api-key-env`).
+    pub api_key: Option<Secret>,
+}
+
+impl Default for ClientConfig {
+    fn default() -> Self {
+        ClientConfig {
+            timeouts: Timeouts::default(),
+            max_reply_bytes: 64 << 20,
+            max_event_bytes: 16 << 20,
+            retry: Arc::new(RetryBudget::none()),
+            api_key: None,
+        }
+    }
+}
+
+/// A credential: its `Debug` never shows it.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(String);
+
+impl Secret {
+    /// Wrap a credential.
+    pub fn new(value: impl Into<String>) -> Self {
+        Secret(value.into())
+    }
+
+    /// The credential itself, for the one place that sends it.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Secret([redacted])")
+    }
+}
+
+/// A URL with any `user:password@` replaced, for records and messages.
+pub fn redact_url(url: &str) -> String {
+    match url.split_once("://") {
+        Some((scheme, rest)) => {
+            let authority_end = rest.find('/').unwrap_or(rest.len());
+            match rest[..authority_end].rfind('@') {
+                Some(at) => format!("{scheme}://[redacted]@{}", &rest[at + 1..]),
+                None => url.to_string(),
+            }
+        }
+        None => url.to_string(),
     }
 }
 
@@ -42,35 +165,56 @@ pub struct Client {
     http: reqwest::Client,
     base_url: String,
     model: String,
-    timeouts: Timeouts,
+    config: ClientConfig,
 }
 
-/// A reply before classification: the wire facts a caller may also want.
 pub(crate) fn millis(since: Instant) -> f64 {
     since.elapsed().as_secs_f64() * 1000.0
+}
+
+/// Keys a request body's `extra-body` may not set: they decide what is
+/// measured (the model, the conversation, streaming and its usage chunk).
+const RESERVED: &[&str] = &["model", "messages", "prompt", "stream", "stream_options"];
+
+/// Statuses that ask the client to come back later.
+fn retryable(status: u16) -> bool {
+    matches!(status, 408 | 429 | 503)
 }
 
 impl Client {
     /// A client for `base_url` (e.g. `http://127.0.0.1:8080`), naming `model`
     /// in every request.
-    pub fn new(base_url: &str, model: &str, timeouts: Timeouts) -> Result<Self, String> {
+    pub fn new(base_url: &str, model: &str, config: ClientConfig) -> Result<Self, String> {
+        let mut headers = HeaderMap::new();
+        if let Some(key) = &config.api_key {
+            let mut value = HeaderValue::from_str(&format!("Bearer {}", key.expose()))
+                .map_err(|_| "failed to build the HTTP client: the API key is not a valid header value".to_string())?;
+            value.set_sensitive(true);
+            headers.insert(AUTHORIZATION, value);
+        }
         let http = http_builder()
-            .connect_timeout(timeouts.connect)
-            .timeout(timeouts.request)
+            .connect_timeout(config.timeouts.connect)
+            .timeout(config.timeouts.request)
+            .default_headers(headers)
             .pool_max_idle_per_host(64)
             .build()
             .map_err(|err| format!("failed to build the HTTP client: {err}"))?;
-        Ok(Client { http, base_url: base_url.trim_end_matches('/').to_string(), model: model.to_string(), timeouts })
+        Ok(Client { http, base_url: base_url.trim_end_matches('/').to_string(), model: model.to_string(), config })
     }
 
-    /// The base URL.
-    pub fn base_url(&self) -> &str {
-        &self.base_url
+    /// The base URL, credentials redacted.
+    pub fn base_url(&self) -> String {
+        redact_url(&self.base_url)
     }
 
     /// The model id named in requests.
     pub fn model(&self) -> &str {
         &self.model
+    }
+
+    /// The limits this client works within.
+    pub fn config(&self) -> &ClientConfig {
+        &self.config
     }
 
     /// `POST /v1/chat/completions`.
@@ -85,86 +229,185 @@ impl Client {
         self.post("/v1/completions", body, req.stream, Shape::Completion).await
     }
 
-    /// `GET` a path and return its body as text; 4xx and 5xx are errors.
+    /// `GET` an auxiliary path (a probe, `/metrics`, `/slots`) within the
+    /// auxiliary time limit and an 8 MiB cap; 4xx and 5xx are errors.
     pub async fn get_text(&self, path: &str) -> Result<String, CallError> {
         let url = format!("{}{path}", self.base_url);
-        let resp = self.http.get(&url).send().await.map_err(|err| lost(&err, self.timeouts))?;
+        let resp = self.http.get(&url).timeout(self.config.timeouts.aux).send().await.map_err(|err| self.lost(err))?;
         let status = resp.status().as_u16();
-        let text = resp.text().await.map_err(|err| lost(&err, self.timeouts))?;
+        let bytes = self.read_body(resp, 8 << 20).await?;
+        let text = String::from_utf8_lossy(&bytes).into_owned();
         classify_status(status, &text)?;
         Ok(text)
     }
 
     /// `POST` a JSON body to a path and return the JSON answer; 4xx is
-    /// `Rejected`, 5xx, a dropped connection or non-JSON is `Lost`.
+    /// `Rejected`, 5xx, a dropped connection or non-JSON is lost.
     pub async fn post_json(&self, path: &str, body: &Value) -> Result<Value, CallError> {
-        let url = format!("{}{path}", self.base_url);
-        let resp = self.http.post(&url).json(body).send().await.map_err(|err| lost(&err, self.timeouts))?;
+        let (resp, _, _) = self.send(path, body).await?;
         let status = resp.status().as_u16();
-        let text = resp.text().await.map_err(|err| lost(&err, self.timeouts))?;
+        let bytes = self.read_body(resp, self.config.max_reply_bytes).await?;
+        let text = String::from_utf8_lossy(&bytes);
         classify_status(status, &text)?;
         serde_json::from_str(&text)
             .map_err(|err| CallError::Lost(format!("malformed JSON in the response ({err}): {}", clip(&text))))
     }
 
-    async fn post(&self, path: &str, body: Value, stream: bool, shape: Shape) -> Result<Reply, CallError> {
+    fn lost(&self, err: reqwest::Error) -> CallError {
+        lost(err, self.config.timeouts)
+    }
+
+    /// Send, coming back later while the server asks to (429, 408, 503)
+    /// and the run's retry budget lasts. Returns the response and the
+    /// number of sends.
+    async fn send(&self, path: &str, body: &Value) -> Result<(reqwest::Response, u32, Instant), CallError> {
         let url = format!("{}{path}", self.base_url);
-        let started = Instant::now();
-        let resp = self.http.post(&url).json(&body).send().await.map_err(|err| lost(&err, self.timeouts))?;
+        let retry = &self.config.retry;
+        let mut attempt = 1;
+        loop {
+            let sent = Instant::now();
+            let resp = self.http.post(&url).json(body).send().await.map_err(|err| self.lost(err))?;
+            let status = resp.status().as_u16();
+            if !retryable(status) {
+                return Ok((resp, attempt, sent));
+            }
+            let asked = resp
+                .headers()
+                .get(RETRY_AFTER)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.trim().parse::<u64>().ok())
+                .map(Duration::from_secs);
+            let backoff = retry.first_backoff.saturating_mul(1 << (attempt - 1).min(16));
+            let wait = asked.unwrap_or(backoff).min(retry.max_backoff);
+            if attempt >= retry.max_attempts || !retry.take(wait) {
+                let bytes = self.read_body(resp, 64 << 10).await.unwrap_or_default();
+                let why = if attempt >= retry.max_attempts {
+                    format!("gave up after {attempt} attempts")
+                } else {
+                    format!("gave up after {attempt} attempts: the run's retry budget has {:.1} s left", retry.left().as_secs_f64())
+                };
+                return Err(CallError::Unanswered {
+                    status,
+                    body: format!("{} ({why})", clip(&String::from_utf8_lossy(&bytes))),
+                });
+            }
+            drop(resp);
+            tokio::time::sleep(wait).await;
+            attempt += 1;
+        }
+    }
+
+    /// Read a whole body within `cap` bytes and the idle limit.
+    async fn read_body(&self, mut resp: reqwest::Response, cap: usize) -> Result<Vec<u8>, CallError> {
+        if resp.content_length().is_some_and(|n| n > cap as u64) {
+            return Err(too_large(cap));
+        }
+        let mut out = Vec::new();
+        loop {
+            let chunk = match tokio::time::timeout(self.config.timeouts.idle, resp.chunk()).await {
+                Err(_) => return Err(stalled(self.config.timeouts.idle, out.len())),
+                Ok(Err(err)) => return Err(self.lost(err)),
+                Ok(Ok(None)) => return Ok(out),
+                Ok(Ok(Some(chunk))) => chunk,
+            };
+            if out.len() + chunk.len() > cap {
+                return Err(too_large(cap));
+            }
+            out.extend_from_slice(&chunk);
+        }
+    }
+
+    async fn post(&self, path: &str, body: Value, stream: bool, shape: Shape) -> Result<Reply, CallError> {
+        // Timing starts at the send that was answered, not at the first.
+        let (resp, attempts, started) = self.send(path, &body).await?;
         let status = resp.status().as_u16();
         let is_sse = resp
             .headers()
             .get(reqwest::header::CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
             .is_some_and(|v| v.starts_with("text/event-stream"));
-        if !(200..300).contains(&status) || !stream || !is_sse {
-            let bytes = resp.bytes().await.map_err(|err| lost(&err, self.timeouts))?;
-            let text = String::from_utf8_lossy(&bytes).into_owned();
+        let mut reply = if !(200..300).contains(&status) || !stream || !is_sse {
+            let bytes = self.read_body(resp, self.config.max_reply_bytes).await?;
+            let text = String::from_utf8_lossy(&bytes);
             classify_status(status, &text)?;
             let value: Value = serde_json::from_str(&text)
                 .map_err(|err| CallError::Lost(format!("malformed JSON in the response ({err}): {}", clip(&text))))?;
-            let mut reply = parse_whole(&value, shape)?;
-            reply.status = status;
-            reply.timing.total_ms = millis(started);
-            return Ok(reply);
-        }
-        let mut acc = StreamAcc::default();
-        let mut events = std::pin::pin!(sse::events(resp.bytes_stream()));
-        let mut done = false;
-        while let Some(event) = events.next().await {
-            let event = match event {
-                Ok(event) => event,
-                // The transport error's source chain says timeout vs reset.
-                Err(eventsource_stream::EventStreamError::Transport(err)) => return Err(lost(&err, self.timeouts)),
-                Err(err) => return Err(CallError::Lost(format!("stream cut: {err}"))),
-            };
-            let at = millis(started);
-            let data = event.data.trim();
-            if data == "[DONE]" {
-                done = true;
-                break;
-            }
-            if data.is_empty() {
-                continue;
-            }
-            let value: Value = serde_json::from_str(data)
-                .map_err(|err| CallError::Lost(format!("malformed JSON in a stream chunk ({err}): {}", clip(data))))?;
-            if let Some(err) = value.get("error").filter(|e| !e.is_null()) {
-                return Err(CallError::Lost(format!("the server reported an error mid-stream: {}", clip(&err.to_string()))));
-            }
-            acc.chunk(&value, at, shape);
-        }
-        if !done {
-            return Err(CallError::Lost(format!(
-                "stream cut before [DONE] after {} content chunks",
-                acc.arrivals.len()
-            )));
-        }
-        let mut reply = acc.finish();
+            parse_whole(&value, shape)?
+        } else {
+            self.read_stream(resp, started, shape).await?
+        };
         reply.status = status;
+        reply.attempts = attempts;
         reply.timing.total_ms = millis(started);
         Ok(reply)
     }
+
+    /// Read an SSE reply. It is complete when `[DONE]` arrived, or when its
+    /// finish reason arrived and the connection then closed cleanly; the
+    /// usage chunk, the `[DONE]` line, a role-only first chunk and
+    /// keep-alive comments are each optional.
+    async fn read_stream(&self, mut resp: reqwest::Response, started: Instant, shape: Shape) -> Result<Reply, CallError> {
+        let cfg = &self.config;
+        let mut parser = sse::Parser::new(cfg.max_event_bytes);
+        let mut acc = StreamAcc::default();
+        let mut events = Vec::new();
+        let mut read = 0usize;
+        let mut first = true;
+        let mut done = false;
+        while !done {
+            // Before the first byte only the total limit applies (a long
+            // prompt's prefill may take minutes); after it, silence longer
+            // than the idle limit is a stall.
+            let next = if first {
+                Ok(resp.chunk().await)
+            } else {
+                tokio::time::timeout(cfg.timeouts.idle, resp.chunk()).await
+            };
+            let chunk = match next {
+                Err(_) => return Err(stalled(cfg.timeouts.idle, read)),
+                Ok(Err(err)) => return Err(self.lost(err)),
+                Ok(Ok(None)) => {
+                    if parser.finish(&mut events) {
+                        acc.cut_line = true;
+                    }
+                    for event in events.drain(..) {
+                        acc.event(&event.data, millis(started), shape)?;
+                    }
+                    break;
+                }
+                Ok(Ok(Some(chunk))) => chunk,
+            };
+            first = false;
+            let at = millis(started);
+            read += chunk.len();
+            if read > cfg.max_reply_bytes {
+                return Err(too_large(cfg.max_reply_bytes));
+            }
+            parser.push(&chunk, &mut events).map_err(|err| CallError::Lost(format!("reply too large: {err}")))?;
+            for event in events.drain(..) {
+                if acc.event(&event.data, at, shape)? {
+                    done = true;
+                    break;
+                }
+            }
+        }
+        if !done && acc.finish_reason.is_none() {
+            return Err(CallError::Lost(format!(
+                "stream cut before its finish reason after {} content chunks{}",
+                acc.arrivals.len(),
+                if acc.cut_line { " (the last line was cut short)" } else { "" }
+            )));
+        }
+        Ok(acc.finish())
+    }
+}
+
+fn too_large(cap: usize) -> CallError {
+    CallError::Lost(format!("reply too large: more than {} bytes (max-reply-mib)", cap))
+}
+
+fn stalled(idle: Duration, read: usize) -> CallError {
+    CallError::Lost(format!("stream stalled: no byte for {:.0} s (idle-timeout-secs) after {read} bytes", idle.as_secs_f64()))
 }
 
 #[derive(Clone, Copy, PartialEq)]
@@ -185,7 +428,7 @@ fn clip(text: &str) -> String {
     format!("{}…", &text[..end])
 }
 
-fn lost(err: &reqwest::Error, timeouts: Timeouts) -> CallError {
+fn lost(err: reqwest::Error, timeouts: Timeouts) -> CallError {
     let what = if err.is_timeout() {
         format!("timed out (connect {:?}, request {:?})", timeouts.connect, timeouts.request)
     } else if err.is_connect() {
@@ -195,9 +438,11 @@ fn lost(err: &reqwest::Error, timeouts: Timeouts) -> CallError {
     } else {
         "request failed".to_string()
     };
-    // The source chain says refused vs reset.
+    // The source chain says refused vs reset. The URL stays out: it may
+    // carry credentials, and the caller knows where it sent the request.
+    let err = err.without_url();
     let mut detail = err.to_string();
-    let mut source = std::error::Error::source(err);
+    let mut source = std::error::Error::source(&err);
     while let Some(s) = source {
         detail.push_str(": ");
         detail.push_str(&s.to_string());
@@ -206,12 +451,14 @@ fn lost(err: &reqwest::Error, timeouts: Timeouts) -> CallError {
     CallError::Lost(format!("{what}: {detail}"))
 }
 
-/// 4xx is a clean refusal; 5xx (and any other non-2xx) means no answer.
+/// 401/403 are the setup's fault; any other 4xx is a clean refusal; 5xx
+/// (and any other non-2xx) means no answer.
 fn classify_status(status: u16, body: &str) -> Result<(), CallError> {
     match status {
         200..=299 => Ok(()),
+        401 | 403 => Err(CallError::Unauthorized { status, body: clip(body) }),
         400..=499 => Err(CallError::Rejected { status, body: clip(body) }),
-        _ => Err(CallError::Lost(format!("HTTP {status}: {}", clip(body)))),
+        _ => Err(CallError::Unanswered { status, body: clip(body) }),
     }
 }
 
@@ -254,7 +501,14 @@ fn parse_json_text(what: &str, text: &str) -> Result<Value, CallError> {
 fn merge_extra(body: &mut Map<String, Value>, extra: &Option<String>) -> Result<(), CallError> {
     if let Some(extra) = extra {
         match parse_json_text("extra-body", extra)? {
-            Value::Object(fields) => body.extend(fields),
+            Value::Object(fields) => {
+                if let Some(key) = fields.keys().find(|k| RESERVED.contains(&k.as_str())) {
+                    return Err(CallError::Invalid(format!(
+                        "extra-body may not set {key:?}: the model, the conversation and streaming are the host's"
+                    )));
+                }
+                body.extend(fields)
+            }
             _ => return Err(CallError::Invalid("extra-body must be a JSON object".into())),
         }
     }
@@ -430,9 +684,29 @@ struct StreamAcc {
     usage: Option<Usage>,
     timing: Timing,
     arrivals: Vec<f64>,
+    /// The stream ended inside a line.
+    cut_line: bool,
 }
 
 impl StreamAcc {
+    /// Take one event's data; true when it was the `[DONE]` sentinel.
+    fn event(&mut self, data: &str, at: f64, shape: Shape) -> Result<bool, CallError> {
+        let data = data.trim();
+        if data == "[DONE]" {
+            return Ok(true);
+        }
+        if data.is_empty() {
+            return Ok(false);
+        }
+        let value: Value = serde_json::from_str(data)
+            .map_err(|err| CallError::Lost(format!("malformed JSON in a stream chunk ({err}): {}", clip(data))))?;
+        if let Some(err) = value.get("error").filter(|e| !e.is_null()) {
+            return Err(CallError::Lost(format!("the server reported an error mid-stream: {}", clip(&err.to_string()))));
+        }
+        self.chunk(&value, at, shape);
+        Ok(false)
+    }
+
     fn chunk(&mut self, value: &Value, at: f64, shape: Shape) {
         if self.model.is_none() {
             self.model = str_of(value.get("model"));
@@ -513,6 +787,7 @@ impl StreamAcc {
             usage: self.usage.unwrap_or_default(),
             timing,
             status: 0,
+            attempts: 1,
         }
     }
 }
@@ -563,7 +838,27 @@ mod tests {
     fn status_classes() {
         assert!(classify_status(200, "").is_ok());
         assert!(matches!(classify_status(400, "too long"), Err(CallError::Rejected { status: 400, .. })));
-        assert!(matches!(classify_status(503, "busy"), Err(CallError::Lost(r)) if r.contains("503")));
+        assert!(matches!(classify_status(503, "busy"), Err(CallError::Unanswered { status: 503, .. })));
+        assert!(matches!(classify_status(401, "no"), Err(CallError::Unauthorized { status: 401, .. })));
+        assert!(matches!(classify_status(403, "no"), Err(CallError::Unauthorized { status: 403, .. })));
+    }
+
+    #[test]
+    fn extra_body_cannot_take_over_what_is_measured() {
+        for key in ["model", "messages", "stream", "stream_options"] {
+            let mut req = ChatRequest::new(vec![Message::text(Role::User, "hi")]);
+            req.extra_body = Some(format!("{{\"{key}\": 1}}"));
+            let err = chat_body("m", &req).unwrap_err();
+            assert!(matches!(&err, CallError::Invalid(r) if r.contains(key)), "{err}");
+        }
+    }
+
+    #[test]
+    fn credentials_in_urls_are_redacted() {
+        assert_eq!(redact_url("http://u:sk-123@h:8000/v1"), "http://[redacted]@h:8000/v1");
+        assert_eq!(redact_url("http://h:8000/a@b"), "http://h:8000/a@b");
+        assert_eq!(redact_url("http://h:8000"), "http://h:8000");
+        assert_eq!(format!("{:?}", Secret::new("sk-123")), "Secret([redacted])");
     }
 
     #[test]

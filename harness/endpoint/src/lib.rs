@@ -2,10 +2,11 @@
 //! timing live here, in native code: every timestamp is taken at chunk
 //! arrival.
 //!
-//! [`Client`] speaks the OpenAI chat and completions API, streamed (SSE via
-//! the `eventsource-stream` crate) or not, and classifies every call as a
-//! [`Reply`], [`CallError::Lost`] (no answer) or [`CallError::Rejected`] (a
-//! 4xx). [`Endpoint::connect`] probes the engine and checks the model id.
+//! [`Client`] speaks the OpenAI chat and completions API, streamed (SSE,
+//! parsed in linear time by [`sse`]) or not, and classifies every call as a
+//! [`Reply`], lost (no answer), unauthorized (the setup's fault) or
+//! [`CallError::Rejected`] (a clean 4xx). [`Endpoint::connect`] probes the
+//! engine ([`engines`], one module per engine) and checks the model id.
 //!
 //! # Known limitations
 //!
@@ -18,12 +19,19 @@
 
 pub mod ceiling;
 mod client;
+pub mod engines;
+pub mod gguf;
+mod logprobs;
+pub mod metrics;
 mod probe;
 pub mod sse;
 mod types;
 
-pub use client::{Client, Timeouts, chat_body, completion_body, http_builder};
-pub use probe::{Engine, LiveLoad, ProbeError, parse_echo_logprobs, parse_metrics, parse_sglang_logprobs, prompt_logprobs};
+pub use client::{ClientConfig, Client, RetryBudget, Secret, Timeouts, chat_body, completion_body, http_builder, redact_url};
+pub use engines::{DraftCounters, EngineKind, KvBytes, LiveLoad};
+pub use logprobs::{parse_echo_logprobs, parse_sglang_logprobs};
+pub use metrics::parse_metrics;
+pub use probe::ProbeError;
 pub use sparktest_record::LoadWindow;
 
 use std::time::Duration;
@@ -32,11 +40,15 @@ use std::time::Duration;
 const LOAD_SAMPLE_EVERY: Duration = Duration::from_millis(50);
 pub use types::*;
 
+fn has_images(req: &ChatRequest) -> bool {
+    req.messages.iter().any(|m| m.content.iter().any(|p| matches!(p, ContentPart::ImageUrl(_))))
+}
+
 /// A probed target: the client, the engine found, and what the probe read.
 #[derive(Debug, Clone)]
 pub struct Endpoint {
     client: Client,
-    engine: Engine,
+    engine: &'static dyn EngineKind,
     facts: ServerFacts,
 }
 
@@ -47,12 +59,12 @@ impl Endpoint {
     /// KV cache).
     pub async fn connect(client: Client, launch_command: Option<&[String]>) -> Result<Self, ProbeError> {
         let (engine, mut facts) = probe::probe(&client).await?;
-        probe::from_launch_command(engine, &mut facts, launch_command);
+        engine.from_launch_command(&mut facts, launch_command);
         Ok(Endpoint { client, engine, facts })
     }
 
     /// The engine the probe found.
-    pub fn engine(&self) -> Engine {
+    pub fn engine(&self) -> &'static dyn EngineKind {
         self.engine
     }
 
@@ -61,10 +73,10 @@ impl Endpoint {
         &self.facts
     }
 
-    /// Facts the host adds to what the probe read (e.g. the memory of a
-    /// server it launched).
-    pub fn add_facts(&mut self, extra: impl IntoIterator<Item = (String, String)>) {
-        self.facts.extra.extend(extra);
+    /// The facts, for the host to add what it measured itself (the memory
+    /// of a server it launched, the box's free memory).
+    pub fn facts_mut(&mut self) -> &mut ServerFacts {
+        &mut self.facts
     }
 
     /// The HTTP client.
@@ -72,14 +84,21 @@ impl Endpoint {
         &self.client
     }
 
-    /// A chat completion.
+    /// A chat completion. An error answer the engine gives when it refuses
+    /// the request itself (an image to a build without vision) is a clean
+    /// refusal, whatever its status.
     pub async fn chat(&self, req: &ChatRequest) -> Result<Reply, CallError> {
-        self.client.chat(req).await
+        match self.client.chat(req).await {
+            Err(CallError::Unanswered { status, body }) if self.engine.refuses_request(status, &body, has_images(req)) => {
+                Err(CallError::Rejected { status, body })
+            }
+            other => other,
+        }
     }
 
     /// Several chat completions sent at once; results in request order.
     pub async fn chat_concurrent(&self, reqs: &[ChatRequest]) -> Vec<Result<Reply, CallError>> {
-        futures_util::future::join_all(reqs.iter().map(|r| self.client.chat(r))).await
+        futures_util::future::join_all(reqs.iter().map(|r| self.chat(r))).await
     }
 
     /// Several chat completions sent at once, while the server's own count
@@ -92,14 +111,23 @@ impl Endpoint {
         let work = self.chat_concurrent(reqs);
         let mut work = std::pin::pin!(work);
         let mut readings: Vec<LiveLoad> = Vec::new();
+        let mut failed: Option<String> = None;
         let results = loop {
+            if !self.engine.reports_live_load() {
+                break (&mut work).await;
+            }
             let sample = async {
                 tokio::time::sleep(LOAD_SAMPLE_EVERY).await;
-                probe::live_load(&self.client, self.engine).await
+                self.engine.live_load(&self.client).await
             };
             tokio::select! {
                 results = &mut work => break results,
-                reading = sample => readings.extend(reading),
+                reading = sample => match reading {
+                    Ok(r) => readings.push(r),
+                    // An auxiliary signal: its failure is recorded, never
+                    // the requests'.
+                    Err(why) => { failed.get_or_insert(why); }
+                },
             }
         };
         let window = match readings.first() {
@@ -110,10 +138,13 @@ impl Endpoint {
                 running_mean: readings.iter().map(|r| f64::from(r.running)).sum::<f64>() / readings.len() as f64,
                 waiting_max: readings.iter().filter_map(|r| r.waiting).max(),
             }),
-            // An engine that reports its load, but the requests ended before
-            // the first reading: an empty window, not "no live load".
-            None if probe::reports_live_load(self.engine) => Some(LoadWindow {
-                source: format!("{} (no reading before the requests ended)", self.engine.as_str()),
+            // An engine that reports its load, but no reading came: an
+            // empty window saying why, not "no live load".
+            None if self.engine.reports_live_load() => Some(LoadWindow {
+                source: match failed {
+                    Some(why) => format!("{}: server did not confirm ({why})", self.engine.name()),
+                    None => format!("{} (no reading before the requests ended)", self.engine.name()),
+                },
                 ..LoadWindow::default()
             }),
             None => None,
@@ -128,11 +159,28 @@ impl Endpoint {
 
     /// Teacher-forced prompt logprobs, where the engine gives them.
     pub async fn prompt_logprobs(&self, text: &str) -> Result<Vec<TokenLogprob>, CallError> {
-        probe::prompt_logprobs(&self.client, self.engine, text).await
+        self.engine.prompt_logprobs(&self.client, text).await
     }
 
-    /// The engine's Prometheus metrics.
+    /// The engine's Prometheus metrics. An auxiliary signal: whatever goes
+    /// wrong (no endpoint, metrics off, a slow or malformed answer) is
+    /// `Unsupported` with the reason, never a lost call.
     pub async fn scrape_metrics(&self) -> Result<Vec<MetricSample>, CallError> {
-        probe::scrape(&self.client, self.engine).await
+        if !self.engine.has_metrics() {
+            return Err(CallError::Unsupported(format!("{} exposes no Prometheus metrics", self.engine.name())));
+        }
+        crate::metrics::scrape(&self.client).await.map_err(|err| match err {
+            CallError::Unsupported(r) => CallError::Unsupported(r),
+            other => CallError::Unsupported(format!("server did not confirm: /metrics: {}", other.reason())),
+        })
+    }
+
+    /// The engine's draft counters now (speculative decoding), from its
+    /// metrics; `Unsupported` where it keeps none or they cannot be read.
+    pub async fn draft_counters(&self) -> Result<DraftCounters, CallError> {
+        let samples = self.scrape_metrics().await?;
+        self.engine.draft_counters(&samples).ok_or_else(|| {
+            CallError::Unsupported(format!("{} reports no speculative-decoding counters", self.engine.name()))
+        })
     }
 }

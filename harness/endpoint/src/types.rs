@@ -247,14 +247,36 @@ pub struct Reply {
     pub timing: Timing,
     /// HTTP status.
     pub status: u16,
+    /// Times the request was sent: more than 1 when the server asked the
+    /// client to come back later (429, 408, 503) and it did. Not part of the
+    /// transcript's address.
+    #[serde(skip)]
+    pub attempts: u32,
 }
 
 /// Why a call produced no reply.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub enum CallError {
-    /// The server never answered (refused, reset, timeout, 5xx, cut stream,
-    /// unparseable reply).
+    /// The server never answered (refused, reset, timeout, cut stream,
+    /// unparseable or oversized reply).
     Lost(String),
+    /// The server answered only with a status that is no answer: a 5xx, or
+    /// a 429/408/503 that outlasted the retries. The case is lost; the
+    /// status is known.
+    Unanswered {
+        /// HTTP status.
+        status: u16,
+        /// Response body (clipped).
+        body: String,
+    },
+    /// The server refused the client's credentials (401, 403): the setup's
+    /// fault, not the model's nor the serve's. The run stops.
+    Unauthorized {
+        /// HTTP status.
+        status: u16,
+        /// Response body (clipped).
+        body: String,
+    },
     /// The server refused cleanly with a 4xx.
     Rejected {
         /// HTTP status.
@@ -273,10 +295,39 @@ impl CallError {
     /// The word used in records.
     pub fn kind(&self) -> &'static str {
         match self {
-            CallError::Lost(_) => "lost",
+            CallError::Lost(_) | CallError::Unanswered { .. } => "lost",
+            CallError::Unauthorized { .. } => "unauthorized",
             CallError::Rejected { .. } => "rejected",
             CallError::Unsupported(_) => "unsupported",
             CallError::Invalid(_) => "invalid",
+        }
+    }
+}
+
+impl CallError {
+    /// The server never gave an answer: the case is lost.
+    pub fn is_lost(&self) -> bool {
+        matches!(self, CallError::Lost(_) | CallError::Unanswered { .. } | CallError::Unauthorized { .. })
+    }
+
+    /// Why, without the kind word: what a lost case's reason says.
+    pub fn reason(&self) -> String {
+        match self {
+            CallError::Lost(r) | CallError::Unsupported(r) | CallError::Invalid(r) => r.clone(),
+            CallError::Unanswered { status, body } | CallError::Rejected { status, body } => format!("HTTP {status}: {body}"),
+            CallError::Unauthorized { status, body } => {
+                format!("HTTP {status}: the server refused the credentials ({body})")
+            }
+        }
+    }
+
+    /// The HTTP status, when the server answered with one.
+    pub fn status(&self) -> Option<u16> {
+        match self {
+            CallError::Unanswered { status, .. } | CallError::Rejected { status, .. } | CallError::Unauthorized { status, .. } => {
+                Some(*status)
+            }
+            _ => None,
         }
     }
 }
@@ -285,6 +336,10 @@ impl std::fmt::Display for CallError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             CallError::Lost(reason) => write!(f, "lost: {reason}"),
+            CallError::Unanswered { status, body } => write!(f, "lost: HTTP {status}: {body}"),
+            CallError::Unauthorized { status, body } => {
+                write!(f, "unauthorized: HTTP {status}: the server refused the credentials: {body}")
+            }
             CallError::Rejected { status, body } => write!(f, "rejected: HTTP {status}: {body}"),
             CallError::Unsupported(reason) => write!(f, "unsupported: {reason}"),
             CallError::Invalid(reason) => write!(f, "invalid request: {reason}"),
@@ -318,8 +373,67 @@ pub struct ServerFacts {
     pub slots: Option<u32>,
     /// KV pool in tokens.
     pub kv_pool_tokens: Option<u64>,
+    /// Whether the served build reads images, as the engine reports it.
+    pub vision: Option<bool>,
+    /// What a server the harness launched held before any request.
+    pub footprint: Option<Footprint>,
+    /// The box's memory pools with the serve loaded and idle, where the
+    /// harness can see the box.
+    pub memory_pools: Vec<MemoryPool>,
+    /// Why there are no memory pools, when there are none.
+    pub memory_unseen: Option<String>,
+    /// KV-cache bytes per token, where the engine told.
+    pub kv_bytes: Option<crate::engines::KvBytes>,
     /// Everything else, by name.
     pub extra: Vec<(String, String)>,
+}
+
+/// What a launched server held once healthy, before any request.
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct Footprint {
+    /// Resident memory of its process tree.
+    pub resident_bytes: u64,
+    /// GPU memory its processes hold.
+    pub gpu_process_memory_mib: Option<u64>,
+    /// The host's available memory just before the launch.
+    pub mem_available_before_bytes: Option<u64>,
+    /// And after.
+    pub mem_available_after_bytes: Option<u64>,
+}
+
+/// What kind of memory a pool is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum PoolKind {
+    /// A GPU's own memory.
+    Gpu,
+    /// Memory a GPU shares with the CPU.
+    Unified,
+    /// The host's memory on a machine without a GPU.
+    System,
+}
+
+impl PoolKind {
+    /// The word used in records.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PoolKind::Gpu => "gpu",
+            PoolKind::Unified => "unified",
+            PoolKind::System => "system",
+        }
+    }
+}
+
+/// One memory pool of a box.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MemoryPool {
+    /// Kind.
+    pub kind: PoolKind,
+    /// Device name, or `host`.
+    pub device: String,
+    /// Size.
+    pub total_bytes: u64,
+    /// Free now.
+    pub free_bytes: u64,
 }
 
 /// One Prometheus sample.

@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 
 /// Version of the measurement-file format. A reader refuses a file whose
 /// major version it does not know.
-pub const FORMAT_VERSION: &str = "1.1";
+pub const FORMAT_VERSION: &str = "1.2";
 
 /// Process exit codes of `cargo sparktest`.
 pub mod exit_code {
@@ -79,6 +79,32 @@ pub struct Manifest {
     /// The client's own ceiling (1.1), measured on loopback before the run.
     #[serde(default)]
     pub client_ceiling: Option<ClientCeiling>,
+    /// The judge (1.2): the second target that graded replies, when one was
+    /// configured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judge: Option<TargetInfo>,
+    /// This run is one part of a suite split across machines (1.2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partition: Option<Partition>,
+    /// The run this one resumes (1.2): it ran only that run's cases that were
+    /// lost or never recorded; the board reads the two as one run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resumes: Option<String>,
+}
+
+/// One part of a partitioned run (`--partition hash:2/3`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Partition {
+    /// `count` (every Nth case in listing order) or `hash` (by the case id's
+    /// hash).
+    pub scheme: String,
+    /// This part, 1-based.
+    pub index: u32,
+    /// How many parts.
+    pub total: u32,
+    /// What the parts of one run share (`--run-group`, or derived from CI's
+    /// run id, or from the suite, target and revision).
+    pub group: String,
 }
 
 /// One arm of a paired comparison (e.g. `bare` and `draft`).
@@ -164,6 +190,9 @@ pub struct TargetInfo {
     pub launch_command: Option<Vec<String>>,
     /// Everything else the probe read.
     pub facts: Vec<(String, String)>,
+    /// The machine the server ran on (1.2), when the harness launched it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<HostInfo>,
 }
 
 /// Facts about a machine.
@@ -183,6 +212,24 @@ pub struct HostInfo {
     pub os: Option<String>,
     /// Kernel version.
     pub kernel: Option<String>,
+    /// GPUs and other accelerators (1.2), as their driver reports them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub accelerators: Vec<Accelerator>,
+}
+
+/// One accelerator of a machine.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Accelerator {
+    /// Device name, e.g. `NVIDIA H200`.
+    pub name: String,
+    /// Driver version.
+    pub driver: Option<String>,
+    /// Device memory in MiB; None where the device has none of its own.
+    pub memory_total_mib: Option<u64>,
+    /// Device memory in use when read, MiB.
+    pub memory_used_mib: Option<u64>,
+    /// The device shares the host's memory (a unified pool, e.g. GB10).
+    pub unified_memory: bool,
 }
 
 /// An instrument as it describes itself.
@@ -227,6 +274,40 @@ impl Outcome {
     }
 }
 
+/// How a case ended, with its reason: the one type the host uses between
+/// the plugin boundary and the record (where it is `outcome` + `reason`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// Answered right.
+    Pass,
+    /// Answered wrong, refused cleanly, or the instrument broke: why.
+    Fail(String),
+    /// Never answered: what happened.
+    Lost(String),
+    /// Nothing could be measured here: why.
+    NotApplicable(String),
+}
+
+impl Verdict {
+    /// The kind, as the record's `outcome`.
+    pub fn outcome(&self) -> Outcome {
+        match self {
+            Verdict::Pass => Outcome::Pass,
+            Verdict::Fail(_) => Outcome::Fail,
+            Verdict::Lost(_) => Outcome::Lost,
+            Verdict::NotApplicable(_) => Outcome::NotApplicable,
+        }
+    }
+
+    /// The reason; None for a pass.
+    pub fn reason(&self) -> Option<&str> {
+        match self {
+            Verdict::Pass => None,
+            Verdict::Fail(r) | Verdict::Lost(r) | Verdict::NotApplicable(r) => Some(r),
+        }
+    }
+}
+
 /// A figure with its unit.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Metric {
@@ -264,6 +345,78 @@ pub struct CallRecord {
     /// while they were in flight.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_load: Option<LoadWindow>,
+    /// Prompt tokens the engine took from its prefix cache (1.2), where it
+    /// reports them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cached_tokens: Option<u32>,
+    /// Times the request was sent (1.2): more than 1 when the server asked
+    /// the client to come back later (HTTP 429, 408, 503) and it did.
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub attempts: u32,
+}
+
+fn one() -> u32 {
+    1
+}
+
+fn is_one(n: &u32) -> bool {
+    *n == 1
+}
+
+/// Distribution of one latency over a case's calls (1.2), in milliseconds.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Percentiles {
+    /// Values the distribution holds.
+    pub count: u32,
+    /// Mean.
+    pub mean: f64,
+    /// Median.
+    pub p50: f64,
+    /// 90th percentile.
+    pub p90: f64,
+    /// 99th percentile.
+    pub p99: f64,
+    /// Largest.
+    pub max: f64,
+}
+
+impl Percentiles {
+    /// Nearest-rank percentiles of `values`; None when empty or not finite.
+    pub fn of(values: &[f64]) -> Option<Percentiles> {
+        let mut v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
+        if v.is_empty() {
+            return None;
+        }
+        v.sort_by(f64::total_cmp);
+        let rank = |p: f64| {
+            let i = ((p / 100.0) * v.len() as f64).ceil() as usize;
+            v[i.clamp(1, v.len()) - 1]
+        };
+        Some(Percentiles {
+            count: u32::try_from(v.len()).unwrap_or(u32::MAX),
+            mean: v.iter().sum::<f64>() / v.len() as f64,
+            p50: rank(50.0),
+            p90: rank(90.0),
+            p99: rank(99.0),
+            max: v[v.len() - 1],
+        })
+    }
+}
+
+/// Latency distributions over the calls of a case that timed several
+/// (1.2), as `vllm bench serve` and GuideLLM report them.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct Latency {
+    /// Time to first token, over the streamed calls.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttft_ms: Option<Percentiles>,
+    /// Inter-token latency: the gaps between content chunks, over every
+    /// streamed call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub itl_ms: Option<Percentiles>,
+    /// Request latency, send to last byte, over every answered call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub e2e_ms: Option<Percentiles>,
 }
 
 /// The server's own view of its load while concurrent calls were in flight,
@@ -321,6 +474,22 @@ pub struct CaseRecord {
     /// The arm this case ran on (1.1), for paired instruments.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub arm: Option<String>,
+    /// Latency distributions (1.2), when the case timed more than one call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency: Option<Latency>,
+}
+
+impl CaseRecord {
+    /// The outcome and reason as one [`Verdict`].
+    pub fn verdict(&self) -> Verdict {
+        let reason = self.reason.clone().unwrap_or_default();
+        match self.outcome {
+            Outcome::Pass => Verdict::Pass,
+            Outcome::Fail => Verdict::Fail(reason),
+            Outcome::Lost => Verdict::Lost(reason),
+            Outcome::NotApplicable => Verdict::NotApplicable(reason),
+        }
+    }
 }
 
 /// The last line of a run that ended normally.
@@ -345,6 +514,11 @@ pub struct Summary {
     /// when every case passed; the others are named.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gate: Option<Gate>,
+    /// Why the run stopped before its last case (1.2): credentials refused,
+    /// or too many cases lost in a row. The cases it did not run are
+    /// recorded as lost with this reason.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<String>,
 }
 
 /// The verdict of a gate suite.
@@ -434,6 +608,44 @@ pub fn parse(text: &str) -> Result<Vec<Line>, ReadError> {
     Ok(lines)
 }
 
+/// A measurement file read as far as it is whole: the lines before the
+/// first damaged one, and where the damage is.
+#[derive(Debug)]
+pub struct Partial {
+    /// Every line up to the damage.
+    pub lines: Vec<Line>,
+    /// The damaged line, if any: a file cut by a crash or a full disk ends
+    /// in half a line.
+    pub damage: Option<ReadError>,
+}
+
+/// Read a measurement file that may be damaged: every record up to its
+/// last whole line is kept, and the first line that does not parse is
+/// reported instead of failing the whole file. A file whose manifest is
+/// missing, damaged or of another major version is still an error.
+pub fn parse_partial(text: &str) -> Result<Partial, ReadError> {
+    let mut kept = String::new();
+    let mut damage = None;
+    for (i, raw) in text.split_inclusive('\n').enumerate() {
+        let whole = raw.ends_with('\n');
+        let ok = whole && (raw.trim().is_empty() || serde_json::from_str::<Line>(raw).is_ok());
+        if !ok {
+            let message = if whole {
+                serde_json::from_str::<Line>(raw).err().map_or_else(String::new, |e| e.to_string())
+            } else {
+                "the line is cut short (no newline at its end: the run crashed or the disk filled)".into()
+            };
+            damage = Some(ReadError { line: i + 1, message });
+            break;
+        }
+        kept.push_str(raw);
+    }
+    if kept.trim().is_empty() {
+        return Err(damage.unwrap_or(ReadError { line: 1, message: "empty measurement file".into() }));
+    }
+    Ok(Partial { lines: parse(&kept)?, damage })
+}
+
 fn major(version: &str) -> &str {
     version.split('.').next().unwrap_or(version)
 }
@@ -453,6 +665,7 @@ mod tests {
             not_applicable: 0,
             instruments: vec![],
             gate: None,
+            stopped: None,
         });
         let json = serde_json::to_value(&line).unwrap();
         assert_eq!(json["type"], "summary");
@@ -476,6 +689,7 @@ mod tests {
                 model_sha256: None,
                 launch_command: None,
                 facts: vec![],
+                host: None,
             },
             client_host: HostInfo {
                 hostname: None,
@@ -485,11 +699,15 @@ mod tests {
                 memory_available_bytes: 1,
                 os: None,
                 kernel: None,
+                accelerators: vec![],
             },
             route: "direct".into(),
             instruments: vec![],
             arms: vec![],
             client_ceiling: None,
+            judge: None,
+            partition: None,
+            resumes: None,
         })
     }
 
@@ -520,6 +738,44 @@ mod tests {
         let err = parse(r#"{"type":"summary","data":{"finished_at":"x","seconds":0,"passed":0,"failed":0,"lost":0,"not_applicable":0}}"#)
             .unwrap_err();
         assert!(err.message.contains("not a manifest"), "{err}");
+    }
+
+    #[test]
+    fn a_cut_file_keeps_every_whole_line_and_names_the_cut() {
+        let m = serde_json::to_string(&manifest("1.2")).unwrap();
+        let whole = format!("{m}\n");
+        let cut = format!("{m}\n{{\"type\":\"case\",\"data\":{{\"id\":\"a");
+        let p = parse_partial(&cut).unwrap();
+        assert_eq!(p.lines.len(), 1);
+        let damage = p.damage.unwrap();
+        assert_eq!(damage.line, 2);
+        assert!(damage.message.contains("cut short"), "{damage}");
+        assert!(parse_partial(&whole).unwrap().damage.is_none());
+        // A damaged line in the middle ends what is read there too.
+        let mid = format!("{m}\nnot json\n{m}\n");
+        let p = parse_partial(&mid).unwrap();
+        assert_eq!((p.lines.len(), p.damage.unwrap().line), (1, 2));
+        // Without a manifest there is nothing to keep.
+        assert!(parse_partial("{\"type\":\"sum").is_err());
+    }
+
+    #[test]
+    fn percentiles_are_nearest_rank() {
+        let v: Vec<f64> = (1..=100).map(f64::from).collect();
+        let p = Percentiles::of(&v).unwrap();
+        assert_eq!((p.count, p.p50, p.p90, p.p99, p.max), (100, 50.0, 90.0, 99.0, 100.0));
+        assert_eq!(p.mean, 50.5);
+        let one = Percentiles::of(&[7.0]).unwrap();
+        assert_eq!((one.p50, one.p99), (7.0, 7.0));
+        assert!(Percentiles::of(&[f64::NAN]).is_none());
+        assert!(Percentiles::of(&[]).is_none());
+    }
+
+    #[test]
+    fn verdict_and_record_fields_agree() {
+        assert_eq!(Verdict::Lost("x".into()).outcome(), Outcome::Lost);
+        assert_eq!(Verdict::Fail("why".into()).reason(), Some("why"));
+        assert_eq!(Verdict::Pass.reason(), None);
     }
 
     #[test]

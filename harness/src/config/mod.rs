@@ -23,27 +23,36 @@ pub struct RunConfig {
     pub snapshots_dir: PathBuf,
     /// Wall-clock limit of one case.
     pub case_timeout_secs: u64,
+    /// Wall-clock limit of an instrument's `describe` and `cases`, and of a
+    /// reporter's `render`.
+    pub setup_timeout_secs: u64,
     /// Limit of one HTTP call.
     pub request_timeout_secs: u64,
     /// Connect limit of one HTTP call.
     pub connect_timeout_secs: u64,
+    /// Longest silence between two reads of a reply once it has started.
+    pub idle_timeout_secs: u64,
+    /// Limit of one auxiliary read (probes, `/metrics`, `/slots`).
+    pub aux_timeout_secs: u64,
+    /// Largest reply body, MiB.
+    pub max_reply_mib: u64,
+    /// Largest single server-sent event, MiB.
+    pub max_event_mib: u64,
+    /// Time the whole run may spend waiting to retry 429/408/503.
+    pub retry_budget_secs: u64,
+    /// Sends per call, the first included.
+    pub retry_attempts: u32,
+    /// Stop the run after this many lost cases in a row (0: never).
+    pub max_lost_in_row: u32,
     /// Guest CPU budget per case (wasmtime fuel).
     pub fuel_per_case: u64,
     /// Guest memory limit per instance.
     pub memory_per_instance_mib: u64,
-}
-
-/// The same, every key optional, as a project file gives it.
-#[derive(Debug, Clone, Deserialize, Default)]
-#[serde(rename_all = "kebab-case", deny_unknown_fields)]
-struct RunOverrides {
-    measurements_dir: Option<PathBuf>,
-    snapshots_dir: Option<PathBuf>,
-    case_timeout_secs: Option<u64>,
-    request_timeout_secs: Option<u64>,
-    connect_timeout_secs: Option<u64>,
-    fuel_per_case: Option<u64>,
-    memory_per_instance_mib: Option<u64>,
+    /// Most bytes a guest may hand the host in one call, MiB.
+    pub hostcall_mib: u64,
+    /// The judge target, for instruments that grade replies (`--judge`).
+    #[serde(default)]
+    pub judge: Option<String>,
 }
 
 /// A serving configuration under test.
@@ -65,6 +74,11 @@ pub struct TargetConfig {
     /// Identifying pins recorded in the manifest (build, weights digest …).
     #[serde(default)]
     pub pins: BTreeMap<String, String>,
+    /// The environment variable holding the API key, sent as a bearer token
+    /// with every call (and `{api-key}` in a launch command). The key itself
+    /// never reaches a record, a board, a log line or an error.
+    #[serde(default)]
+    pub api_key_env: Option<String>,
 }
 
 fn direct() -> String {
@@ -101,16 +115,29 @@ fn startup() -> u64 {
 #[serde(rename_all = "kebab-case", deny_unknown_fields)]
 struct ConfigFile {
     #[serde(default)]
-    run: RunOverrides,
+    run: toml::Table,
     #[serde(default)]
     target: BTreeMap<String, TargetConfig>,
 }
 
 #[derive(Debug, Deserialize)]
-#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+#[serde(rename_all = "kebab-case")]
 struct DefaultFile {
-    run: RunConfig,
     target: BTreeMap<String, TargetConfig>,
+}
+
+/// A name that will become part of a path or an id: ASCII letters, digits,
+/// `_`, `-` and `.`, starting with a letter or digit.
+pub fn check_name(what: &str, name: &str) -> Result<(), String> {
+    let mut chars = name.chars();
+    let ok = chars.next().is_some_and(|c| c.is_ascii_alphanumeric())
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+        && !name.contains("..");
+    if ok {
+        Ok(())
+    } else {
+        Err(format!("{what} name {name:?} must be ASCII letters, digits, '_', '-' or '.', starting with a letter or digit"))
+    }
 }
 
 /// The merged configuration of a project.
@@ -139,56 +166,45 @@ impl Config {
         Self::load(start, None)
     }
 
-    /// Load the built-in configuration and, if given, a project file.
+    /// Load the built-in configuration and, if given, a project file. The
+    /// project's `[run]` keys replace the built-in ones; a `[target.NAME]`
+    /// replaces the built-in target of that name whole.
     pub fn load(root: &Path, file: Option<&Path>) -> Result<Self, Error> {
-        let defaults: DefaultFile = toml::from_str(DEFAULT_CONFIG)
-            .map_err(|err| Error::new(ErrorKind::Setup, format!("built-in configuration is invalid: {err}")))?;
-        let mut config = Config { root: root.to_path_buf(), run: defaults.run, targets: defaults.target };
+        let builtin = |err: String| Error::new(ErrorKind::Setup, format!("built-in configuration is invalid: {err}"));
+        let mut run: toml::Table = toml::from_str::<toml::Table>(DEFAULT_CONFIG)
+            .map_err(|e| builtin(e.to_string()))?
+            .remove("run")
+            .and_then(|v| v.as_table().cloned())
+            .ok_or_else(|| builtin("no [run]".into()))?;
+        let defaults: DefaultFile = toml::from_str(DEFAULT_CONFIG).map_err(|e| builtin(e.to_string()))?;
+        let mut targets = defaults.target;
+        let mut shown = "the built-in configuration".to_string();
         if let Some(file) = file {
+            shown = file.display().to_string();
             let text = std::fs::read_to_string(file)
-                .map_err(|err| Error::new(ErrorKind::Setup, format!("failed to read {}: {err}", file.display())))?;
-            let parsed: ConfigFile = toml::from_str(&text)
-                .map_err(|err| Error::new(ErrorKind::Setup, format!("{}: {err}", file.display())))?;
-            config.apply(parsed.run);
-            config.targets.extend(parsed.target);
+                .map_err(|err| Error::new(ErrorKind::Setup, format!("failed to read {shown}: {err}")))?;
+            let parsed: ConfigFile =
+                toml::from_str(&text).map_err(|err| Error::new(ErrorKind::Setup, format!("{shown}: {err}")))?;
+            run.extend(parsed.run);
+            targets.extend(parsed.target);
         }
+        let run: RunConfig = toml::Value::Table(run)
+            .try_into()
+            .map_err(|err| Error::new(ErrorKind::Setup, format!("{shown}: [run]: {err}")))?;
+        let config = Config { root: root.to_path_buf(), run, targets };
         for (name, target) in &config.targets {
+            check_name("target", name).map_err(|e| Error::new(ErrorKind::Setup, format!("{shown}: {e}")))?;
             match (&target.base_url, &target.launch) {
                 (Some(_), None) | (None, Some(_)) => {}
                 _ => {
                     return Err(Error::new(
                         ErrorKind::Setup,
-                        format!("target {name}: give exactly one of base-url and launch"),
+                        format!("{shown}: target {name}: give exactly one of base-url and launch"),
                     ));
                 }
             }
         }
         Ok(config)
-    }
-
-    fn apply(&mut self, o: RunOverrides) {
-        let r = &mut self.run;
-        if let Some(v) = o.measurements_dir {
-            r.measurements_dir = v;
-        }
-        if let Some(v) = o.snapshots_dir {
-            r.snapshots_dir = v;
-        }
-        if let Some(v) = o.case_timeout_secs {
-            r.case_timeout_secs = v;
-        }
-        if let Some(v) = o.request_timeout_secs {
-            r.request_timeout_secs = v;
-        }
-        if let Some(v) = o.connect_timeout_secs {
-            r.connect_timeout_secs = v;
-        }
-        if let Some(v) = o.fuel_per_case {
-            r.fuel_per_case = v;
-        }
-        if let Some(v) = o.memory_per_instance_mib {
-            r.memory_per_instance_mib = v;
-        }
     }
 
     /// A target by name, or an error listing the known ones.
@@ -231,8 +247,16 @@ mod tests {
         let err = Config::discover(dir.path()).unwrap_err().to_string();
         assert!(err.contains("sparktest.toml") && err.contains("case-timeout"), "{err}");
 
+        std::fs::write(&file, "[run]\nidle-timeout-secs = \"soon\"\n").unwrap();
+        let err = Config::discover(dir.path()).unwrap_err().to_string();
+        assert!(err.contains("sparktest.toml") && err.contains("idle-timeout-secs"), "{err}");
+
         std::fs::write(&file, "[target.x]\nmodel = \"m\"\n").unwrap();
         let err = Config::discover(dir.path()).unwrap_err().to_string();
         assert!(err.contains("target x"), "{err}");
+
+        std::fs::write(&file, "[target.\"../up\"]\nmodel = \"m\"\nbase-url = \"http://h\"\n").unwrap();
+        let err = Config::discover(dir.path()).unwrap_err().to_string();
+        assert!(err.contains("target name \"../up\""), "{err}");
     }
 }

@@ -17,9 +17,25 @@ fn plugin_err(message: String) -> Error {
     Error::new(ErrorKind::Plugin, message)
 }
 
+/// The cargo workspace root holding `dir`: the nearest folder upward whose
+/// `Cargo.toml` has a `[workspace]` table.
+fn workspace_root(dir: &Path) -> Option<PathBuf> {
+    let dir = dir.canonicalize().ok()?;
+    dir.ancestors()
+        .find(|d| {
+            std::fs::read_to_string(d.join("Cargo.toml"))
+                .ok()
+                .and_then(|t| t.parse::<toml::Table>().ok())
+                .is_some_and(|t| t.contains_key("workspace"))
+        })
+        .map(Path::to_path_buf)
+}
+
 /// The component file for an instrument source, building it when it is a
 /// crate. A `crate` is a package of the cargo workspace that holds
-/// `suite_dir`.
+/// `suite_dir`, built from the workspace root: cargo then reads only the
+/// workspace's own `.cargo/config.toml`, never one planted in a suite
+/// folder.
 pub fn component_for(suite_dir: &Path, source: &Source) -> Result<PathBuf, Error> {
     match source {
         Source::Wasm { path, sha256 } => {
@@ -37,15 +53,16 @@ pub fn component_for(suite_dir: &Path, source: &Source) -> Result<PathBuf, Error
             Ok(path.clone())
         }
         Source::Crate(name) => {
+            let root = workspace_root(suite_dir).ok_or_else(|| {
+                plugin_err(format!(
+                    "instrument crate {name}: the suite folder {} is not inside a cargo workspace; a crate is built \
+                     from the workspace that holds its suite (or give a prebuilt wasm with its sha256)",
+                    suite_dir.display()
+                ))
+            })?;
             let mut cmd = cargo();
-            cmd.current_dir(suite_dir).args(["build", "--package", name, "--profile", "plugin"]);
+            cmd.current_dir(&root).args(["build", "--package", name, "--profile", "plugin"]);
             run_build(cmd, name)
-        }
-        Source::Path(dir) => {
-            let manifest = dir.join("Cargo.toml");
-            let mut cmd = cargo();
-            cmd.arg("build").arg("--manifest-path").arg(&manifest).arg("--release");
-            run_build(cmd, &manifest.display().to_string())
         }
     }
 }

@@ -1,18 +1,27 @@
 //! The sandbox: wasmtime engine, component cache, limits, one store per case.
+//!
+//! A plugin is untrusted code. It gets no files, sockets, environment or
+//! clocks; its memories, tables and instances are capped, its CPU is metered
+//! by fuel (and it yields often, so a wall-clock limit can always fire), and
+//! what it hands the host in one call is capped. `describe`, `cases`,
+//! `render` and `run` each have a wall-clock limit. A case that runs out of
+//! time while waiting on the server is lost; one that runs out while the
+//! instrument computes (or sleeps) is the instrument's failure.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use sparktest_record::{InstrumentInfo, Metric};
+use sparktest_record::{InstrumentInfo, Metric, Verdict};
 use wasmtime::component::{Component, HasSelf, Linker, ResourceTable};
 use wasmtime::{Cache, CacheConfig, Config, Engine, Store, StoreLimitsBuilder, Trap};
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::{HostMonotonicClock, HostWallClock, WasiCtxBuilder};
 
-use super::bindings::{self, InstrumentPre, Verdict};
-use super::state::{CallLog, CaseState};
+use super::bindings::{GuestInfo, GuestOutcome, v1, v2};
+use super::state::{CallLog, CaseState, Judge, Restarter};
 use crate::endpoint::Endpoint;
 use crate::error::{Error, ErrorKind};
 use crate::suite::sha256_hex;
@@ -26,9 +35,17 @@ pub struct Limits {
     pub memory_bytes: usize,
     /// Wall-clock limit per case, server time included.
     pub case_timeout: Duration,
+    /// Wall-clock limit of `describe`, `cases` and `render`.
+    pub setup_timeout: Duration,
+    /// Most bytes a guest may hand the host in one call.
+    pub hostcall_bytes: usize,
 }
 
-/// The wasmtime engine and linker shared by all instruments.
+/// Fuel between yields to the async runtime: a guest in a tight loop still
+/// lets the wall-clock limit fire.
+const YIELD_EVERY_FUEL: u64 = 10_000_000;
+
+/// The wasmtime engine and linker shared by all plugins.
 pub struct PluginHost {
     engine: Engine,
     linker: Linker<CaseState>,
@@ -57,12 +74,21 @@ impl HostMonotonicClock for FrozenClock {
     }
 }
 
+/// The instrument world of one released interface version.
+#[derive(Clone)]
+enum Pre {
+    V1(v1::InstrumentPre<CaseState>),
+    V2(v2::InstrumentPre<CaseState>),
+}
+
 /// A loaded instrument component, ready to instantiate per case.
 #[derive(Clone)]
 pub struct InstrumentPlugin {
-    pre: InstrumentPre<CaseState>,
+    pre: Pre,
     /// What it says about itself, and the digest of its component.
     pub info: InstrumentInfo,
+    /// The interface version it was built against, e.g. `0.2.0`.
+    pub interface: &'static str,
 }
 
 /// A case's cases list entry, host side.
@@ -74,23 +100,10 @@ pub struct CaseInfo {
     pub tags: Vec<String>,
 }
 
-/// How a case ended, host side.
-#[derive(Debug, Clone, PartialEq)]
-pub enum CaseVerdict {
-    /// Passed.
-    Pass,
-    /// Failed, with the reason.
-    Fail(String),
-    /// Lost, with the reason.
-    Lost(String),
-    /// Not applicable, with the reason.
-    NotApplicable(String),
-}
-
 /// Everything a finished case produced.
 pub struct CaseResult {
     /// The verdict after the host's rules (a lost call loses the case).
-    pub verdict: CaseVerdict,
+    pub verdict: Verdict,
     /// The instrument's figures.
     pub metrics: Vec<Metric>,
     /// The instrument's notes.
@@ -103,34 +116,59 @@ pub struct CaseResult {
     pub elapsed: Duration,
 }
 
+/// What a case may reach besides its own target.
+#[derive(Clone, Default)]
+pub struct Reach {
+    /// The judge, when the run has one.
+    pub judge: Option<Arc<Judge>>,
+    /// How to restart the target, for an exclusive instrument on a server the
+    /// harness launched.
+    pub restart: Option<Restarter>,
+}
+
+fn plugin_err(message: String) -> Error {
+    Error::new(ErrorKind::Plugin, message)
+}
+
 impl PluginHost {
     /// An engine with fuel metering and, when `cache_dir` is given, the
     /// on-disk compilation cache.
     pub fn new(cache_dir: Option<&Path>, limits: Limits) -> Result<Self, Error> {
-        let plugin_err = |what: &str, err: wasmtime::Error| Error::new(ErrorKind::Plugin, format!("{what}: {err:#}"));
+        let err = |what: &str, e: wasmtime::Error| plugin_err(format!("{what}: {e:#}"));
         let mut config = Config::new();
         config.wasm_component_model(true);
         config.consume_fuel(true);
         if let Some(dir) = cache_dir {
             let mut cache = CacheConfig::new();
             cache.with_directory(dir);
-            let cache = Cache::new(cache).map_err(|e| plugin_err("failed to open the component cache", e))?;
+            let cache = Cache::new(cache).map_err(|e| err("failed to open the component cache", e))?;
             config.cache(Some(cache));
         }
-        let engine = Engine::new(&config).map_err(|e| plugin_err("failed to start wasmtime", e))?;
+        let engine = Engine::new(&config).map_err(|e| err("failed to start wasmtime", e))?;
+        // One linker holds every version's imports: their names carry the
+        // package version, so they never clash.
         let mut linker = Linker::new(&engine);
-        wasmtime_wasi::p2::add_to_linker_async(&mut linker).map_err(|e| plugin_err("failed to link WASI", e))?;
-        bindings::Instrument::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)
-            .map_err(|e| plugin_err("failed to link the endpoint imports", e))?;
+        wasmtime_wasi::p2::add_to_linker_async(&mut linker).map_err(|e| err("failed to link WASI", e))?;
+        v1::Instrument::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)
+            .map_err(|e| err("failed to link the 0.1.0 imports", e))?;
+        v2::Instrument::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)
+            .map_err(|e| err("failed to link the 0.2.0 imports", e))?;
         // A reporter gets WASI (nothing granted) and the suite-data files only.
         let mut reporter_linker = Linker::new(&engine);
-        wasmtime_wasi::p2::add_to_linker_async(&mut reporter_linker).map_err(|e| plugin_err("failed to link WASI", e))?;
-        bindings::reporter::Reporter::add_to_linker::<_, HasSelf<_>>(&mut reporter_linker, |s| s)
-            .map_err(|e| plugin_err("failed to link the reporter imports", e))?;
+        wasmtime_wasi::p2::add_to_linker_async(&mut reporter_linker).map_err(|e| err("failed to link WASI", e))?;
+        v1::reporter::Reporter::add_to_linker::<_, HasSelf<_>>(&mut reporter_linker, |s| s)
+            .map_err(|e| err("failed to link the 0.1.0 reporter imports", e))?;
+        v2::reporter::Reporter::add_to_linker::<_, HasSelf<_>>(&mut reporter_linker, |s| s)
+            .map_err(|e| err("failed to link the 0.2.0 reporter imports", e))?;
         Ok(PluginHost { engine, linker, reporter_linker, limits })
     }
 
-    fn store(&self, endpoint: Option<Arc<Endpoint>>, files: Arc<BTreeMap<String, Vec<u8>>>) -> (Store<CaseState>, MemoryOutputPipe) {
+    fn store(
+        &self,
+        endpoint: Option<Arc<Endpoint>>,
+        files: Arc<BTreeMap<String, Vec<u8>>>,
+        reach: Reach,
+    ) -> (Store<CaseState>, MemoryOutputPipe, Arc<AtomicBool>) {
         let stderr = MemoryOutputPipe::new(64 * 1024);
         // No preopened folders, no environment, no arguments, no sockets,
         // frozen clocks: the only way out is the endpoint import.
@@ -143,45 +181,95 @@ impl PluginHost {
             .allow_tcp(false)
             .allow_udp(false)
             .build();
+        // Memory per linear memory, and a count of everything a component
+        // can multiply: memories, tables, their elements, core instances.
         let limits = StoreLimitsBuilder::new()
             .memory_size(self.limits.memory_bytes)
+            .memories(8)
+            .tables(32)
+            .table_elements(100_000)
+            .instances(64)
             .trap_on_grow_failure(true)
             .build();
-        let state = CaseState { wasi, table: ResourceTable::new(), limits, endpoint, files, log: CallLog::default(), last_window: None };
+        let in_call = Arc::new(AtomicBool::new(false));
+        let state = CaseState {
+            wasi,
+            table: ResourceTable::new(),
+            limits,
+            endpoint,
+            judge: reach.judge,
+            restart: reach.restart,
+            files,
+            log: CallLog::default(),
+            last_window: None,
+            in_call: in_call.clone(),
+        };
         let mut store = Store::new(&self.engine, state);
         store.limiter(|s| &mut s.limits);
-        // set_fuel only fails when fuel is off, and it is on.
+        store.set_hostcall_fuel(self.limits.hostcall_bytes);
+        store.set_max_component_handles(10_000);
+        // set_fuel and the yield interval only fail when fuel is off, and it is on.
         let _ = store.set_fuel(self.limits.fuel);
-        (store, stderr)
+        let _ = store.fuel_async_yield_interval(Some(YIELD_EVERY_FUEL));
+        (store, stderr, in_call)
     }
 
     /// Read a component and compile it (or fetch it from the cache).
     fn compile(&self, wasm: &Path) -> Result<(Vec<u8>, Component), Error> {
-        let err = |what: String| Error::new(ErrorKind::Plugin, what);
-        let bytes = std::fs::read(wasm).map_err(|e| err(format!("failed to read component {}: {e}", wasm.display())))?;
+        let bytes = std::fs::read(wasm).map_err(|e| plugin_err(format!("failed to read component {}: {e}", wasm.display())))?;
         let component = Component::new(&self.engine, &bytes)
-            .map_err(|e| err(format!("failed to compile component {}: {e:#}", wasm.display())))?;
+            .map_err(|e| plugin_err(format!("failed to compile component {}: {e:#}", wasm.display())))?;
         Ok((bytes, component))
     }
 
-    /// Load (compile or fetch from cache) a component and ask it to describe
-    /// itself.
-    pub async fn load(&self, wasm: &Path) -> Result<InstrumentPlugin, Error> {
-        let err = |what: String| Error::new(ErrorKind::Plugin, what);
-        let (bytes, component) = self.compile(wasm)?;
-        let pre = self
-            .linker
-            .instantiate_pre(&component)
-            .map_err(|e| err(format!("component {} does not fit the instrument world: {e:#}", wasm.display())))?;
-        let pre = InstrumentPre::new(pre)
-            .map_err(|e| err(format!("component {} does not export the instrument world: {e:#}", wasm.display())))?;
-        let (mut store, stderr) = self.store(None, Arc::default());
-        let info = async {
-            let instance = pre.instantiate_async(&mut store).await?;
-            instance.call_describe(&mut store).await
+    /// Run a setup call (`describe`, `cases`, `render`) within its limit.
+    async fn setup<T>(
+        &self,
+        what: &str,
+        stderr: &MemoryOutputPipe,
+        call: impl std::future::Future<Output = wasmtime::Result<T>>,
+    ) -> Result<T, String> {
+        match tokio::time::timeout(self.limits.setup_timeout, call).await {
+            Err(_) => Err(format!("{what} exceeded its wall-clock limit of {}s", self.limits.setup_timeout.as_secs())),
+            Ok(Err(trap)) => Err(format!("{what}: {}", trap_message(&trap, stderr, &self.limits))),
+            Ok(Ok(v)) => Ok(v),
         }
-        .await
-        .map_err(|e| err(format!("{} failed to describe itself: {}", wasm.display(), trap_message(&e, &stderr, &self.limits))))?;
+    }
+
+    /// Load (compile or fetch from cache) a component of any released
+    /// version and ask it to describe itself.
+    pub async fn load(&self, wasm: &Path) -> Result<InstrumentPlugin, Error> {
+        let (bytes, component) = self.compile(wasm)?;
+        let pre = self.linker.instantiate_pre(&component).map_err(|e| {
+            plugin_err(format!("component {} does not fit the instrument world (0.1.0 or 0.2.0): {e:#}", wasm.display()))
+        })?;
+        let pre = match v2::InstrumentPre::new(pre.clone()) {
+            Ok(p) => Pre::V2(p),
+            Err(e2) => match v1::InstrumentPre::new(pre) {
+                Ok(p) => Pre::V1(p),
+                Err(_) => {
+                    return Err(plugin_err(format!(
+                        "component {} does not export the instrument world: {e2:#}",
+                        wasm.display()
+                    )));
+                }
+            },
+        };
+        let (mut store, stderr, _) = self.store(None, Arc::default(), Reach::default());
+        let call = async {
+            Ok::<GuestInfo, wasmtime::Error>(match &pre {
+                Pre::V1(p) => p.instantiate_async(&mut store).await?.call_describe(&mut store).await?.into(),
+                Pre::V2(p) => p.instantiate_async(&mut store).await?.call_describe(&mut store).await?.into(),
+            })
+        };
+        let info = self
+            .setup("describe", &stderr, call)
+            .await
+            .map_err(|e| plugin_err(format!("{} failed to describe itself: {e}", wasm.display())))?;
+        let interface = match pre {
+            Pre::V1(_) => "0.1.0",
+            Pre::V2(_) => "0.2.0",
+        };
         Ok(InstrumentPlugin {
             pre,
             info: InstrumentInfo {
@@ -191,6 +279,7 @@ impl PluginHost {
                 description: info.description,
                 component_sha256: sha256_hex(&bytes),
             },
+            interface,
         })
     }
 
@@ -203,31 +292,42 @@ impl PluginHost {
         measurements: Vec<String>,
         config: &str,
     ) -> Result<Vec<(String, Vec<u8>)>, Error> {
-        let err = |what: String| Error::new(ErrorKind::Plugin, what);
         let (_, component) = self.compile(wasm)?;
         let pre = self
             .reporter_linker
             .instantiate_pre(&component)
-            .map_err(|e| err(format!("component {} does not fit the reporter world: {e:#}", wasm.display())))?;
-        let pre = bindings::reporter::ReporterPre::new(pre)
-            .map_err(|e| err(format!("component {} does not export the reporter world: {e:#}", wasm.display())))?;
-        let (mut store, stderr) = self.store(None, files);
-        let result = async {
-            let instance = pre.instantiate_async(&mut store).await?;
-            instance.call_render(&mut store, &measurements, config).await
+            .map_err(|e| plugin_err(format!("component {} does not fit the reporter world: {e:#}", wasm.display())))?;
+        let (mut store, stderr, _) = self.store(None, files, Reach::default());
+        let result = match v2::reporter::ReporterPre::new(pre.clone()) {
+            Ok(p) => {
+                let call = async {
+                    let out = p.instantiate_async(&mut store).await?.call_render(&mut store, &measurements, config).await?;
+                    Ok::<_, wasmtime::Error>(out.map(|list| list.into_iter().map(|a| (a.path, a.content)).collect::<Vec<_>>()))
+                };
+                self.setup("render", &stderr, call).await
+            }
+            Err(_) => {
+                let p = v1::reporter::ReporterPre::new(pre).map_err(|e| {
+                    plugin_err(format!("component {} does not export the reporter world: {e:#}", wasm.display()))
+                })?;
+                let call = async {
+                    let out = p.instantiate_async(&mut store).await?.call_render(&mut store, &measurements, config).await?;
+                    Ok::<_, wasmtime::Error>(out.map(|list| list.into_iter().map(|a| (a.path, a.content)).collect::<Vec<_>>()))
+                };
+                self.setup("render", &stderr, call).await
+            }
         }
-        .await
-        .map_err(|e| err(format!("reporter {} failed: {}", wasm.display(), trap_message(&e, &stderr, &self.limits))))?;
+        .map_err(|e| plugin_err(format!("reporter {} failed: {e}", wasm.display())))?;
         let artifacts = result.map_err(|e| Error::new(ErrorKind::Setup, format!("reporter {} refused: {e}", wasm.display())))?;
         artifacts
             .into_iter()
-            .map(|a| {
-                let safe = !a.path.is_empty()
-                    && Path::new(&a.path).components().all(|c| matches!(c, std::path::Component::Normal(_)));
+            .map(|(path, content)| {
+                let safe = !path.is_empty()
+                    && Path::new(&path).components().all(|c| matches!(c, std::path::Component::Normal(_)));
                 if safe {
-                    Ok((a.path, a.content))
+                    Ok((path, content))
                 } else {
-                    Err(err(format!("reporter {} wrote outside its folder: {:?}", wasm.display(), a.path)))
+                    Err(plugin_err(format!("reporter {} wrote outside its folder: {path:?}", wasm.display())))
                 }
             })
             .collect()
@@ -241,15 +341,29 @@ impl PluginHost {
         config: &str,
     ) -> Result<Vec<CaseInfo>, Error> {
         let name = &plugin.info.name;
-        let (mut store, stderr) = self.store(None, files);
-        let result = async {
-            let instance = plugin.pre.instantiate_async(&mut store).await?;
-            instance.call_cases(&mut store, config).await
-        }
-        .await
-        .map_err(|e| Error::new(ErrorKind::Plugin, format!("instrument {name} failed to list its cases: {}", trap_message(&e, &stderr, &self.limits))))?;
-        let cases = result.map_err(|e| Error::new(ErrorKind::Plugin, format!("instrument {name} refused its config: {e}")))?;
-        Ok(cases.into_iter().map(|c| CaseInfo { name: c.name, tags: c.tags }).collect())
+        let (mut store, stderr, _) = self.store(None, files, Reach::default());
+        let call = async {
+            let listed = match &plugin.pre {
+                Pre::V1(p) => p
+                    .instantiate_async(&mut store)
+                    .await?
+                    .call_cases(&mut store, config)
+                    .await?
+                    .map(|v| v.into_iter().map(|c| CaseInfo { name: c.name, tags: c.tags }).collect()),
+                Pre::V2(p) => p
+                    .instantiate_async(&mut store)
+                    .await?
+                    .call_cases(&mut store, config)
+                    .await?
+                    .map(|v| v.into_iter().map(|c| CaseInfo { name: c.name, tags: c.tags }).collect()),
+            };
+            Ok::<Result<Vec<CaseInfo>, String>, wasmtime::Error>(listed)
+        };
+        let result = self
+            .setup("listing", &stderr, call)
+            .await
+            .map_err(|e| plugin_err(format!("instrument {name} failed to list its cases: {e}")))?;
+        result.map_err(|e| plugin_err(format!("instrument {name} refused its config: {e}")))
     }
 
     /// Run one case in a fresh instance, within the limits.
@@ -258,39 +372,37 @@ impl PluginHost {
         plugin: &InstrumentPlugin,
         endpoint: Arc<Endpoint>,
         files: Arc<BTreeMap<String, Vec<u8>>>,
+        reach: Reach,
         config: &str,
         case: &str,
     ) -> CaseResult {
         let started = Instant::now();
-        let (mut store, stderr) = self.store(Some(endpoint), files);
+        let (mut store, stderr, in_call) = self.store(Some(endpoint), files, reach);
         let run = async {
-            let instance = plugin.pre.instantiate_async(&mut store).await?;
-            instance.call_run(&mut store, config, case).await
+            Ok::<GuestOutcome, wasmtime::Error>(match &plugin.pre {
+                Pre::V1(p) => p.instantiate_async(&mut store).await?.call_run(&mut store, config, case).await?.into(),
+                Pre::V2(p) => p.instantiate_async(&mut store).await?.call_run(&mut store, config, case).await?.into(),
+            })
         };
         let outcome = tokio::time::timeout(self.limits.case_timeout, run).await;
         let log = std::mem::take(&mut store.data_mut().log);
-        let mut result = CaseResult {
-            verdict: CaseVerdict::Pass,
-            metrics: Vec::new(),
-            notes: Vec::new(),
-            snapshots: Vec::new(),
-            log,
-            elapsed: Duration::ZERO,
-        };
+        let mut result =
+            CaseResult { verdict: Verdict::Pass, metrics: Vec::new(), notes: Vec::new(), snapshots: Vec::new(), log, elapsed: Duration::ZERO };
+        let limit = self.limits.case_timeout.as_secs();
         result.verdict = match outcome {
-            Err(_) => CaseVerdict::Lost(format!(
-                "the case exceeded its wall-clock limit of {}s (server time included)",
-                self.limits.case_timeout.as_secs()
+            // Who used the time decides: the server (a call was in flight)
+            // or the instrument.
+            Err(_) if in_call.load(Ordering::SeqCst) => {
+                Verdict::Lost(format!("the case exceeded its wall-clock limit of {limit}s while waiting on the server"))
+            }
+            Err(_) => Verdict::Fail(format!(
+                "instrument exceeded its wall-clock limit of {limit}s while computing or sleeping, not waiting on the server"
             )),
-            Ok(Err(trap)) => CaseVerdict::Fail(trap_message(&trap, &stderr, &self.limits)),
+            Ok(Err(trap)) => Verdict::Fail(trap_message(&trap, &stderr, &self.limits)),
             Ok(Ok(outcome)) => {
-                result.metrics = outcome
-                    .metrics
-                    .into_iter()
-                    .map(|m| Metric { name: m.name, value: m.value, unit: m.unit })
-                    .collect();
-                result.notes = outcome.notes.into_iter().map(|p| (p.key, p.value)).collect();
-                result.snapshots = outcome.snapshots.into_iter().map(|s| (s.name, s.content)).collect();
+                result.metrics = outcome.metrics;
+                result.notes = outcome.notes;
+                result.snapshots = outcome.snapshots;
                 // NaN and infinities have no JSON form: a record holding one
                 // could not be read back. Such a figure fails the case by name.
                 let bad: Vec<String> = result
@@ -300,14 +412,10 @@ impl PluginHost {
                     .map(|m| format!("{} = {}", m.name, m.value))
                     .collect();
                 result.metrics.retain(|m| m.value.is_finite());
-                match outcome.verdict {
-                    _ if !bad.is_empty() => {
-                        CaseVerdict::Fail(format!("instrument reported figures that are not finite numbers: {}", bad.join(", ")))
-                    }
-                    Verdict::Pass => CaseVerdict::Pass,
-                    Verdict::Fail(r) => CaseVerdict::Fail(r),
-                    Verdict::Lost(r) => CaseVerdict::Lost(r),
-                    Verdict::NotApplicable(r) => CaseVerdict::NotApplicable(r),
+                if bad.is_empty() {
+                    outcome.verdict
+                } else {
+                    Verdict::Fail(format!("instrument reported figures that are not finite numbers: {}", bad.join(", ")))
                 }
             }
         };
@@ -319,16 +427,17 @@ impl PluginHost {
 
 /// A lost call loses the case whatever the instrument concluded: a dead
 /// server is never scored as a wrong answer, nor a swallowed error as a pass.
-fn lost_wins(verdict: CaseVerdict, first_lost: Option<&str>) -> CaseVerdict {
+fn lost_wins(verdict: Verdict, first_lost: Option<&str>) -> Verdict {
     match (verdict, first_lost) {
-        (CaseVerdict::Lost(r), _) => CaseVerdict::Lost(r),
-        (_, Some(reason)) => CaseVerdict::Lost(reason.to_string()),
+        (Verdict::Lost(r), _) => Verdict::Lost(r),
+        (_, Some(reason)) => Verdict::Lost(reason.to_string()),
         (other, None) => other,
     }
 }
 
-/// A trap as a sentence naming its cause: CPU budget, memory limit, panic
-/// (with the guest's own message from stderr), or the trap itself.
+/// A trap as a sentence naming its cause: CPU budget, memory limit, a limit
+/// on what the instrument may hand the host, panic (with the guest's own
+/// message from stderr), or the trap itself.
 fn trap_message(err: &wasmtime::Error, stderr: &MemoryOutputPipe, limits: &Limits) -> String {
     let guest_said = String::from_utf8_lossy(&stderr.contents()).trim().to_string();
     let full = format!("{err:#}");
@@ -337,6 +446,12 @@ fn trap_message(err: &wasmtime::Error, stderr: &MemoryOutputPipe, limits: &Limit
     }
     if full.contains("growing memory") {
         return format!("instrument exceeded its memory limit of {} MiB", limits.memory_bytes / (1024 * 1024));
+    }
+    if full.contains("fuel allocated for hostcalls") || full.contains("too much data is being copied") {
+        return format!(
+            "instrument handed the host more than its limit of {} MiB in one call ({full})",
+            limits.hostcall_bytes >> 20
+        );
     }
     if let Some(at) = guest_said.find("panicked at") {
         return format!("instrument panicked: {}", guest_said[at..].replace('\n', " "));
@@ -355,13 +470,10 @@ mod tests {
     #[test]
     fn a_lost_call_overrides_any_other_verdict() {
         let lost = Some("connection refused");
-        assert_eq!(lost_wins(CaseVerdict::Pass, lost), CaseVerdict::Lost("connection refused".into()));
-        assert_eq!(lost_wins(CaseVerdict::Fail("wrong".into()), lost), CaseVerdict::Lost("connection refused".into()));
-        assert_eq!(
-            lost_wins(CaseVerdict::NotApplicable("n/a".into()), lost),
-            CaseVerdict::Lost("connection refused".into())
-        );
-        assert_eq!(lost_wins(CaseVerdict::Lost("own".into()), lost), CaseVerdict::Lost("own".into()));
-        assert_eq!(lost_wins(CaseVerdict::Pass, None), CaseVerdict::Pass);
+        assert_eq!(lost_wins(Verdict::Pass, lost), Verdict::Lost("connection refused".into()));
+        assert_eq!(lost_wins(Verdict::Fail("wrong".into()), lost), Verdict::Lost("connection refused".into()));
+        assert_eq!(lost_wins(Verdict::NotApplicable("n/a".into()), lost), Verdict::Lost("connection refused".into()));
+        assert_eq!(lost_wins(Verdict::Lost("own".into()), lost), Verdict::Lost("own".into()));
+        assert_eq!(lost_wins(Verdict::Pass, None), Verdict::Pass);
     }
 }

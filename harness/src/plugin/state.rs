@@ -1,18 +1,33 @@
 //! The per-case store state and the host side of the imports.
+//!
+//! The work of every import is done once, in host types ([`CaseState`]'s
+//! own methods); each interface version's `Host` impl only converts.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use sha2::{Digest, Sha256};
 use sparktest_record::CallRecord;
 use wasmtime::StoreLimits;
 use wasmtime::component::ResourceTable;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
-use super::bindings::sparktest::plugin::{endpoint as wit, plugin_types, suite_data, types};
-use super::bindings::call_error;
+use super::bindings::{v1, v1_convert, v2, v2_convert};
 use crate::endpoint::{self as dom, Endpoint};
+use crate::transcript::Recorder;
+
+/// A second target that grades replies, as instruments reach it.
+pub struct Judge {
+    /// Its target name.
+    pub name: String,
+    /// Its endpoint.
+    pub endpoint: Arc<Endpoint>,
+}
+
+/// Restarts the target a case runs against (for restart-to-restart
+/// reproducibility); None when the harness did not launch it.
+pub type Restarter = Arc<dyn Fn() -> Result<(), String> + Send + Sync>;
 
 /// What the host saw of one case's endpoint calls.
 #[derive(Default)]
@@ -21,9 +36,12 @@ pub struct CallLog {
     pub calls: Vec<CallRecord>,
     /// The first lost call's reason: it makes the whole case lost.
     pub first_lost: Option<String>,
+    /// Why the run must stop (the server refused the credentials).
+    pub stop: Option<String>,
     /// Time spent inside endpoint calls.
     pub endpoint_time: Duration,
-    transcript: Sha256,
+    /// The transcript and its address.
+    pub recorder: Recorder,
 }
 
 impl CallLog {
@@ -35,16 +53,17 @@ impl CallLog {
         request: &T,
         elapsed: Duration,
         result: &Result<dom::Reply, dom::CallError>,
+        who: Option<&str>,
     ) {
-        // The transcript holds requests and replies without timing, so two
-        // identical conversations hash the same.
-        self.transcript.update(kind.as_bytes());
-        self.transcript.update(serde_json::to_vec(request).unwrap_or_default());
+        // A request the host refused to build was never sent: no call.
+        if matches!(result, Err(dom::CallError::Invalid(_))) {
+            return;
+        }
         let record = match result {
             Ok(reply) => {
                 let mut untimed = reply.clone();
                 untimed.timing = dom::Timing::default();
-                self.transcript.update(serde_json::to_vec(&untimed).unwrap_or_default());
+                self.recorder.add(kind, request, Ok(&untimed), Some(&reply.timing));
                 CallRecord {
                     kind: kind.into(),
                     result: "ok".into(),
@@ -56,18 +75,17 @@ impl CallLog {
                     completion_tokens: reply.usage.completion_tokens,
                     token_source: reply.usage.source.as_str().into(),
                     server_load: None,
+                    cached_tokens: reply.usage.cached_tokens,
+                    attempts: reply.attempts.max(1),
                 }
             }
             Err(err) => {
-                self.transcript.update(err.to_string().as_bytes());
-                self.note_error(err);
+                self.recorder.add::<_, (), ()>(kind, request, Err(&err.to_string()), None);
+                self.note_error(err, who);
                 CallRecord {
                     kind: kind.into(),
                     result: err.kind().into(),
-                    status: match err {
-                        dom::CallError::Rejected { status, .. } => Some(*status),
-                        _ => None,
-                    },
+                    status: err.status(),
                     total_ms: elapsed.as_secs_f64() * 1000.0,
                     ttft_ms: None,
                     decode_ms: None,
@@ -75,21 +93,45 @@ impl CallLog {
                     completion_tokens: None,
                     token_source: dom::TokenSource::None.as_str().into(),
                     server_load: None,
+                    cached_tokens: None,
+                    attempts: 1,
                 }
             }
         };
         self.calls.push(record);
     }
 
-    fn note_error(&mut self, err: &dom::CallError) {
-        if let dom::CallError::Lost(reason) = err {
-            self.first_lost.get_or_insert_with(|| reason.clone());
+    /// A lost call loses the case; refused credentials stop the run.
+    /// `who` names a target other than the one under test (the judge).
+    fn note_error(&mut self, err: &dom::CallError, who: Option<&str>) {
+        if !err.is_lost() {
+            return;
         }
+        let reason = match who {
+            Some(w) => format!("{w}: {}", err.reason()),
+            None => err.reason(),
+        };
+        if matches!(err, dom::CallError::Unauthorized { .. }) {
+            self.stop.get_or_insert_with(|| reason.clone());
+        }
+        self.first_lost.get_or_insert(reason);
     }
+}
 
-    /// Hex sha256 of the transcript.
-    pub fn transcript_sha256(&self) -> String {
-        self.transcript.clone().finalize().iter().map(|b| format!("{b:02x}")).collect()
+/// Marks a host call in flight: a case out of time while one is in flight
+/// waited on the server (lost); otherwise the instrument was computing.
+struct InCall(Arc<AtomicBool>);
+
+impl InCall {
+    fn new(flag: &Arc<AtomicBool>) -> Self {
+        flag.store(true, Ordering::SeqCst);
+        InCall(flag.clone())
+    }
+}
+
+impl Drop for InCall {
+    fn drop(&mut self) {
+        self.0.store(false, Ordering::SeqCst);
     }
 }
 
@@ -98,12 +140,15 @@ pub struct CaseState {
     pub(super) wasi: WasiCtx,
     pub(super) table: ResourceTable,
     pub(super) limits: StoreLimits,
-    /// None while listing cases: no endpoint calls then.
+    /// None while describing and listing: no endpoint calls then.
     pub(super) endpoint: Option<Arc<Endpoint>>,
+    pub(super) judge: Option<Arc<Judge>>,
+    pub(super) restart: Option<Restarter>,
     pub(super) files: Arc<BTreeMap<String, Vec<u8>>>,
     pub(super) log: CallLog,
     /// The server's load during this case's last concurrent call.
     pub(super) last_window: Option<dom::LoadWindow>,
+    pub(super) in_call: Arc<AtomicBool>,
 }
 
 impl WasiView for CaseState {
@@ -112,160 +157,289 @@ impl WasiView for CaseState {
     }
 }
 
-impl CaseState {
-    fn endpoint(&self) -> wasmtime::Result<Arc<Endpoint>> {
-        self.endpoint
-            .clone()
-            .ok_or_else(|| wasmtime::format_err!("the endpoint cannot be called while listing cases"))
-    }
-}
-
 fn trap_invalid(kind: &str, reason: String) -> wasmtime::Error {
     wasmtime::format_err!("instrument sent an invalid {kind} request: {reason}")
 }
 
-fn to_guest(
-    result: Result<dom::Reply, dom::CallError>,
-    kind: &str,
-) -> wasmtime::Result<Result<wit::Reply, wit::CallError>> {
-    match result {
-        Ok(reply) => Ok(Ok(reply.into())),
-        Err(err) => call_error(err).map(Err).map_err(|r| trap_invalid(kind, r)),
-    }
-}
-
+/// The host's side of every import, in host types.
 impl CaseState {
-    /// A call that leaves no call record (logprobs, metrics): its wait still
-    /// counts as endpoint time and a lost one still loses the case.
-    fn unrecorded<T, U: From<T>>(
-        &mut self,
-        started: Instant,
-        result: Result<Vec<T>, dom::CallError>,
-        kind: &str,
-    ) -> wasmtime::Result<Result<Vec<U>, wit::CallError>> {
-        self.log.endpoint_time += started.elapsed();
-        match result {
-            Ok(items) => Ok(Ok(items.into_iter().map(Into::into).collect())),
-            Err(err) => {
-                self.log.note_error(&err);
-                call_error(err).map(Err).map_err(|r| trap_invalid(kind, r))
-            }
-        }
+    fn endpoint(&self) -> wasmtime::Result<Arc<Endpoint>> {
+        self.endpoint
+            .clone()
+            .ok_or_else(|| wasmtime::format_err!("the endpoint cannot be called while describing or listing cases"))
     }
-}
 
-impl types::Host for CaseState {}
-impl plugin_types::Host for CaseState {}
-
-impl wit::Host for CaseState {
-    async fn chat(&mut self, req: wit::ChatRequest) -> wasmtime::Result<Result<wit::Reply, wit::CallError>> {
+    async fn chat(&mut self, req: dom::ChatRequest) -> wasmtime::Result<Result<dom::Reply, dom::CallError>> {
         let endpoint = self.endpoint()?;
-        let req: dom::ChatRequest = req.into();
+        let _busy = InCall::new(&self.in_call);
         let started = Instant::now();
         let result = endpoint.chat(&req).await;
         let elapsed = started.elapsed();
         self.log.endpoint_time += elapsed;
-        self.log.record("chat", &req, elapsed, &result);
-        to_guest(result, "chat")
+        self.log.record("chat", &req, elapsed, &result, None);
+        Ok(result)
     }
 
-    async fn chat_concurrent(
-        &mut self,
-        reqs: Vec<wit::ChatRequest>,
-    ) -> wasmtime::Result<Vec<Result<wit::Reply, wit::CallError>>> {
+    async fn chat_concurrent(&mut self, reqs: Vec<dom::ChatRequest>) -> wasmtime::Result<Vec<Result<dom::Reply, dom::CallError>>> {
         let endpoint = self.endpoint()?;
-        let reqs: Vec<dom::ChatRequest> = reqs.into_iter().map(Into::into).collect();
+        let _busy = InCall::new(&self.in_call);
         let started = Instant::now();
         let (results, window) = endpoint.chat_concurrent_observed(&reqs).await;
         // Concurrent calls overlap: their wall time counts once.
         let wall = started.elapsed();
         self.log.endpoint_time += wall;
-        let mut out = Vec::with_capacity(results.len());
-        for (req, result) in reqs.iter().zip(results) {
-            self.log.record("chat", req, wall, &result);
+        for (req, result) in reqs.iter().zip(&results) {
+            self.log.record("chat", req, wall, result, None);
             if let Some(call) = self.log.calls.last_mut() {
                 call.server_load = window.clone();
             }
-            out.push(to_guest(result, "chat")?);
         }
         self.last_window = window;
-        Ok(out)
+        Ok(results)
     }
 
-    async fn complete(
-        &mut self,
-        req: wit::CompletionRequest,
-    ) -> wasmtime::Result<Result<wit::Reply, wit::CallError>> {
+    async fn complete(&mut self, req: dom::CompletionRequest) -> wasmtime::Result<Result<dom::Reply, dom::CallError>> {
         let endpoint = self.endpoint()?;
-        let req: dom::CompletionRequest = req.into();
+        let _busy = InCall::new(&self.in_call);
         let started = Instant::now();
         let result = endpoint.complete(&req).await;
         let elapsed = started.elapsed();
         self.log.endpoint_time += elapsed;
-        self.log.record("complete", &req, elapsed, &result);
-        to_guest(result, "completion")
+        self.log.record("complete", &req, elapsed, &result, None);
+        Ok(result)
     }
 
-    async fn prompt_logprobs(
-        &mut self,
-        text: String,
-    ) -> wasmtime::Result<Result<Vec<wit::TokenLogprob>, wit::CallError>> {
+    async fn prompt_logprobs(&mut self, text: String) -> wasmtime::Result<Result<Vec<dom::TokenLogprob>, dom::CallError>> {
         let endpoint = self.endpoint()?;
+        let _busy = InCall::new(&self.in_call);
         let started = Instant::now();
         let result = endpoint.prompt_logprobs(&text).await;
-        self.unrecorded(started, result, "prompt-logprobs")
-    }
-
-    async fn facts(&mut self) -> wasmtime::Result<wit::ServerFacts> {
-        Ok(self.endpoint()?.facts().clone().into())
-    }
-
-    async fn scrape_metrics(&mut self) -> wasmtime::Result<Result<Vec<wit::MetricSample>, wit::CallError>> {
-        let endpoint = self.endpoint()?;
-        let started = Instant::now();
-        let mut result = endpoint.scrape_metrics().await;
-        // The host's own reading of the last concurrent window rides along
-        // under the `sparktest:` prefix (docs/measurement-file.md), even
-        // where the engine's metrics are off.
-        if let Some(window) = &self.last_window {
-            let derived = window_samples(window);
-            result = match result {
-                Ok(mut samples) => {
-                    samples.extend(derived);
-                    Ok(samples)
-                }
-                Err(dom::CallError::Unsupported(_)) => Ok(derived),
-                Err(err) => Err(err),
-            };
+        self.log.endpoint_time += started.elapsed();
+        if let Err(err) = &result {
+            self.log.note_error(err, None);
         }
-        self.unrecorded(started, result, "metrics")
+        Ok(result)
+    }
+
+    /// Metrics, and everything read from them, are auxiliary: a failure is
+    /// `Unsupported` with its reason and never loses the case.
+    async fn scrape_metrics(&mut self) -> wasmtime::Result<Result<Vec<dom::MetricSample>, dom::CallError>> {
+        let endpoint = self.endpoint()?;
+        let _busy = InCall::new(&self.in_call);
+        let started = Instant::now();
+        let result = endpoint.scrape_metrics().await;
+        self.log.endpoint_time += started.elapsed();
+        Ok(result)
+    }
+
+    async fn draft_counters(&mut self) -> wasmtime::Result<Result<dom::DraftCounters, dom::CallError>> {
+        let endpoint = self.endpoint()?;
+        let _busy = InCall::new(&self.in_call);
+        let started = Instant::now();
+        let result = endpoint.draft_counters().await;
+        self.log.endpoint_time += started.elapsed();
+        Ok(result)
+    }
+
+    async fn grade(&mut self, req: dom::ChatRequest) -> wasmtime::Result<Result<dom::Reply, dom::CallError>> {
+        self.endpoint()?;
+        let Some(judge) = self.judge.clone() else {
+            return Ok(Err(dom::CallError::Unsupported("no judge is configured for this run (--judge NAME)".into())));
+        };
+        let _busy = InCall::new(&self.in_call);
+        let started = Instant::now();
+        let result = judge.endpoint.chat(&req).await;
+        let elapsed = started.elapsed();
+        self.log.endpoint_time += elapsed;
+        self.log.record("judge", &req, elapsed, &result, Some(&format!("judge {}", judge.name)));
+        Ok(result)
+    }
+
+    async fn restart(&mut self) -> wasmtime::Result<Result<(), dom::CallError>> {
+        self.endpoint()?;
+        let Some(restart) = self.restart.clone() else {
+            return Ok(Err(dom::CallError::Unsupported(
+                "the harness can restart only a server it launched, for an instrument marked exclusive".into(),
+            )));
+        };
+        let _busy = InCall::new(&self.in_call);
+        let started = Instant::now();
+        let result = tokio::task::spawn_blocking(move || restart()).await.unwrap_or_else(|e| Err(e.to_string()));
+        self.log.endpoint_time += started.elapsed();
+        Ok(result.map_err(|why| {
+            let err = dom::CallError::Lost(format!("the server did not come back after a restart: {why}"));
+            self.log.note_error(&err, None);
+            err
+        }))
+    }
+
+    fn facts(&self) -> wasmtime::Result<dom::ServerFacts> {
+        Ok(self.endpoint()?.facts().clone())
+    }
+
+    fn read(&self, path: &str) -> Result<Vec<u8>, String> {
+        self.files.get(path).cloned().ok_or_else(|| format!("suite file {path:?} is not pinned in the suite's [files]"))
+    }
+
+    fn paths(&self) -> Vec<String> {
+        self.files.keys().cloned().collect()
     }
 }
 
-/// The `sparktest:window_*` samples for a load window.
-fn window_samples(w: &dom::LoadWindow) -> Vec<dom::MetricSample> {
-    let labels = vec![("source".to_string(), w.source.clone())];
-    let mut out = vec![
-        ("sparktest:window_requests_running_max", f64::from(w.running_max)),
-        ("sparktest:window_requests_running_mean", w.running_mean),
-        ("sparktest:window_samples", f64::from(w.samples)),
-    ];
-    if let Some(waiting) = w.waiting_max {
-        out.push(("sparktest:window_requests_waiting_max", f64::from(waiting)));
+/// Every released version's import traits, each converting to and from
+/// the host types above.
+mod v1_host {
+    use super::*;
+    use v1::sparktest::plugin::{endpoint as wit, plugin_types, suite_data, types};
+    use v1_convert::{call_error, facts, reply};
+
+    fn out<T, U>(r: Result<T, dom::CallError>, kind: &str, f: impl FnOnce(T) -> U) -> wasmtime::Result<Result<U, wit::CallError>> {
+        match r {
+            Ok(v) => Ok(Ok(f(v))),
+            Err(e) => call_error(e).map(Err).map_err(|why| trap_invalid(kind, why)),
+        }
     }
-    out.into_iter().map(|(name, value)| dom::MetricSample { name: name.into(), labels: labels.clone(), value }).collect()
+
+    impl types::Host for CaseState {}
+    impl plugin_types::Host for CaseState {}
+
+    impl wit::Host for CaseState {
+        async fn chat(&mut self, req: wit::ChatRequest) -> wasmtime::Result<Result<wit::Reply, wit::CallError>> {
+            out(CaseState::chat(self, req.into()).await?, "chat", reply)
+        }
+
+        async fn chat_concurrent(&mut self, reqs: Vec<wit::ChatRequest>) -> wasmtime::Result<Vec<Result<wit::Reply, wit::CallError>>> {
+            let results = CaseState::chat_concurrent(self, reqs.into_iter().map(Into::into).collect()).await?;
+            results.into_iter().map(|r| out(r, "chat", reply)).collect()
+        }
+
+        async fn complete(&mut self, req: wit::CompletionRequest) -> wasmtime::Result<Result<wit::Reply, wit::CallError>> {
+            out(CaseState::complete(self, req.into()).await?, "completion", reply)
+        }
+
+        async fn prompt_logprobs(&mut self, text: String) -> wasmtime::Result<Result<Vec<wit::TokenLogprob>, wit::CallError>> {
+            out(CaseState::prompt_logprobs(self, text).await?, "prompt-logprobs", |v| v.into_iter().map(Into::into).collect())
+        }
+
+        async fn facts(&mut self) -> wasmtime::Result<wit::ServerFacts> {
+            Ok(facts(CaseState::facts(self)?))
+        }
+
+        /// 0.1.0 instruments read the last load window as `sparktest:window_*`
+        /// samples, even where the engine's metrics are off.
+        async fn scrape_metrics(&mut self) -> wasmtime::Result<Result<Vec<wit::MetricSample>, wit::CallError>> {
+            let mut result = CaseState::scrape_metrics(self).await?;
+            if let Some(window) = &self.last_window {
+                let derived = window_samples(window);
+                result = match result {
+                    Ok(mut samples) => {
+                        samples.extend(derived);
+                        Ok(samples)
+                    }
+                    Err(dom::CallError::Unsupported(_)) => Ok(derived),
+                    Err(err) => Err(err),
+                };
+            }
+            out(result, "metrics", |v| v.into_iter().map(Into::into).collect())
+        }
+    }
+
+    /// The `sparktest:window_*` samples for a load window.
+    fn window_samples(w: &dom::LoadWindow) -> Vec<dom::MetricSample> {
+        let labels = vec![("source".to_string(), w.source.clone())];
+        let mut out = vec![
+            ("sparktest:window_requests_running_max", f64::from(w.running_max)),
+            ("sparktest:window_requests_running_mean", w.running_mean),
+            ("sparktest:window_samples", f64::from(w.samples)),
+        ];
+        if let Some(waiting) = w.waiting_max {
+            out.push(("sparktest:window_requests_waiting_max", f64::from(waiting)));
+        }
+        out.into_iter().map(|(name, value)| dom::MetricSample { name: name.into(), labels: labels.clone(), value }).collect()
+    }
+
+    impl suite_data::Host for CaseState {
+        async fn read(&mut self, path: String) -> wasmtime::Result<Result<Vec<u8>, String>> {
+            Ok(CaseState::read(self, &path))
+        }
+
+        async fn paths(&mut self) -> wasmtime::Result<Vec<String>> {
+            Ok(CaseState::paths(self))
+        }
+    }
 }
 
-impl suite_data::Host for CaseState {
-    async fn read(&mut self, path: String) -> wasmtime::Result<Result<Vec<u8>, String>> {
-        Ok(self
-            .files
-            .get(&path)
-            .cloned()
-            .ok_or_else(|| format!("suite file {path:?} is not pinned in the suite's [files]")))
+mod v2_host {
+    use super::*;
+    use v2::sparktest::plugin::{endpoint as wit, judge, plugin_types, suite_data, types};
+    use v2_convert::{call_error, draft, facts, judge_info, reply, window};
+
+    fn out<T, U>(r: Result<T, dom::CallError>, kind: &str, f: impl FnOnce(T) -> U) -> wasmtime::Result<Result<U, wit::CallError>> {
+        match r {
+            Ok(v) => Ok(Ok(f(v))),
+            Err(e) => call_error(e).map(Err).map_err(|why| trap_invalid(kind, why)),
+        }
     }
 
-    async fn paths(&mut self) -> wasmtime::Result<Vec<String>> {
-        Ok(self.files.keys().cloned().collect())
+    impl types::Host for CaseState {}
+    impl plugin_types::Host for CaseState {}
+
+    impl wit::Host for CaseState {
+        async fn chat(&mut self, req: wit::ChatRequest) -> wasmtime::Result<Result<wit::Reply, wit::CallError>> {
+            out(CaseState::chat(self, req.into()).await?, "chat", reply)
+        }
+
+        async fn chat_concurrent(&mut self, reqs: Vec<wit::ChatRequest>) -> wasmtime::Result<Vec<Result<wit::Reply, wit::CallError>>> {
+            let results = CaseState::chat_concurrent(self, reqs.into_iter().map(Into::into).collect()).await?;
+            results.into_iter().map(|r| out(r, "chat", reply)).collect()
+        }
+
+        async fn complete(&mut self, req: wit::CompletionRequest) -> wasmtime::Result<Result<wit::Reply, wit::CallError>> {
+            out(CaseState::complete(self, req.into()).await?, "completion", reply)
+        }
+
+        async fn prompt_logprobs(&mut self, text: String) -> wasmtime::Result<Result<Vec<wit::TokenLogprob>, wit::CallError>> {
+            out(CaseState::prompt_logprobs(self, text).await?, "prompt-logprobs", |v| v.into_iter().map(Into::into).collect())
+        }
+
+        async fn facts(&mut self) -> wasmtime::Result<wit::ServerFacts> {
+            Ok(facts(CaseState::facts(self)?))
+        }
+
+        async fn scrape_metrics(&mut self) -> wasmtime::Result<Result<Vec<wit::MetricSample>, wit::CallError>> {
+            out(CaseState::scrape_metrics(self).await?, "metrics", |v| v.into_iter().map(Into::into).collect())
+        }
+
+        async fn last_load_window(&mut self) -> wasmtime::Result<Option<wit::LoadWindow>> {
+            Ok(self.last_window.clone().map(window))
+        }
+
+        async fn draft_counters(&mut self) -> wasmtime::Result<Result<wit::DraftCounts, wit::CallError>> {
+            out(CaseState::draft_counters(self).await?, "draft-counters", draft)
+        }
+
+        async fn restart(&mut self) -> wasmtime::Result<Result<(), wit::CallError>> {
+            out(CaseState::restart(self).await?, "restart", |()| ())
+        }
+    }
+
+    impl judge::Host for CaseState {
+        async fn info(&mut self) -> wasmtime::Result<Option<judge::JudgeInfo>> {
+            Ok(self.judge.as_ref().map(|j| judge_info(&j.name, j.endpoint.facts())))
+        }
+
+        async fn grade(&mut self, req: wit::ChatRequest) -> wasmtime::Result<Result<wit::Reply, wit::CallError>> {
+            out(CaseState::grade(self, req.into()).await?, "judge", reply)
+        }
+    }
+
+    impl suite_data::Host for CaseState {
+        async fn read(&mut self, path: String) -> wasmtime::Result<Result<Vec<u8>, String>> {
+            Ok(CaseState::read(self, &path))
+        }
+
+        async fn paths(&mut self) -> wasmtime::Result<Vec<String>> {
+            Ok(CaseState::paths(self))
+        }
     }
 }

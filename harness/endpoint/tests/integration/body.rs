@@ -7,16 +7,50 @@ use crate::fake_server::{FakeServer, Script, openai};
 use crate::{client, lost, ok, request};
 
 #[tokio::test]
-async fn stream_ending_before_done_is_lost() {
-    // Cleanly framed HTTP, but the SSE stream never says [DONE].
+async fn stream_ending_before_its_finish_reason_is_lost() {
+    // Cleanly framed HTTP, but no finish reason and no [DONE].
     let script = Script::sse()
         .data(&openai::role())
         .data(&openai::content("Hel"))
         .data(&openai::content("lo"));
     let server = FakeServer::start(script).await;
     let reason = lost(client(&server.url()).chat(&request(true)).await);
-    assert!(reason.starts_with("stream cut before [DONE]"), "{reason}");
+    assert!(reason.starts_with("stream cut before its finish reason"), "{reason}");
     assert!(reason.contains("after 2 content chunks"), "{reason}");
+}
+
+#[tokio::test]
+async fn a_stream_cut_inside_a_line_says_so() {
+    let script = Script::sse().data(&openai::content("Hel")).bytes("data: {\"choices\":[{\"del");
+    let server = FakeServer::start(script).await;
+    let reason = lost(client(&server.url()).chat(&request(true)).await);
+    assert!(reason.contains("the last line was cut short"), "{reason}");
+}
+
+#[tokio::test]
+async fn every_optional_part_of_the_protocol_may_be_missing() {
+    // No role chunk, no usage chunk, no [DONE]: a finish reason and a clean
+    // close complete the stream.
+    let script = Script::sse().data(&openai::content("Hi")).data(&openai::finish("stop"));
+    let server = FakeServer::start(script).await;
+    let reply = ok(client(&server.url()).chat(&request(true)).await);
+    assert_eq!((reply.text.as_str(), reply.finish_reason.as_deref()), ("Hi", Some("stop")));
+    assert_eq!(reply.usage.completion_tokens, None);
+    // Keep-alive comments, and the last event without its blank line.
+    let script = Script::sse()
+        .keep_alive()
+        .data(&openai::role())
+        .keep_alive()
+        .data(&openai::content("Hi"))
+        .bytes(format!("data: {}\n", openai::finish("length")));
+    let server = FakeServer::start(script).await;
+    let reply = ok(client(&server.url()).chat(&request(true)).await);
+    assert_eq!((reply.text.as_str(), reply.finish_reason.as_deref()), ("Hi", Some("length")));
+    assert_eq!(reply.timing.chunk_arrivals_ms.len(), 1, "keep-alives are not content");
+    // [DONE] alone completes it too (some servers send no finish reason).
+    let script = Script::sse().data(&openai::content("Hi")).done();
+    let server = FakeServer::start(script).await;
+    assert_eq!(ok(client(&server.url()).chat(&request(true)).await).text, "Hi");
 }
 
 #[tokio::test]

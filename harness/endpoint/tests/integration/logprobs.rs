@@ -9,7 +9,8 @@
 mod bpc;
 
 use serde_json::{Value, json};
-use sparktest_endpoint::{CallError, Engine, parse_echo_logprobs, parse_sglang_logprobs, prompt_logprobs};
+use sparktest_endpoint::engines::{LlamaCpp, Vllm};
+use sparktest_endpoint::{CallError, EngineKind, parse_echo_logprobs, parse_sglang_logprobs};
 
 use super::fake_server::{FakeServer, Script};
 use super::client;
@@ -85,7 +86,7 @@ fn sglang_input_token_logprobs() {
 #[tokio::test]
 async fn vllm_prompt_logprobs_over_http() {
     let server = FakeServer::start(Script::json(200, &vllm_echo_body().to_string())).await;
-    let tokens = prompt_logprobs(&client(&server.url()), Engine::Vllm, PROMPT).await.unwrap();
+    let tokens = Vllm.prompt_logprobs(&client(&server.url()), PROMPT).await.unwrap();
     assert_eq!(tokens.len(), 8);
     let sent = server.exchanges();
     let (head, body) = sent[0].request.split_once("\r\n\r\n").unwrap();
@@ -98,6 +99,6 @@ async fn vllm_prompt_logprobs_over_http() {
 #[tokio::test]
 async fn llama_cpp_has_no_prompt_logprobs() {
     let url = super::fake_server::closed_port_url().await;
-    let err = prompt_logprobs(&client(&url), Engine::LlamaCpp, PROMPT).await.unwrap_err();
+    let err = LlamaCpp.prompt_logprobs(&client(&url), PROMPT).await.unwrap_err();
     assert_eq!(err, CallError::Unsupported("engine returns no prompt logprobs".into()));
 }

@@ -6,25 +6,38 @@
 #[path = "../support/fake_server.rs"]
 mod fake_server;
 
+mod auth;
 mod body;
+mod limits;
 mod logprobs;
+mod probe;
 mod reply;
+mod retry;
 mod status;
 mod transport;
 
 use std::time::Duration;
 
-use sparktest_endpoint::{CallError, ChatRequest, Client, Message, Reply, Role, Timeouts};
+use sparktest_endpoint::{CallError, ChatRequest, Client, ClientConfig, Message, Reply, Role, Timeouts};
 
 /// Generous enough for a loaded 2-core machine, small enough to fail fast.
-const TIMEOUTS: Timeouts = Timeouts { connect: Duration::from_secs(5), request: Duration::from_secs(5) };
+const TIMEOUTS: Timeouts = Timeouts {
+    connect: Duration::from_secs(5),
+    request: Duration::from_secs(5),
+    idle: Duration::from_secs(5),
+    aux: Duration::from_secs(5),
+};
 
 fn client(url: &str) -> Client {
     client_with(url, TIMEOUTS)
 }
 
 fn client_with(url: &str, timeouts: Timeouts) -> Client {
-    Client::new(url, "fake-model", timeouts).expect("failed to build the client")
+    client_config(url, ClientConfig { timeouts, ..ClientConfig::default() })
+}
+
+fn client_config(url: &str, config: ClientConfig) -> Client {
+    Client::new(url, "fake-model", config).expect("failed to build the client")
 }
 
 fn request(stream: bool) -> ChatRequest {

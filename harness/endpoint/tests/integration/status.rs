@@ -3,16 +3,24 @@
 use sparktest_endpoint::CallError;
 
 use crate::fake_server::{FakeServer, Script};
-use crate::{client, lost, request};
+use crate::{client, request};
 
 #[tokio::test]
-async fn http_503_is_lost_with_status_and_body() {
-    // llama-server while the model loads.
+async fn http_503_is_unanswered_with_status_and_body() {
+    // llama-server while the model loads (no retries in this client).
     let body = r#"{"error":{"code":503,"message":"Loading model","type":"unavailable_error"}}"#;
     let server = FakeServer::start(Script::json(503, body)).await;
-    let reason = lost(client(&server.url()).chat(&request(true)).await);
-    assert!(reason.starts_with("HTTP 503"), "{reason}");
-    assert!(reason.contains("Loading model"), "{reason}");
+    let err = client(&server.url()).chat(&request(true)).await.unwrap_err();
+    assert!(err.is_lost(), "{err}");
+    assert_eq!(err.status(), Some(503));
+    assert!(err.reason().starts_with("HTTP 503") && err.reason().contains("Loading model"), "{err}");
+}
+
+#[tokio::test]
+async fn http_500_mid_request_is_lost_never_rejected() {
+    let server = FakeServer::start(Script::json(500, r#"{"error":"boom"}"#)).await;
+    let err = client(&server.url()).chat(&request(false)).await.unwrap_err();
+    assert!(matches!(err, CallError::Unanswered { status: 500, .. }), "{err}");
 }
 
 #[tokio::test]

@@ -49,7 +49,7 @@ async fn close_mid_whole_body_is_lost() {
 
 #[tokio::test]
 async fn silent_server_times_out() {
-    let tiny = Timeouts { connect: Duration::from_secs(5), request: Duration::from_millis(300) };
+    let tiny = Timeouts { request: Duration::from_millis(300), ..crate::TIMEOUTS };
     // The request is read, then no status line ever comes.
     let server = FakeServer::start(Script::silent()).await;
     let reason = lost(client_with(&server.url(), tiny).chat(&request(true)).await);
@@ -57,10 +57,26 @@ async fn silent_server_times_out() {
 }
 
 #[tokio::test]
-async fn stream_stalled_mid_body_times_out() {
-    let tiny = Timeouts { connect: Duration::from_secs(5), request: Duration::from_millis(300) };
+async fn stream_stalled_mid_body_is_lost_after_the_idle_limit() {
+    // The whole call may take 5 s; a silence of 300 ms is a stall.
+    let tiny = Timeouts { idle: Duration::from_millis(300), ..crate::TIMEOUTS };
     let script = Script::sse().data(&openai::role()).data(&openai::content("Hel")).end(End::Stall);
     let server = FakeServer::start(script).await;
+    let started = std::time::Instant::now();
     let reason = lost(client_with(&server.url(), tiny).chat(&request(true)).await);
-    assert!(reason.starts_with("timed out"), "{reason}");
+    assert!(reason.starts_with("stream stalled: no byte for 0 s") || reason.starts_with("stream stalled"), "{reason}");
+    assert!(started.elapsed() < Duration::from_secs(4), "lost at the idle limit, not the total one");
+}
+
+#[tokio::test]
+async fn a_slow_but_steady_stream_is_not_a_stall() {
+    // Gaps shorter than the idle limit, a total longer than it.
+    let tiny = Timeouts { idle: Duration::from_millis(400), ..crate::TIMEOUTS };
+    let mut script = Script::sse().data(&openai::role());
+    for _ in 0..6 {
+        script = script.pause(Duration::from_millis(150)).data(&openai::content("x"));
+    }
+    let server = FakeServer::start(script.data(&openai::finish("stop"))).await;
+    let reply = crate::ok(client_with(&server.url(), tiny).chat(&request(true)).await);
+    assert_eq!(reply.text, "xxxxxx");
 }

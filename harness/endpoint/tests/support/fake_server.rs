@@ -108,6 +108,11 @@ impl Script {
         self.bytes(format!("data: {payload}\n\n"))
     }
 
+    /// A keep-alive comment line (`: ping`), as some servers send while busy.
+    pub fn keep_alive(self) -> Self {
+        self.bytes(": ping\n\n")
+    }
+
     /// The stream's last event, `data: [DONE]`.
     pub fn done(self) -> Self {
         self.data("[DONE]")
@@ -135,6 +140,10 @@ impl Script {
         let reason = match self.status {
             200 => "OK",
             400 => "Bad Request",
+            401 => "Unauthorized",
+            403 => "Forbidden",
+            408 => "Request Timeout",
+            429 => "Too Many Requests",
             404 => "Not Found",
             500 => "Internal Server Error",
             503 => "Service Unavailable",
@@ -172,20 +181,47 @@ pub struct FakeServer {
     task: JoinHandle<()>,
 }
 
+/// Chooses the script for a request: its text (head and body) and how many
+/// requests came before it.
+pub type Responder = Arc<dyn Fn(&str, usize) -> Script + Send + Sync>;
+
 impl FakeServer {
     /// Listen on `127.0.0.1:0` and answer every connection with `script`.
     /// Must be called inside a tokio runtime; the server runs on it.
     pub async fn start(script: Script) -> FakeServer {
+        Self::respond(Arc::new(move |_, _| script.clone())).await
+    }
+
+    /// Answer the n-th request with the n-th script, the last one for every
+    /// request after.
+    pub async fn sequence(scripts: Vec<Script>) -> FakeServer {
+        Self::respond(Arc::new(move |_, n| scripts[n.min(scripts.len() - 1)].clone())).await
+    }
+
+    /// Answer each request by its request line's path: the first route whose
+    /// prefix matches, else 404.
+    pub async fn routes(routes: Vec<(&'static str, Script)>) -> FakeServer {
+        Self::respond(Arc::new(move |req, _| {
+            let path = req.split_whitespace().nth(1).unwrap_or("");
+            routes
+                .iter()
+                .find(|(prefix, _)| path.starts_with(prefix))
+                .map_or_else(|| Script::json(404, r#"{"error":"not found"}"#), |(_, s)| s.clone())
+        }))
+        .await
+    }
+
+    /// Answer every request with what `responder` chooses.
+    pub async fn respond(responder: Responder) -> FakeServer {
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("failed to bind the fake server");
         let addr = listener.local_addr().expect("failed to read the fake server's address");
         let exchanges = Arc::new(Mutex::new(Vec::new()));
         let log = Arc::clone(&exchanges);
-        let script = Arc::new(script);
         let task = tokio::spawn(async move {
             // Dropping the set (when the task is aborted) aborts every connection.
             let mut conns = JoinSet::new();
             while let Ok((stream, _)) = listener.accept().await {
-                conns.spawn(serve(stream, Arc::clone(&script), Arc::clone(&log)));
+                conns.spawn(serve(stream, Arc::clone(&responder), Arc::clone(&log)));
                 while conns.try_join_next().is_some() {}
             }
         });
@@ -217,13 +253,14 @@ pub async fn closed_port_url() -> String {
     format!("http://{addr}")
 }
 
-async fn serve(mut stream: TcpStream, script: Arc<Script>, log: Arc<Mutex<Vec<Exchange>>>) {
+async fn serve(mut stream: TcpStream, responder: Responder, log: Arc<Mutex<Vec<Exchange>>>) {
     let _ = stream.set_nodelay(true);
     let Some(request) = read_request(&mut stream).await else { return };
-    let slot = {
+    let (slot, script) = {
         let mut log = log.lock().expect("exchange log poisoned");
+        let script = responder(&request, log.len());
         log.push(Exchange { request, request_at: Instant::now(), writes_at: Vec::new() });
-        log.len() - 1
+        (log.len() - 1, script)
     };
     if !script.silent && stream.write_all(&script.head()).await.is_err() {
         return;

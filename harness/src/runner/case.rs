@@ -1,0 +1,232 @@
+//! One case, from libtest trial to record: run it in the sandbox (or not,
+//! when the run has stopped), check its snapshots, and emit its events.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::{Arc, RwLock};
+use std::time::SystemTime;
+
+use libtest_mimic::{Completion, Failed, Trial};
+use sparktest_record::{CallRecord, CaseRecord, ClientCeiling, Latency, Percentiles, Verdict};
+
+use super::control::RunControl;
+use super::prepare::{Broken, Instrument};
+use crate::endpoint::Endpoint;
+use crate::events::{Event, Finished, Sinks};
+use crate::plugin::{CaseInfo, Judge, PluginHost, Reach, Restarter};
+use crate::sinks::measurement::rfc3339;
+use crate::snapshot::{self, SnapshotStatus};
+
+/// What every trial shares.
+pub struct Shared {
+    /// The runtime cases block on.
+    pub rt: tokio::runtime::Handle,
+    /// The sandbox.
+    pub host: PluginHost,
+    /// The run's target, and each arm's, by target name.
+    pub endpoints: BTreeMap<String, Arc<Endpoint>>,
+    /// Restarters of the launched targets, by name.
+    pub restarters: BTreeMap<String, Restarter>,
+    /// The target under test.
+    pub main_target: String,
+    /// The judge, when there is one.
+    pub judge: Option<Arc<Judge>>,
+    /// The suite's pinned files.
+    pub files: Arc<BTreeMap<String, Vec<u8>>>,
+    /// `snapshots/<target>`.
+    pub snapshots: PathBuf,
+    /// Every consumer of the run's events.
+    pub sinks: Sinks,
+    /// Exclusive cases take it for writing, the others for reading.
+    pub exclusive: RwLock<()>,
+    /// The client's own ceiling.
+    pub ceiling: Option<ClientCeiling>,
+    /// When the run stops early.
+    pub control: RunControl,
+}
+
+/// The libtest trials of a run: every selected case of every instrument,
+/// then one failing case per broken instrument.
+pub fn trials(shared: &Arc<Shared>, instruments: Vec<Instrument>, broken: Vec<Broken>, selected: &dyn Fn(&str) -> bool) -> Vec<Trial> {
+    let mut trials = Vec::new();
+    for inst in instruments.into_iter().map(Arc::new) {
+        for case in &inst.cases {
+            let id = format!("{}::{}", inst.prefix(), case.name);
+            if !selected(&id) {
+                continue;
+            }
+            let (shared, inst, case) = (shared.clone(), inst.clone(), case.clone());
+            trials.push(Trial::ignorable_test(id, move || run_case(&shared, &inst, &case)));
+        }
+    }
+    for b in broken {
+        let id = b.case_id();
+        if !selected(&id) {
+            continue;
+        }
+        let shared = shared.clone();
+        trials.push(Trial::ignorable_test(id.clone(), move || {
+            let record = bare_record(&id, &b.name, "setup::load", Verdict::Fail(b.message.clone()));
+            finish(&shared, record, None)
+        }));
+    }
+    trials
+}
+
+/// A record for a case that made no call.
+fn bare_record(id: &str, instrument: &str, case: &str, verdict: Verdict) -> CaseRecord {
+    CaseRecord {
+        id: id.to_string(),
+        instrument: instrument.to_string(),
+        case: case.to_string(),
+        tags: Vec::new(),
+        outcome: verdict.outcome(),
+        reason: verdict.reason().map(str::to_string),
+        metrics: Vec::new(),
+        notes: Vec::new(),
+        started_at: rfc3339(SystemTime::now()),
+        seconds: 0.0,
+        endpoint_seconds: 0.0,
+        calls: Vec::new(),
+        prompt_tokens: None,
+        completion_tokens: None,
+        transcript_sha256: crate::suite::sha256_hex(b""),
+        snapshots: Vec::new(),
+        arm: None,
+        latency: None,
+    }
+}
+
+/// Emit the record and turn it into libtest's verdict.
+fn finish(shared: &Shared, record: CaseRecord, transcript: Option<crate::transcript::Transcript>) -> Result<Completion, Failed> {
+    let verdict = record.verdict();
+    let event = Event::CaseFinished(Box::new(Finished { record, transcript: transcript.map(Arc::new) }));
+    if let Err(err) = shared.sinks.emit(&event) {
+        return Err(Failed::from(format!("the record of this case was not written: {err}")));
+    }
+    match verdict {
+        Verdict::Pass => Ok(Completion::Completed),
+        Verdict::Fail(r) => Err(Failed::from(r)),
+        // libtest has no third verdict: a lost case fails with `lost:`.
+        Verdict::Lost(r) => Err(Failed::from(format!("lost: {r}"))),
+        Verdict::NotApplicable(r) => Ok(Completion::ignored_with(format!("not applicable: {r}"))),
+    }
+}
+
+/// A held turn on the exclusive lock (held only to be dropped).
+#[allow(dead_code)]
+enum Turn<'a> {
+    Write(std::sync::RwLockWriteGuard<'a, ()>),
+    Read(std::sync::RwLockReadGuard<'a, ()>),
+}
+
+fn run_case(shared: &Shared, inst: &Instrument, case: &CaseInfo) -> Result<Completion, Failed> {
+    let id = format!("{}::{}", inst.prefix(), case.name);
+    let _ = shared.sinks.emit(&Event::CaseStarted { id: id.clone() });
+    if let Some(stop) = shared.control.stopped() {
+        let mut record = bare_record(&id, &inst.plugin.info.name, &case.name, Verdict::Lost(format!("not run: the run stopped: {}", stop.reason)));
+        record.tags = case.tags.clone();
+        record.arm = inst.arm.as_ref().map(|(a, _)| a.clone());
+        return finish(shared, record, None);
+    }
+    // Exclusive cases run alone; the others may share the server.
+    let _turn = if inst.exclusive {
+        Turn::Write(shared.exclusive.write().unwrap_or_else(|p| p.into_inner()))
+    } else {
+        Turn::Read(shared.exclusive.read().unwrap_or_else(|p| p.into_inner()))
+    };
+    let target = inst.arm.as_ref().map_or(&shared.main_target, |(_, t)| t);
+    let endpoint = shared.endpoints[target].clone();
+    // Only a case that runs alone may restart its server.
+    let restart = if inst.exclusive { shared.restarters.get(target).cloned() } else { None };
+    let reach = Reach { judge: shared.judge.clone(), restart };
+    let started_at = rfc3339(SystemTime::now());
+    let result = shared.rt.block_on(shared.host.run(&inst.plugin, endpoint, shared.files.clone(), reach, &inst.config, &case.name));
+    let mut verdict = result.verdict.clone();
+    let mut snapshots = Vec::new();
+    let snap_dir = shared.snapshots.join(inst.prefix().replace("::", "/"));
+    for (snap_name, content) in &result.snapshots {
+        let status = snapshot::check(&snap_dir, &format!("{}__{snap_name}", case.name.replace("::", "__")), content);
+        if status == SnapshotStatus::Changed && verdict == Verdict::Pass {
+            verdict = Verdict::Fail(format!(
+                "snapshot {snap_name} changed since the last run on this target; review with `cargo insta review`"
+            ));
+        }
+        snapshots.push((snap_name.clone(), status.as_str().to_string()));
+    }
+    let sum = |f: fn(&CallRecord) -> Option<u32>| -> Option<u64> {
+        let counts: Vec<u64> = result.log.calls.iter().filter_map(|c| f(c).map(u64::from)).collect();
+        (!counts.is_empty()).then(|| counts.iter().sum())
+    };
+    let mut notes = result.notes.clone();
+    notes.extend(ceiling_notes(shared.ceiling.as_ref(), &result.metrics));
+    let transcript = result.log.recorder.transcript().clone();
+    let record = CaseRecord {
+        id: id.clone(),
+        instrument: inst.plugin.info.name.clone(),
+        case: case.name.clone(),
+        tags: case.tags.clone(),
+        outcome: verdict.outcome(),
+        reason: verdict.reason().map(str::to_string),
+        metrics: result.metrics.clone(),
+        notes,
+        started_at,
+        seconds: result.elapsed.as_secs_f64(),
+        endpoint_seconds: result.log.endpoint_time.as_secs_f64(),
+        prompt_tokens: sum(|c| c.prompt_tokens),
+        completion_tokens: sum(|c| c.completion_tokens),
+        latency: latency(&result.log.calls, &transcript),
+        calls: result.log.calls.clone(),
+        transcript_sha256: result.log.recorder.sha256(),
+        snapshots,
+        arm: inst.arm.as_ref().map(|(a, _)| a.clone()),
+    };
+    shared.control.observe(&id, record.outcome, record.reason.as_deref(), result.log.stop.as_deref());
+    finish(shared, record, Some(transcript))
+}
+
+/// p50 / p90 / p99 of TTFT, inter-token latency and request latency over a
+/// case's calls, when it timed more than one.
+fn latency(calls: &[CallRecord], transcript: &crate::transcript::Transcript) -> Option<Latency> {
+    let answered: Vec<&CallRecord> = calls.iter().filter(|c| c.result == "ok" && c.kind != "judge").collect();
+    if answered.len() < 2 {
+        return None;
+    }
+    let ttft: Vec<f64> = answered.iter().filter_map(|c| c.ttft_ms).collect();
+    let e2e: Vec<f64> = answered.iter().map(|c| c.total_ms).collect();
+    // Inter-token gaps come from the chunk arrivals kept in the transcript.
+    let mut itl = Vec::new();
+    for x in transcript.exchanges.iter().filter(|x| x.kind != "judge") {
+        let arrivals: Vec<f64> = x
+            .timing
+            .as_ref()
+            .and_then(|t| t.get("chunk_arrivals_ms"))
+            .and_then(|a| a.as_array())
+            .map(|a| a.iter().filter_map(serde_json::Value::as_f64).collect())
+            .unwrap_or_default();
+        itl.extend(arrivals.windows(2).map(|w| w[1] - w[0]));
+    }
+    Some(Latency { ttft_ms: Percentiles::of(&ttft), itl_ms: Percentiles::of(&itl), e2e_ms: Percentiles::of(&e2e) })
+}
+
+/// Flag every tok/s figure above the ceiling's margin: it may measure the
+/// client rather than the server.
+fn ceiling_notes(ceiling: Option<&ClientCeiling>, metrics: &[sparktest_record::Metric]) -> Vec<(String, String)> {
+    let Some(c) = ceiling else { return Vec::new() };
+    metrics
+        .iter()
+        .filter(|m| m.unit == "tok/s" && m.value > c.max_tok_s * c.flag_margin)
+        .map(|m| {
+            (
+                "near-client-ceiling".to_string(),
+                format!(
+                    "{} = {:.1} tok/s is above {:.0}% of this client's ceiling ({:.0} tok/s): it may measure the client",
+                    m.name,
+                    m.value,
+                    c.flag_margin * 100.0,
+                    c.max_tok_s
+                ),
+            )
+        })
+        .collect()
+}

@@ -1,0 +1,276 @@
+//! Reaching the run's targets: the one under test, each paired arm's, and
+//! the judge. A target is launched (and stopped when dropped) or reached at
+//! its URL, probed, and recorded with what it held before any request.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use sparktest_record::TargetInfo;
+
+use crate::config::{Config, TargetConfig};
+use crate::endpoint::{Client, ClientConfig, Endpoint, Footprint, ProbeError, RetryBudget, Secret, Timeouts, redact_url};
+use crate::error::{Error, ErrorKind};
+use crate::plugin::Restarter;
+use crate::redact::Redactor;
+use crate::target::{self, Launched};
+
+/// A target the run reaches.
+pub struct Connected {
+    /// What the manifest records.
+    pub info: TargetInfo,
+    /// How cases reach it.
+    pub endpoint: Arc<Endpoint>,
+    /// The server, when the harness launched it (stopped on drop).
+    pub launched: Option<Arc<Mutex<Launched>>>,
+}
+
+impl Connected {
+    /// Restarting the server, for a launched one.
+    pub fn restarter(&self) -> Option<Restarter> {
+        let launched = self.launched.clone()?;
+        Some(Arc::new(move || {
+            launched.lock().unwrap_or_else(|p| p.into_inner()).restart().map_err(|e| e.message)
+        }))
+    }
+}
+
+/// What every connection of a run shares.
+pub struct Connector<'a> {
+    /// The project configuration.
+    pub config: &'a Config,
+    /// Keys met so far, to keep them out of every output.
+    pub redactor: Redactor,
+    /// One retry budget for the whole run.
+    pub retry: Arc<RetryBudget>,
+}
+
+/// Where the harness keeps its cache (components, logs, digests).
+pub fn cache_dir(config: &Config) -> PathBuf {
+    config.path(Path::new("target/sparktest"))
+}
+
+/// A run's targets by name, with the keys they use.
+pub fn api_key(name: &str, cfg: &TargetConfig) -> Result<Option<String>, Error> {
+    let Some(var) = &cfg.api_key_env else { return Ok(None) };
+    match std::env::var(var) {
+        Ok(key) if !key.is_empty() => Ok(Some(key)),
+        _ => Err(Error::new(
+            ErrorKind::Setup,
+            format!("target {name}: api-key-env names {var}, which is not set in the environment"),
+        )),
+    }
+}
+
+impl Connector<'_> {
+    /// A connector for a run, its retry budget and the keys of every target
+    /// it may reach (so no output ever holds one).
+    pub fn new<'c>(config: &'c Config, targets: &[(&str, &TargetConfig)]) -> Result<Connector<'c>, Error> {
+        let mut redactor = Redactor::default();
+        for (name, cfg) in targets {
+            if let Some(key) = api_key(name, cfg)? {
+                redactor.add(&key);
+            }
+            if let Some(url) = &cfg.base_url
+                && let Some((_, rest)) = url.split_once("://")
+                && let Some((userinfo, _)) = rest.split_once('@')
+            {
+                redactor.add(userinfo);
+                if let Some((_, password)) = userinfo.split_once(':') {
+                    redactor.add(password);
+                }
+            }
+        }
+        let run = &config.run;
+        let retry = Arc::new(RetryBudget::new(Duration::from_secs(run.retry_budget_secs), run.retry_attempts.max(1)));
+        Ok(Connector { config, redactor, retry })
+    }
+
+    fn client_config(&self, key: Option<String>) -> ClientConfig {
+        let run = &self.config.run;
+        ClientConfig {
+            timeouts: Timeouts {
+                connect: Duration::from_secs(run.connect_timeout_secs),
+                request: Duration::from_secs(run.request_timeout_secs),
+                idle: Duration::from_secs(run.idle_timeout_secs),
+                aux: Duration::from_secs(run.aux_timeout_secs),
+            },
+            max_reply_bytes: usize::try_from(run.max_reply_mib.saturating_mul(1 << 20)).unwrap_or(usize::MAX),
+            max_event_bytes: usize::try_from(run.max_event_mib.saturating_mul(1 << 20)).unwrap_or(usize::MAX),
+            retry: self.retry.clone(),
+            api_key: key.map(Secret::new),
+        }
+    }
+
+    /// Launch (if configured) and probe one target. For a launched target,
+    /// what it holds before any request is added to its facts.
+    pub fn connect(&self, rt: &tokio::runtime::Runtime, name: &str, cfg: &TargetConfig) -> Result<Connected, Error> {
+        let config = self.config;
+        let key = api_key(name, cfg)?;
+        let mut launched: Option<Launched> = None;
+        let mut footprint = None;
+        let base_url = match (&cfg.base_url, &cfg.launch) {
+            (Some(url), _) => url.clone(),
+            (None, Some(launch)) => {
+                eprintln!("sparktest: launching target {name} …");
+                let before = crate::hostinfo::memory_available();
+                let l = rt.block_on(target::launch(config, name, launch, &cache_dir(config), key.as_deref(), &self.redactor))?;
+                // Measured once healthy and before any request: what the
+                // serve holds doing nothing.
+                if let Some((rss, pids)) = crate::hostinfo::process_tree(l.pid) {
+                    footprint = Some(Footprint {
+                        resident_bytes: rss,
+                        gpu_process_memory_mib: crate::hostinfo::gpu_process_memory_mib(&pids),
+                        mem_available_before_bytes: before,
+                        mem_available_after_bytes: crate::hostinfo::memory_available(),
+                    });
+                }
+                let url = l.base_url.clone();
+                launched = Some(l);
+                url
+            }
+            (None, None) => unreachable!("config validation guarantees a base-url or a launch"),
+        };
+        let client = Client::new(&base_url, &cfg.model, self.client_config(key)).map_err(|e| Error::new(ErrorKind::Target, e))?;
+        let command = launched.as_ref().map(|l| l.command.as_slice());
+        let mut endpoint = rt.block_on(Endpoint::connect(client, command)).map_err(|e| {
+            let hint = match e {
+                ProbeError::ModelMismatch { .. } | ProbeError::Unauthorized { .. } => "; the run stops before any case",
+                ProbeError::Unreachable { .. } => "",
+            };
+            Error::new(ErrorKind::Target, self.redactor.redact(&format!("target {name}: {e}{hint}")))
+        })?;
+        // What the box has free with the serve loaded and idle, and what a
+        // token of KV costs: only where the harness can see the box (for a
+        // server it did not launch, without its command and log).
+        let local = launched.is_some() || is_loopback(&base_url);
+        let kv_bytes = local.then(|| {
+            let (command, log) = launched.as_ref().map_or((Vec::new(), String::new()), |l| (l.command.clone(), l.log_text()));
+            endpoint.engine().kv_bytes_per_token(endpoint.facts(), &command, &log)
+        });
+        let facts = endpoint.facts_mut();
+        facts.kv_bytes = kv_bytes.flatten();
+        if local {
+            facts.memory_pools = crate::hostinfo::memory_pools();
+        } else {
+            facts.memory_unseen =
+                Some("the server is on another machine: the harness cannot see its memory (run the harness on the box)".into());
+        }
+        match &footprint {
+            Some(f) => {
+                facts.extra.push(("footprint.rss_bytes".into(), f.resident_bytes.to_string()));
+                if let Some(mib) = f.gpu_process_memory_mib {
+                    facts.extra.push(("footprint.gpu_process_memory_mib".into(), mib.to_string()));
+                }
+                if let Some(b) = f.mem_available_before_bytes {
+                    facts.extra.push(("footprint.mem_available_before_bytes".into(), b.to_string()));
+                }
+                if let Some(a) = f.mem_available_after_bytes {
+                    facts.extra.push(("footprint.mem_available_after_bytes".into(), a.to_string()));
+                }
+            }
+            None => facts.extra.push((
+                "footprint.not_measured".into(),
+                "the harness did not launch this server, so it cannot see its memory".into(),
+            )),
+        }
+        facts.footprint = footprint;
+        let facts = endpoint.facts().clone();
+        let info = target_info(name, cfg, &base_url, &facts, launched.as_ref(), config);
+        Ok(Connected { info, endpoint: Arc::new(endpoint), launched: launched.map(|l| Arc::new(Mutex::new(l))) })
+    }
+}
+
+/// Whether a URL's host is this machine.
+fn is_loopback(url: &str) -> bool {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let authority = rest.split('/').next().unwrap_or("");
+    let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    let host = host.strip_prefix('[').and_then(|h| h.split_once(']')).map_or_else(|| host.split(':').next().unwrap_or(""), |(h, _)| h);
+    host == "localhost" || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
+}
+
+fn target_info(
+    name: &str,
+    cfg: &TargetConfig,
+    base_url: &str,
+    facts: &crate::endpoint::ServerFacts,
+    launched: Option<&Launched>,
+    config: &Config,
+) -> TargetInfo {
+    let mut target_facts: Vec<(String, String)> = cfg.pins.iter().map(|(k, v)| (format!("pin.{k}"), v.clone())).collect();
+    target_facts.extend(facts.extra.iter().cloned());
+    for (k, v) in [
+        ("context_per_request", facts.context_per_request.map(|n| n.to_string())),
+        ("slots", facts.slots.map(|n| n.to_string())),
+        ("kv_pool_tokens", facts.kv_pool_tokens.map(|n| n.to_string())),
+        ("vision", facts.vision.map(|v| v.to_string())),
+        ("kv_bytes_per_token", facts.kv_bytes.as_ref().map(|k| format!("{:.1} ({})", k.per_token, k.source))),
+        ("memory_unseen", facts.memory_unseen.clone()),
+    ] {
+        if let Some(v) = v {
+            target_facts.push((k.to_string(), v));
+        }
+    }
+    for p in &facts.memory_pools {
+        target_facts.push((
+            format!("memory_pool.{}", p.kind.as_str()),
+            format!("{}: {} of {} bytes free", p.device, p.free_bytes, p.total_bytes),
+        ));
+    }
+    let model_sha256 = launched.and_then(|_| {
+        let path = facts.model_path.as_deref()?;
+        crate::hostinfo::file_sha256(Path::new(path), &cache_dir(config))
+            .map_err(|e| eprintln!("sparktest: warning: model digest not taken: {e}"))
+            .ok()
+    });
+    TargetInfo {
+        name: name.to_string(),
+        base_url: redact_url(base_url),
+        model_id: facts.model_id.clone(),
+        engine: facts.engine.clone(),
+        build: facts.build.clone(),
+        model_path: facts.model_path.clone(),
+        model_sha256,
+        launch_command: launched.map(|l| l.command.clone()),
+        facts: target_facts,
+        host: launched.map(|_| crate::hostinfo::snapshot()),
+    }
+}
+
+/// The run's targets by name: connected once each, whatever roles they
+/// play (target, arm, judge).
+#[derive(Default)]
+pub struct Targets(pub BTreeMap<String, Connected>);
+
+impl Targets {
+    /// Connect `name` unless it already is.
+    pub fn ensure(&mut self, rt: &tokio::runtime::Runtime, c: &Connector, name: &str, cfg: &TargetConfig) -> Result<(), Error> {
+        if !self.0.contains_key(name) {
+            let connected = c.connect(rt, name, cfg)?;
+            self.0.insert(name.to_string(), connected);
+        }
+        Ok(())
+    }
+
+    /// A connected target.
+    pub fn get(&self, name: &str) -> &Connected {
+        &self.0[name]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loopback_hosts_are_this_machine() {
+        for url in ["http://127.0.0.1:8080", "http://localhost:1/v1", "http://[::1]:8000", "http://u:p@127.0.0.2:9"] {
+            assert!(is_loopback(url), "{url}");
+        }
+        for url in ["http://spark.local:8000", "http://10.0.0.5:8000", "https://api.example.com"] {
+            assert!(!is_loopback(url), "{url}");
+        }
+    }
+}

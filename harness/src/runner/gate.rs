@@ -1,0 +1,40 @@
+//! A gate suite's verdict (e.g. the configuration battery): passed only when
+//! every one of its checks ran and passed.
+
+use sparktest_record::Gate;
+
+use crate::sinks::summary::Tally;
+
+/// A filtered or skipped check is a failing one.
+pub fn verdict(t: &Tally, total: usize) -> Gate {
+    let ran = usize::try_from(t.counts.total()).unwrap_or(usize::MAX);
+    let mut failing = t.not_passed.clone();
+    if ran < total {
+        failing.push(format!("{} of {total} checks did not run (filtered out or skipped)", total - ran));
+    }
+    Gate { passed: failing.is_empty() && total > 0, failing }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sinks::summary::Counts;
+
+    #[test]
+    fn a_gate_passes_only_when_every_check_ran_and_passed() {
+        let all = Tally { counts: Counts { passed: 3, ..Counts::default() }, ..Tally::default() };
+        assert!(verdict(&all, 3).passed);
+        // A filter that ran one of three checks proves nothing.
+        let filtered = Tally { counts: Counts { passed: 1, ..Counts::default() }, ..Tally::default() };
+        let g = verdict(&filtered, 3);
+        assert!(!g.passed);
+        assert_eq!(g.failing, ["2 of 3 checks did not run (filtered out or skipped)"]);
+        let failed = Tally {
+            counts: Counts { passed: 2, failed: 1, ..Counts::default() },
+            not_passed: vec!["x::y (fail: wrong)".into()],
+            ..Tally::default()
+        };
+        assert_eq!(verdict(&failed, 3).failing, ["x::y (fail: wrong)"]);
+        assert!(!verdict(&Tally::default(), 0).passed, "a gate with no checks is no gate");
+    }
+}

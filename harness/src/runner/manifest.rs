@@ -1,0 +1,210 @@
+//! What a run is before it starts: its target, its judge, the cases it
+//! selects (filters, partition, resume), and the manifest that opens its
+//! measurement file.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use libtest_mimic::{Arguments, Trial};
+use sparktest_record::{ArmInfo, HarnessInfo, InstrumentInfo, Manifest};
+
+use super::connect::{Connector, Targets};
+use super::prepare::Prepared;
+use super::select::{self, PartitionSpec, Resumed};
+use super::{RunArgs, TargetChoice};
+use crate::config::{Config, TargetConfig};
+use crate::error::{Error, ErrorKind};
+use crate::plugin::Judge;
+use crate::redact::Redactor;
+use crate::sinks::measurement::rfc3339;
+use crate::suite::Suite;
+
+/// The run before it starts.
+pub struct Plan {
+    /// The target under test.
+    pub target_name: String,
+    target_cfg: TargetConfig,
+    /// The judge target, when one is configured.
+    pub judge_name: Option<String>,
+    /// Case ids this run runs, in listing order.
+    pub selected: Vec<String>,
+    partition: Option<PartitionSpec>,
+    run_group: Option<String>,
+    resumed: Option<Resumed>,
+    /// Every key the run's targets use.
+    pub redactor: Redactor,
+}
+
+impl Plan {
+    /// Resolve the target, judge and selection.
+    pub fn new(config: &Config, args: &RunArgs, suite: &Suite, prepared: &Prepared) -> Result<Plan, Error> {
+        let (target_name, target_cfg) = match &args.target {
+            TargetChoice::Named(name) => (name.clone(), config.target(name)?.clone()),
+            TargetChoice::Endpoint { url, model } => (
+                "endpoint".to_string(),
+                TargetConfig {
+                    description: format!("{model} at {}", crate::endpoint::redact_url(url)),
+                    model: model.clone(),
+                    base_url: Some(url.clone()),
+                    launch: None,
+                    route: "direct".into(),
+                    pins: BTreeMap::new(),
+                    api_key_env: None,
+                },
+            ),
+        };
+        let judge_name = args.judge.clone().or_else(|| config.run.judge.clone());
+        if let Some(j) = &judge_name
+            && j != &target_name
+        {
+            config.target(j)?;
+        }
+        let dir = args.measurements_dir.clone().unwrap_or_else(|| config.path(&config.run.measurements_dir));
+        let resumed = args.resume.as_deref().map(|id| select::resumed(&dir, id)).transpose()?;
+        if let Some(r) = &resumed
+            && (r.manifest.suite.sha256 != suite.info.sha256 || r.manifest.target.name != target_name)
+        {
+            return Err(Error::new(
+                ErrorKind::Setup,
+                format!(
+                    "--resume {}: that run measured suite {} ({}) on target {}; this one is suite {} ({}) on {}",
+                    r.manifest.run_id,
+                    r.manifest.suite.name,
+                    &r.manifest.suite.sha256[..12.min(r.manifest.suite.sha256.len())],
+                    r.manifest.target.name,
+                    suite.name,
+                    &suite.info.sha256[..12],
+                    target_name
+                ),
+            ));
+        }
+        let partition = match (&args.partition, &resumed) {
+            (Some(p), _) => Some(PartitionSpec::parse(p)?),
+            (None, Some(r)) => r.manifest.partition.as_ref().map(|p| PartitionSpec { scheme: p.scheme.clone(), index: p.index, total: p.total }),
+            (None, None) => None,
+        };
+        let run_group = args.run_group.clone().or_else(|| resumed.as_ref().and_then(|r| r.manifest.partition.as_ref().map(|p| p.group.clone())));
+        // Selection: libtest's filters, then the partition over what they
+        // keep (the same on every machine given the same arguments), then
+        // what a resumed run still needs.
+        let filtered: Vec<String> = prepared
+            .case_ids()
+            .into_iter()
+            .filter(|id| !args.libtest.is_filtered_out(&Trial::test(id.clone(), || Ok(()))))
+            .collect();
+        let selected = filtered
+            .into_iter()
+            .enumerate()
+            .filter(|(i, id)| partition.as_ref().is_none_or(|p| p.holds(*i, id)))
+            .map(|(_, id)| id)
+            .filter(|id| resumed.as_ref().is_none_or(|r| !r.done.contains(id)))
+            .collect();
+        let mut names: Vec<(&str, &TargetConfig)> = vec![(&target_name, &target_cfg)];
+        names.extend(config.targets.iter().filter(|(n, _)| Some(*n) == judge_name.as_ref()).map(|(n, c)| (n.as_str(), c)));
+        let redactor = Connector::new(config, &names)?.redactor;
+        Ok(Plan { target_name, target_cfg, judge_name, selected, partition, run_group, resumed, redactor })
+    }
+
+    /// Whether any selected case runs (not all ignored by libtest's rules).
+    pub fn any_selected(&self, libtest: &Arguments) -> bool {
+        self.selected.iter().any(|id| !libtest.is_ignored(&Trial::test(id.clone(), || Ok(()))))
+    }
+
+    /// Connect the target under test, every arm's and the judge's.
+    pub fn connect(&self, rt: &tokio::runtime::Runtime, config: &Config, prepared: &Prepared) -> Result<Targets, Error> {
+        let mut all: Vec<(String, TargetConfig)> = vec![(self.target_name.clone(), self.target_cfg.clone())];
+        for inst in &prepared.instruments {
+            if let Some((_, t)) = &inst.arm {
+                all.push((t.clone(), config.target(t)?.clone()));
+            }
+        }
+        if let Some(j) = &self.judge_name
+            && j != &self.target_name
+        {
+            all.push((j.clone(), config.target(j)?.clone()));
+        }
+        let names: Vec<(&str, &TargetConfig)> = all.iter().map(|(n, c)| (n.as_str(), c)).collect();
+        let connector = Connector::new(config, &names)?;
+        let mut targets = Targets::default();
+        for (name, cfg) in &all {
+            targets.ensure(rt, &connector, name, cfg)?;
+        }
+        Ok(targets)
+    }
+
+    /// The judge, as cases reach it.
+    pub fn judge(&self, targets: &Targets) -> Option<Arc<Judge>> {
+        let name = self.judge_name.as_ref()?;
+        Some(Arc::new(Judge { name: name.clone(), endpoint: targets.get(name).endpoint.clone() }))
+    }
+
+    /// The manifest: what is measured, where, with what.
+    pub fn manifest(&self, rt: &tokio::runtime::Runtime, config: &Config, suite: &Suite, prepared: &Prepared, targets: &Targets) -> Manifest {
+        // What this client can measure at all, before trusting any speed figure.
+        let ceiling = match rt.block_on(crate::endpoint::ceiling::measure()) {
+            Ok(c) => Some(c),
+            Err(err) => {
+                eprintln!("sparktest: warning: the client ceiling could not be measured: {err}");
+                None
+            }
+        };
+        let started = SystemTime::now();
+        let run_id = format!(
+            "{}-{}-{}-{:x}",
+            humantime::format_rfc3339_seconds(started).to_string().replace([':', '-'], "").trim_end_matches('Z'),
+            suite.name,
+            self.target_name,
+            std::process::id()
+        );
+        let revision = git_revision(&config.root);
+        let mut instruments: Vec<InstrumentInfo> = Vec::new();
+        for i in &prepared.instruments {
+            if !instruments.contains(&i.plugin.info) {
+                instruments.push(i.plugin.info.clone());
+            }
+        }
+        let mut arms: Vec<ArmInfo> = Vec::new();
+        for (arm, t) in prepared.instruments.iter().filter_map(|i| i.arm.as_ref()) {
+            if !arms.iter().any(|a| &a.name == arm) {
+                arms.push(ArmInfo { name: arm.clone(), target: targets.get(t).info.clone() });
+            }
+        }
+        let group = self.partition.as_ref().map(|_| {
+            select::run_group(self.run_group.as_deref(), &suite.info.sha256, &self.target_name, revision.as_deref())
+        });
+        Manifest {
+            format_version: sparktest_record::FORMAT_VERSION.into(),
+            run_id,
+            started_at: rfc3339(started),
+            harness: HarnessInfo { version: env!("CARGO_PKG_VERSION").into(), git_revision: revision },
+            suite: suite.info.clone(),
+            target: targets.get(&self.target_name).info.clone(),
+            client_host: crate::hostinfo::snapshot(),
+            route: self.target_cfg.route.clone(),
+            instruments,
+            arms,
+            client_ceiling: ceiling,
+            judge: self.judge_name.as_ref().map(|j| targets.get(j).info.clone()),
+            partition: self.partition.as_ref().zip(group).map(|(p, g)| p.record(g)),
+            resumes: self.resumed.as_ref().map(|r| r.manifest.run_id.clone()),
+        }
+    }
+}
+
+fn git_revision(root: &Path) -> Option<String> {
+    let out = std::process::Command::new("git").arg("-C").arg(root).args(["rev-parse", "HEAD"]).output().ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    let rev = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let dirty = std::process::Command::new("git")
+        .arg("-C")
+        .arg(root)
+        .args(["status", "--porcelain", "--untracked-files=no"])
+        .output()
+        .map(|o| !o.stdout.is_empty())
+        .unwrap_or(false);
+    Some(if dirty { format!("{rev}-dirty") } else { rev })
+}

@@ -1,0 +1,180 @@
+//! The run: suite → instruments → cases → libtest trials → events → sinks.
+//!
+//! libtest-mimic gives the familiar command line and output; every case
+//! emits its events to the run's sinks (the measurement file, the terminal
+//! summary, JUnit, progress, transcripts). A lost case is a failed trial
+//! whose message starts with `lost:`; a not-applicable case is an ignored
+//! one; the measurement file keeps all four apart.
+//!
+//! - [`prepare`]: build, load and list the instruments.
+//! - [`select`]: partitions and resumed runs.
+//! - [`connect`]: launch and probe the targets (under test, arms, judge).
+//! - [`case`]: one case, from trial to record.
+//! - [`control`]: when a run stops early. [`gate`]: a gate suite's verdict.
+
+pub mod case;
+pub mod connect;
+pub mod control;
+pub mod gate;
+pub mod manifest;
+pub mod prepare;
+pub mod select;
+
+use std::path::PathBuf;
+use std::sync::{Arc, RwLock};
+use std::time::{Instant, SystemTime};
+
+use libtest_mimic::{Arguments, Trial};
+use sparktest_record::{Summary, exit_code};
+
+use crate::config::Config;
+use crate::error::{Error, ErrorKind};
+use crate::events::{Event, Sinks};
+use crate::sinks::measurement::{MeasurementWriter, rfc3339};
+use crate::sinks::summary::{TallySink, TerminalSummary};
+use crate::sinks::{junit::JunitSink, progress::ProgressSink, transcripts::TranscriptStore};
+use crate::{snapshot, suite, target};
+
+/// Which server to measure.
+#[derive(Debug, Clone)]
+pub enum TargetChoice {
+    /// A target named in the configuration.
+    Named(String),
+    /// A running server given on the command line.
+    Endpoint {
+        /// Base URL.
+        url: String,
+        /// Model id it must serve.
+        model: String,
+    },
+}
+
+/// Everything `cargo sparktest --suite …` needs.
+#[derive(Debug)]
+pub struct RunArgs {
+    /// Suite name or path.
+    pub suite: String,
+    /// The target.
+    pub target: TargetChoice,
+    /// Override of the measurements folder.
+    pub measurements_dir: Option<PathBuf>,
+    /// libtest arguments (filters, `--list`, `--format` …).
+    pub libtest: Arguments,
+    /// Where the command was started.
+    pub cwd: PathBuf,
+    /// Arm overrides, arm name → target name (`--arm draft=my-draft`).
+    pub arms: Vec<(String, String)>,
+    /// The judge target (`--judge`), over the configuration's.
+    pub judge: Option<String>,
+    /// Write a JUnit report here.
+    pub junit: Option<PathBuf>,
+    /// `count:K/N` or `hash:K/N`.
+    pub partition: Option<String>,
+    /// What the parts of a partitioned run share.
+    pub run_group: Option<String>,
+    /// Run only the lost or unrecorded cases of this earlier run.
+    pub resume: Option<String>,
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime, Error> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| Error::new(ErrorKind::Io, format!("failed to start the async runtime: {e}")))
+}
+
+/// Run a suite. Returns the process exit code.
+pub fn run(args: RunArgs) -> Result<i32, Error> {
+    let config = Config::discover(&args.cwd)?;
+    snapshot::init(&config.root);
+    let suite = suite::load(&suite::locate(&config.root, &args.suite))?;
+    prepare::check_arm_overrides(&suite, &args.arms)?;
+    let rt = runtime()?;
+    target::stop_servers_on_signals(&rt);
+    let files = Arc::new(suite.files.clone());
+    let prepared = prepare::prepare(&rt, &config, &suite, &files, &args.arms)?;
+    let plan = manifest::Plan::new(&config, &args, &suite, &prepared)?;
+    if args.libtest.list || !plan.any_selected(&args.libtest) {
+        // Listing, or nothing selected: libtest prints; no server needed.
+        let trials = plan.selected.iter().map(|n| Trial::test(n.clone(), || Ok(()))).collect();
+        let failed = libtest_mimic::run(&args.libtest, trials).has_failed();
+        return Ok(if failed && !args.libtest.list { exit_code::CASES_FAILED } else { exit_code::OK });
+    }
+    let targets = plan.connect(&rt, &config, &prepared)?;
+    let manifest = plan.manifest(&rt, &config, &suite, &prepared, &targets);
+    let dir = args.measurements_dir.clone().unwrap_or_else(|| config.path(&config.run.measurements_dir));
+    let writer = Arc::new(MeasurementWriter::create(&dir, &manifest.run_id)?);
+    let tally = Arc::new(TallySink::default());
+    let sinks = sinks(&args, &dir, &writer, &tally, &plan, &suite.name);
+    let cases = plan.selected.len();
+    sinks.emit(&Event::RunStarted { manifest: Box::new(manifest.clone()), cases })?;
+    let shared = Arc::new(case::Shared {
+        rt: rt.handle().clone(),
+        host: prepared.host,
+        endpoints: targets.0.iter().map(|(n, c)| (n.clone(), c.endpoint.clone())).collect(),
+        restarters: targets.0.iter().filter_map(|(n, c)| Some((n.clone(), c.restarter()?))).collect(),
+        main_target: plan.target_name.clone(),
+        judge: plan.judge(&targets),
+        files,
+        snapshots: config.path(&config.run.snapshots_dir).join(&plan.target_name),
+        sinks: sinks.clone(),
+        exclusive: RwLock::new(()),
+        ceiling: manifest.client_ceiling.clone(),
+        control: control::RunControl::new(config.run.max_lost_in_row),
+    });
+    let selected = |id: &str| plan.selected.iter().any(|s| s == id);
+    let trials = case::trials(&shared, prepared.instruments, prepared.broken, &selected);
+    let run_started = Instant::now();
+    let conclusion = libtest_mimic::run(&args.libtest, trials);
+    let t = tally.tally();
+    let stop = shared.control.stopped();
+    let summary = Summary {
+        finished_at: rfc3339(SystemTime::now()),
+        seconds: run_started.elapsed().as_secs_f64(),
+        passed: t.counts.passed,
+        failed: t.counts.failed,
+        lost: t.counts.lost,
+        not_applicable: t.counts.not_applicable,
+        instruments: t.instruments(),
+        gate: suite.gate.then(|| gate::verdict(&t, cases)),
+        stopped: stop.as_ref().map(|s| s.reason.clone()),
+    };
+    sinks.emit(&Event::RunFinished(Box::new(summary)))?;
+    drop(targets);
+    Ok(match stop {
+        Some(s) if s.refused => exit_code::TARGET,
+        _ if conclusion.has_failed() => exit_code::CASES_FAILED,
+        _ => exit_code::OK,
+    })
+}
+
+/// The run's sinks: the measurement file, the tally, the terminal summary,
+/// transcripts, and JUnit and progress where asked for.
+fn sinks(
+    args: &RunArgs,
+    dir: &std::path::Path,
+    writer: &Arc<MeasurementWriter>,
+    tally: &Arc<TallySink>,
+    plan: &manifest::Plan,
+    suite: &str,
+) -> Sinks {
+    let mut sinks = Sinks::default();
+    sinks.push(writer.clone());
+    sinks.push(tally.clone());
+    sinks.push(Arc::new(TranscriptStore::new(dir, plan.redactor.clone())));
+    sinks.push(Arc::new(TerminalSummary { file: writer.path().to_path_buf(), suite: suite.to_string() }));
+    if let Some(path) = &args.junit {
+        sinks.push(Arc::new(JunitSink::new(args.cwd.join(path))));
+    }
+    let json = matches!(args.libtest.format, Some(libtest_mimic::FormatSetting::Json));
+    if ProgressSink::wanted(json) {
+        sinks.push(Arc::new(ProgressSink::new()));
+    }
+    sinks
+}
+
+/// The project's configuration, for callers that only need it.
+pub fn config(cwd: &std::path::Path) -> Result<Config, Error> {
+    Config::discover(cwd)
+}

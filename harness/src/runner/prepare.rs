@@ -1,0 +1,174 @@
+//! Building and loading a suite's instruments and listing their cases. A
+//! build failure stops the run; a trap or panic while loading or listing, or
+//! names that are not valid, break only that instrument.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::config::Config;
+use crate::error::{Error, ErrorKind};
+use crate::plugin::{self, CaseInfo, InstrumentPlugin, Limits, PluginHost, check_segments};
+use crate::suite::{self, Suite};
+
+/// One instrument as the run uses it (a paired instrument once per arm).
+pub struct Instrument {
+    /// The loaded component.
+    pub plugin: InstrumentPlugin,
+    /// Its config as JSON text (with `arm` for a paired copy).
+    pub config: String,
+    /// Its cases.
+    pub cases: Vec<CaseInfo>,
+    /// Its cases run alone.
+    pub exclusive: bool,
+    /// For a paired instrument: this copy's arm and its target's name.
+    pub arm: Option<(String, String)>,
+}
+
+impl Instrument {
+    /// The case id prefix: `name` or `name::arm`.
+    pub fn prefix(&self) -> String {
+        match &self.arm {
+            Some((arm, _)) => format!("{}::{arm}", self.plugin.info.name),
+            None => self.plugin.info.name.clone(),
+        }
+    }
+}
+
+/// An instrument that could not describe itself or list its cases: it
+/// becomes one failing case, and the other instruments go on.
+pub struct Broken {
+    /// A name for it (its own, or its source's).
+    pub name: String,
+    /// Why.
+    pub message: String,
+}
+
+impl Broken {
+    /// `<name>::setup::load`.
+    pub fn case_id(&self) -> String {
+        format!("{}::setup::load", self.name)
+    }
+}
+
+/// What a suite prepared into.
+pub struct Prepared {
+    /// The sandbox.
+    pub host: PluginHost,
+    /// Instruments that listed their cases.
+    pub instruments: Vec<Instrument>,
+    /// Instruments that did not.
+    pub broken: Vec<Broken>,
+}
+
+impl Prepared {
+    /// Every case id, instruments' then broken ones'.
+    pub fn case_ids(&self) -> Vec<String> {
+        let mut ids: Vec<String> =
+            self.instruments.iter().flat_map(|i| i.cases.iter().map(move |c| format!("{}::{}", i.prefix(), c.name))).collect();
+        ids.extend(self.broken.iter().map(Broken::case_id));
+        ids
+    }
+}
+
+/// The sandbox's limits from the run settings.
+pub fn limits(config: &Config) -> Limits {
+    let run = &config.run;
+    Limits {
+        fuel: run.fuel_per_case,
+        memory_bytes: usize::try_from(run.memory_per_instance_mib.saturating_mul(1 << 20)).unwrap_or(usize::MAX),
+        case_timeout: Duration::from_secs(run.case_timeout_secs),
+        setup_timeout: Duration::from_secs(run.setup_timeout_secs),
+        hostcall_bytes: usize::try_from(run.hostcall_mib.saturating_mul(1 << 20)).unwrap_or(usize::MAX),
+    }
+}
+
+/// A name for an instrument that could not say its own (a file name is not
+/// trusted either: it is reduced to a valid name).
+fn source_label(source: &suite::Source) -> String {
+    let raw = match source {
+        suite::Source::Crate(name) => name.clone(),
+        suite::Source::Wasm { path, .. } => path.file_stem().map_or_else(String::new, |s| s.to_string_lossy().into_owned()),
+    };
+    let clean: String = raw.to_lowercase().chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' }).collect();
+    match clean.trim_start_matches(['_', '-']) {
+        "" => "instrument".into(),
+        s => s.to_string(),
+    }
+}
+
+/// Build and load the suite's instruments and list their cases.
+pub fn prepare(
+    rt: &tokio::runtime::Runtime,
+    config: &Config,
+    suite: &Suite,
+    files: &Arc<BTreeMap<String, Vec<u8>>>,
+    arm_overrides: &[(String, String)],
+) -> Result<Prepared, Error> {
+    let host = PluginHost::new(Some(&super::connect::cache_dir(config).join("wasmtime-cache")), limits(config))?;
+    let mut instruments: Vec<Instrument> = Vec::new();
+    let mut broken = Vec::new();
+    for entry in &suite.instruments {
+        let wasm = plugin::component_for(&suite.dir, &entry.source)?;
+        let plugin = match rt.block_on(host.load(&wasm)) {
+            Ok(plugin) => plugin,
+            Err(err) => {
+                broken.push(Broken { name: source_label(&entry.source), message: err.message });
+                continue;
+            }
+        };
+        if let Err(why) = check_segments("instrument name", &plugin.info.name).and_then(|()| {
+            if plugin.info.name.contains("::") { Err(format!("instrument name {:?} holds \"::\"", plugin.info.name)) } else { Ok(()) }
+        }) {
+            broken.push(Broken { name: source_label(&entry.source), message: why });
+            continue;
+        }
+        if let Some(twin) = instruments.iter().find(|i| i.plugin.info.name == plugin.info.name && i.arm.is_none()) {
+            return Err(Error::new(
+                ErrorKind::Setup,
+                format!("suite {}: two instruments are named {}", suite.name, twin.plugin.info.name),
+            ));
+        }
+        // A paired instrument runs once per arm, told its arm in its config.
+        let copies: Vec<(Option<(String, String)>, String)> = if entry.arms.is_empty() {
+            vec![(None, entry.config.clone())]
+        } else {
+            entry
+                .arms
+                .iter()
+                .map(|(arm, default_target)| {
+                    let target = arm_overrides.iter().find(|(a, _)| a == arm).map_or(default_target, |(_, t)| t);
+                    let mut table: serde_json::Map<String, serde_json::Value> =
+                        serde_json::from_str(&entry.config).unwrap_or_default();
+                    table.insert("arm".into(), arm.clone().into());
+                    (Some((arm.clone(), target.clone())), serde_json::Value::Object(table).to_string())
+                })
+                .collect()
+        };
+        for (arm, config) in copies {
+            let label = match &arm {
+                Some((a, _)) => format!("{}::{a}", plugin.info.name),
+                None => plugin.info.name.clone(),
+            };
+            let listed = rt.block_on(host.cases(&plugin, files.clone(), &config)).map_err(|e| e.message).and_then(|cases| {
+                for c in &cases {
+                    check_segments("case name", &c.name)?;
+                }
+                Ok(cases)
+            });
+            match listed {
+                Ok(cases) => instruments.push(Instrument { plugin: plugin.clone(), config, cases, exclusive: entry.exclusive, arm }),
+                Err(message) => broken.push(Broken { name: label, message }),
+            }
+        }
+    }
+    Ok(Prepared { host, instruments, broken })
+}
+
+/// Refuse `--arm NAME=…` for an arm the suite does not have.
+pub fn check_arm_overrides(suite: &Suite, arms: &[(String, String)]) -> Result<(), Error> {
+    match arms.iter().find(|(a, _)| !suite.instruments.iter().any(|i| i.arms.contains_key(a))) {
+        Some((arm, _)) => Err(Error::new(ErrorKind::Setup, format!("--arm {arm}=…: suite {} has no arm named {arm}", suite.name))),
+        None => Ok(()),
+    }
+}

@@ -1,0 +1,130 @@
+//! `cargo sparktest show RUN#CASE`: one case's record and transcript, as
+//! kept beside the measurement file.
+
+use std::path::PathBuf;
+
+use serde_json::Value;
+use sparktest_record::{CaseRecord, Line};
+
+use crate::config::Config;
+use crate::error::{Error, ErrorKind};
+use crate::sinks::transcripts::TranscriptStore;
+use crate::transcript::Transcript;
+
+/// Everything `cargo sparktest show` needs.
+#[derive(Debug)]
+pub struct ShowArgs {
+    /// `RUN_ID#CASE_ID`, as the board names records.
+    pub record: String,
+    /// Folder of measurement files (default: the project's).
+    pub measurements_dir: Option<PathBuf>,
+    /// Print the transcript as JSON instead of text.
+    pub json: bool,
+    /// Where the command was started.
+    pub cwd: PathBuf,
+}
+
+fn setup(message: String) -> Error {
+    Error::new(ErrorKind::Setup, message)
+}
+
+/// Print one case. Returns the process exit code.
+pub fn show(args: ShowArgs) -> Result<i32, Error> {
+    let config = Config::discover(&args.cwd)?;
+    let dir = args.measurements_dir.clone().unwrap_or_else(|| config.path(&config.run.measurements_dir));
+    let (run, case) = args
+        .record
+        .split_once('#')
+        .ok_or_else(|| setup(format!("{:?}: expected RUN_ID#CASE_ID (as the board lists records)", args.record)))?;
+    if run.contains(['/', '\\']) || run.starts_with('.') {
+        return Err(setup(format!("{run:?} is not a run id")));
+    }
+    let file = dir.join(format!("{run}.jsonl"));
+    let text = std::fs::read_to_string(&file).map_err(|e| setup(format!("failed to read {}: {e}", file.display())))?;
+    let lines = sparktest_record::parse_partial(&text).map_err(|e| setup(format!("{}: {e}", file.display())))?.lines;
+    let record = lines
+        .into_iter()
+        .filter_map(|l| match l {
+            Line::Case(c) if c.id == case => Some(c),
+            _ => None,
+        })
+        .next_back()
+        .ok_or_else(|| setup(format!("{}: no record of case {case}", file.display())))?;
+    let path = TranscriptStore::path(&dir, &record.transcript_sha256);
+    let transcript: Option<Transcript> = std::fs::read_to_string(&path).ok().and_then(|t| serde_json::from_str(&t).ok());
+    if args.json {
+        let out = serde_json::json!({"record": record, "transcript": transcript});
+        println!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
+        return Ok(0);
+    }
+    print_record(&record);
+    match transcript {
+        Some(t) => print_transcript(&t),
+        None if record.calls.is_empty() => println!("(the case made no call)"),
+        None => println!("(no transcript at {}: runs before format 1.2 kept none)", path.display()),
+    }
+    Ok(0)
+}
+
+fn print_record(r: &CaseRecord) {
+    println!("{}  {}", r.id, r.outcome.as_str());
+    if let Some(reason) = &r.reason {
+        println!("  reason: {reason}");
+    }
+    for m in &r.metrics {
+        println!("  {} = {} {}", m.name, m.value, m.unit);
+    }
+    for (k, v) in &r.notes {
+        println!("  {k}: {v}");
+    }
+    println!();
+}
+
+/// A message's content as text: images by size, not bytes.
+fn content(v: &Value) -> String {
+    match v {
+        Value::Array(parts) => parts
+            .iter()
+            .map(|p| match (p.get("Text"), p.get("ImageUrl")) {
+                (Some(t), _) => t.as_str().unwrap_or("").to_string(),
+                (_, Some(u)) => format!("[image, {} bytes as a URL]", u.as_str().map_or(0, str::len)),
+                _ => p.to_string(),
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+        other => other.as_str().map_or_else(|| other.to_string(), str::to_string),
+    }
+}
+
+fn print_transcript(t: &Transcript) {
+    for (i, x) in t.exchanges.iter().enumerate() {
+        let ms = x.timing.as_ref().and_then(|t| t.get("total_ms")).and_then(Value::as_f64);
+        println!("── {} #{} {}", x.kind, i + 1, ms.map(|m| format!("({m:.0} ms)")).unwrap_or_default());
+        for m in x.request.get("messages").and_then(Value::as_array).into_iter().flatten() {
+            let role = m.get("role").and_then(Value::as_str).unwrap_or("?").to_lowercase();
+            println!("[{role}] {}", content(m.get("content").unwrap_or(&Value::Null)));
+            for c in m.get("tool_calls").and_then(Value::as_array).into_iter().flatten() {
+                println!("  → {}({})", c["name"].as_str().unwrap_or(""), c["arguments"].as_str().unwrap_or(""));
+            }
+        }
+        if let Some(p) = x.request.get("prompt").and_then(Value::as_str) {
+            println!("[prompt] {p}");
+        }
+        if let Some(r) = &x.reply {
+            if let Some(reasoning) = r.get("reasoning").and_then(Value::as_str) {
+                println!("[reasoning] {reasoning}");
+            }
+            println!("[reply] {}", r.get("text").and_then(Value::as_str).unwrap_or(""));
+            for c in r.get("tool_calls").and_then(Value::as_array).into_iter().flatten() {
+                println!("  → {}({})", c["name"].as_str().unwrap_or(""), c["arguments"].as_str().unwrap_or(""));
+            }
+            if let Some(f) = r.get("finish_reason").and_then(Value::as_str) {
+                println!("  (finish: {f})");
+            }
+        }
+        if let Some(e) = &x.error {
+            println!("[error] {e}");
+        }
+        println!();
+    }
+}
