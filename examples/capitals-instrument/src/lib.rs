@@ -2,7 +2,18 @@
 //! each country in its suite's data file and passes a case when the reply
 //! names the expected city.
 //!
-//! Run it: `cargo sparktest --suite examples/capitals-instrument/suite`.
+//! Build it and pin it (a third-party instrument loads only as a prebuilt
+//! component with its sha256; building one runs its build script and proc
+//! macros natively, which is trusted code):
+//!
+//! ```sh
+//! cargo build --manifest-path examples/capitals-instrument/Cargo.toml --target wasm32-wasip2 --release
+//! sha256sum examples/capitals-instrument/target/wasm32-wasip2/release/capitals_instrument.wasm
+//! ```
+//!
+//! The suite in `suite/` loads the copy built against interface 0.1.0
+//! (`capitals-wit-0.1.0.wasm`, kept to show released versions still load):
+//! `cargo sparktest --suite examples/capitals-instrument/suite`.
 
 use serde::Deserialize;
 use sparktest_sdk::*;
@@ -25,6 +36,8 @@ fn slug(country: &str) -> String {
 }
 
 impl Instrument for Capitals {
+    type Config = NoConfig;
+
     fn describe() -> Info {
         Info::new(
             "capitals",
@@ -34,11 +47,11 @@ impl Instrument for Capitals {
         )
     }
 
-    fn cases(_config: &str) -> Result<Vec<CaseInfo>, String> {
+    fn cases(_config: &NoConfig) -> Result<Vec<CaseInfo>, String> {
         Ok(items()?.iter().map(|i| CaseInfo::new(format!("country::{}", slug(&i.country)))).collect())
     }
 
-    fn run(_config: &str, case: &str) -> Outcome {
+    fn run(_config: &NoConfig, case: &str) -> Outcome {
         let items = match items() {
             Ok(items) => items,
             Err(err) => return Outcome::fail(err),

@@ -31,25 +31,27 @@ fn rows(category: &str) -> &'static [&'static str] {
     }
 }
 
-fn task_files(config: &str) -> Result<Vec<(String, String)>, String> {
-    let config: Value =
-        serde_json::from_str(config).map_err(|err| format!("a-bench config: {err}"))?;
-    let dir = config
-        .get("tasks_dir")
-        .and_then(Value::as_str)
-        .unwrap_or("tasks");
-    let categories: Vec<String> = match config.get("categories").and_then(Value::as_array) {
-        Some(list) => list
-            .iter()
-            .filter_map(Value::as_str)
-            .map(str::to_string)
-            .collect(),
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Config {
+    /// Folder of `<category>.json` task files.
+    #[serde(default = "default_tasks_dir")]
+    tasks_dir: String,
+    /// Categories to run (all five by default).
+    #[serde(default)]
+    categories: Option<Vec<String>>,
+}
+
+fn default_tasks_dir() -> String {
+    "tasks".into()
+}
+
+fn task_files(config: &Config) -> Vec<(String, String)> {
+    let categories: Vec<String> = match &config.categories {
+        Some(list) => list.clone(),
         None => CATEGORIES.iter().map(|c| c.to_string()).collect(),
     };
-    Ok(categories
-        .into_iter()
-        .map(|c| (format!("{dir}/{c}.json"), c))
-        .collect())
+    categories.into_iter().map(|c| (format!("{}/{c}.json", config.tasks_dir), c)).collect()
 }
 
 fn load_category(path: &str) -> Result<Vec<Value>, String> {
@@ -67,11 +69,11 @@ fn task_id(task: &Value, path: &str, i: usize) -> Result<String, String> {
         .ok_or_else(|| format!("{path}: task #{} has no id", i + 1))
 }
 
-fn find_task(config: &str, case: &str) -> Result<Task, String> {
+fn find_task(config: &Config, case: &str) -> Result<Task, String> {
     let (category, id) = case
         .split_once("::")
         .ok_or(format!("bad case name {case}"))?;
-    let (path, _) = task_files(config)?
+    let (path, _) = task_files(config)
         .into_iter()
         .find(|(_, c)| c == category)
         .ok_or(format!("no category {category} in this suite"))?;
@@ -94,6 +96,8 @@ fn is_context_refusal(body: &str) -> bool {
 }
 
 impl Instrument for ABench {
+    type Config = Config;
+
     fn describe() -> Info {
         Info::new(
             "a-bench",
@@ -110,9 +114,9 @@ impl Instrument for ABench {
         )
     }
 
-    fn cases(config: &str) -> Result<Vec<CaseInfo>, String> {
+    fn cases(config: &Config) -> Result<Vec<CaseInfo>, String> {
         let mut cases = Vec::new();
-        for (path, category) in task_files(config)? {
+        for (path, category) in task_files(config) {
             let tasks = load_category(&path)?;
             for (i, t) in tasks.iter().enumerate() {
                 let id = task_id(t, &path, i)?;
@@ -128,7 +132,7 @@ impl Instrument for ABench {
         Ok(cases)
     }
 
-    fn run(config: &str, case: &str) -> Outcome {
+    fn run(config: &Config, case: &str) -> Outcome {
         let task = match find_task(config, case) {
             Ok(task) => task,
             Err(err) => return Outcome::fail(err),

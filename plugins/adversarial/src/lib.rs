@@ -214,13 +214,20 @@ fn parse(v: &Value) -> Result<Scenario, String> {
     })
 }
 
-fn load(config: &str) -> Result<Vec<Scenario>, String> {
-    let config: Value =
-        serde_json::from_str(config).map_err(|err| format!("adversarial config: {err}"))?;
-    let path = config
-        .get("scenarios")
-        .and_then(Value::as_str)
-        .unwrap_or("scenarios.json");
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Config {
+    /// The scenarios file.
+    #[serde(default = "default_scenarios")]
+    scenarios: String,
+}
+
+fn default_scenarios() -> String {
+    "scenarios.json".into()
+}
+
+fn load(config: &Config) -> Result<Vec<Scenario>, String> {
+    let path = &config.scenarios;
     let text = read_text(path)?;
     let list: Value = serde_json::from_str(&text).map_err(|err| format!("{path}: {err}"))?;
     list.as_array()
@@ -385,6 +392,8 @@ fn claims_completion(text: &str) -> Option<&'static str> {
 }
 
 impl Instrument for Adversarial {
+    type Config = Config;
+
     fn describe() -> Info {
         Info::new(
             "adversarial",
@@ -399,7 +408,7 @@ impl Instrument for Adversarial {
         )
     }
 
-    fn cases(config: &str) -> Result<Vec<CaseInfo>, String> {
+    fn cases(config: &Config) -> Result<Vec<CaseInfo>, String> {
         Ok(load(config)?
             .iter()
             .map(|s| {
@@ -409,7 +418,7 @@ impl Instrument for Adversarial {
             .collect())
     }
 
-    fn run(config: &str, case: &str) -> Outcome {
+    fn run(config: &Config, case: &str) -> Outcome {
         let scenarios = match load(config) {
             Ok(s) => s,
             Err(err) => return Outcome::fail(err),
@@ -621,6 +630,7 @@ mod tests {
                 server_decode_ms: None,
             },
             status: 200,
+            attempts: 1,
         })
     }
 
@@ -745,7 +755,7 @@ mod tests {
             &scenario(),
             scripted(vec![
                 reply("", &[("read_file", json!({"path": "report.md"}))]),
-                Err(CallError::Lost("connection reset".into())),
+                Err(CallError::Lost(Failure { reason: "connection reset".into(), status: None })),
             ]),
         );
         assert!(matches!(o.verdict, Verdict::Lost(_)), "{}", reason(&o));

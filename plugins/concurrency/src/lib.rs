@@ -39,12 +39,11 @@ fn default_prompts() -> String {
     "concurrency/prompts.json".into()
 }
 
-fn config(text: &str) -> Result<Config, String> {
-    let c: Config = serde_json::from_str(text).map_err(|err| format!("concurrency config: {err}"))?;
+fn check(c: &Config) -> Result<(), String> {
     if c.levels.is_empty() || c.levels.contains(&0) {
         return Err("concurrency config: levels must be a non-empty list of positive numbers".into());
     }
-    Ok(c)
+    Ok(())
 }
 
 fn prompts(c: &Config) -> Result<Vec<String>, String> {
@@ -110,10 +109,10 @@ fn level_case(c: &Config, level: u32) -> Outcome {
             .metric(&format!("request{}-tok-s", i + 1), *rate, "tok/s")
             .metric(&format!("request{}-ttft-ms", i + 1), *ttft, "ms");
     }
-    match last_server_load() {
+    match last_load_window() {
         // Too little to go on: a reading or two, or a server that never
         // showed a running request although every request completed.
-        Ok(Some(load)) if load.samples < 2 || load.running_max == 0 => outcome
+        Some(load) if load.samples < 2 || load.running_max == 0 => outcome
             .metric("server-samples", f64::from(load.samples), "samples")
             .note(
                 "server-confirmed",
@@ -122,7 +121,7 @@ fn level_case(c: &Config, level: u32) -> Outcome {
                     load.samples, load.source, load.running_max
                 ),
             ),
-        Ok(Some(load)) => {
+        Some(load) => {
             outcome = outcome
                 .metric("server-running-max", f64::from(load.running_max), "requests")
                 .metric("server-running-mean", load.running_mean, "requests")
@@ -153,12 +152,13 @@ fn level_case(c: &Config, level: u32) -> Outcome {
             }
             outcome.note("server-confirmed", format!("ran {} at once", load.running_max))
         }
-        Ok(None) => outcome.note("server-confirmed", "n/a: the engine reports no live request count"),
-        Err(err) => outcome.note("server-confirmed", format!("n/a: {err:?}")),
+        None => outcome.note("server-confirmed", "n/a: the engine reports no live request count"),
     }
 }
 
 impl Instrument for Concurrency {
+    type Config = Config;
+
     fn describe() -> Info {
         Info::new(
             "concurrency",
@@ -174,19 +174,18 @@ impl Instrument for Concurrency {
         )
     }
 
-    fn cases(config_text: &str) -> Result<Vec<CaseInfo>, String> {
-        let c = config(config_text)?;
-        prompts(&c)?;
+    fn cases(c: &Config) -> Result<Vec<CaseInfo>, String> {
+        check(c)?;
+        prompts(c)?;
         Ok(c.levels.iter().map(|l| CaseInfo::new(format!("level::c{l}")).tag("Concurrency")).collect())
     }
 
-    fn run(config_text: &str, case: &str) -> Outcome {
-        let c = match config(config_text) {
-            Ok(c) => c,
-            Err(err) => return Outcome::fail(err),
-        };
+    fn run(c: &Config, case: &str) -> Outcome {
+        if let Err(err) = check(c) {
+            return Outcome::fail(err);
+        }
         match case.strip_prefix("level::c").and_then(|n| n.parse().ok()) {
-            Some(level) => level_case(&c, level),
+            Some(level) => level_case(c, level),
             None => Outcome::fail(format!("unknown case {case}")),
         }
     }

@@ -12,6 +12,8 @@ use sparktest_sdk::*;
 struct Context;
 
 impl Instrument for Context {
+    type Config = NoConfig;
+
     fn describe() -> Info {
         Info::new(
             "context",
@@ -24,11 +26,11 @@ impl Instrument for Context {
         )
     }
 
-    fn cases(_config: &str) -> Result<Vec<CaseInfo>, String> {
+    fn cases(_config: &NoConfig) -> Result<Vec<CaseInfo>, String> {
         Ok(vec![CaseInfo::new("kv::pool").tag("Context window")])
     }
 
-    fn run(_config: &str, _case: &str) -> Outcome {
+    fn run(_config: &NoConfig, _case: &str) -> Outcome {
         let f = server_facts();
         let extra = |k: &str| f.extra.iter().find(|p| p.key == k).map(|p| p.value.clone());
         let Some(pool) = f.kv_pool_tokens else {

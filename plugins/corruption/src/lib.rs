@@ -4,7 +4,9 @@
 //! CJK, emoji with ZWJ sequences, combining marks, right-to-left scripts) must
 //! come back intact. Byte-exact and NFC-equal are judged and recorded
 //! separately; a U+FFFD in the reply that the source lacked is named as
-//! mangled bytes. The case passes only when the reply is byte-exact.
+//! mangled bytes. The case passes only when the reply is byte-exact. Each
+//! reply is kept as an insta snapshot per target, so an engine that starts
+//! mangling text between runs shows up for review.
 
 use serde::Deserialize;
 use sparktest_sdk::*;
@@ -13,6 +15,7 @@ use unicode_normalization::UnicodeNormalization;
 struct Corruption;
 
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct Config {
     /// Suite file with the strings.
     #[serde(default = "default_strings")]
@@ -38,13 +41,9 @@ struct Probe {
 
 const SYSTEM: &str = "You repeat text exactly. Reply with the text only: no quotes, no explanation.";
 
-fn load(config: &str) -> Result<(Config, Vec<Probe>), String> {
-    let config: Config =
-        serde_json::from_str(config).map_err(|err| format!("corruption config: {err}"))?;
+fn load(config: &Config) -> Result<Vec<Probe>, String> {
     let text = read_text(&config.strings)?;
-    let probes: Vec<Probe> =
-        serde_json::from_str(&text).map_err(|err| format!("{}: {err}", config.strings))?;
-    Ok((config, probes))
+    serde_json::from_str(&text).map_err(|err| format!("{}: {err}", config.strings))
 }
 
 /// What the reply did to the text.
@@ -75,6 +74,8 @@ fn yes_no(b: bool) -> &'static str {
 }
 
 impl Instrument for Corruption {
+    type Config = Config;
+
     fn describe() -> Info {
         Info::new(
             "corruption",
@@ -88,16 +89,16 @@ impl Instrument for Corruption {
         )
     }
 
-    fn cases(config: &str) -> Result<Vec<CaseInfo>, String> {
-        let (_, probes) = load(config)?;
+    fn cases(config: &Config) -> Result<Vec<CaseInfo>, String> {
+        let probes = load(config)?;
         Ok(probes
             .iter()
             .map(|p| CaseInfo::new(format!("{}::{}", p.group, p.name)).tag("Corruption probe"))
             .collect())
     }
 
-    fn run(config: &str, case: &str) -> Outcome {
-        let (config, probes) = match load(config) {
+    fn run(config: &Config, case: &str) -> Outcome {
+        let probes = match load(config) {
             Ok(loaded) => loaded,
             Err(err) => return Outcome::fail(err),
         };
@@ -131,6 +132,8 @@ impl Instrument for Corruption {
             .note("got", reply.text.trim().to_string())
             .metric("byte-exact", if j.byte_exact { 1.0 } else { 0.0 }, "bool")
             .metric("nfc-equal", if j.nfc_equal { 1.0 } else { 0.0 }, "bool")
+            // The reply itself must repeat between runs too.
+            .snapshot(&probe.name, reply.text.trim().to_string())
     }
 }
 

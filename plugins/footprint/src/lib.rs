@@ -6,8 +6,8 @@
 //! whole process tree, the host's available memory before and after the
 //! launch, and the GPU memory its processes hold where `nvidia-smi` exists
 //! (the board scores resident + GPU process memory). They reach the
-//! instrument as `footprint.*` server facts. For a target the harness did
-//! not launch, the case is N/A with that reason.
+//! instrument as the typed `footprint` of the server facts. For a target the
+//! harness did not launch, the case is N/A with that reason.
 
 use sparktest_sdk::*;
 
@@ -16,6 +16,8 @@ struct Footprint;
 const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
 
 impl Instrument for Footprint {
+    type Config = NoConfig;
+
     fn describe() -> Info {
         Info::new(
             "footprint",
@@ -28,35 +30,32 @@ impl Instrument for Footprint {
         )
     }
 
-    fn cases(_config: &str) -> Result<Vec<CaseInfo>, String> {
+    fn cases(_config: &NoConfig) -> Result<Vec<CaseInfo>, String> {
         Ok(vec![CaseInfo::new("idle::memory").tag("Box footprint")])
     }
 
-    fn run(_config: &str, _case: &str) -> Outcome {
+    fn run(_config: &NoConfig, _case: &str) -> Outcome {
         let f = server_facts();
-        let get = |k: &str| f.extra.iter().find(|p| p.key == k).map(|p| p.value.clone());
-        let bytes = |k: &str| get(k).and_then(|v| v.parse::<f64>().ok());
-        if let Some(why) = get("footprint.not_measured") {
-            return Outcome::not_applicable(why);
-        }
-        let Some(rss) = bytes("footprint.rss_bytes") else {
-            return Outcome::not_applicable("the host could not read the launched server's memory");
+        let Some(fp) = f.footprint else {
+            let why = f.extra.iter().find(|p| p.key == "footprint.not_measured").map(|p| p.value.clone());
+            return Outcome::not_applicable(why.unwrap_or_else(|| "the host could not read the launched server's memory".into()));
         };
-        let mut outcome = Outcome::pass().metric("resident-gib", rss / GIB, "GiB");
-        if let (Some(before), Some(after)) =
-            (bytes("footprint.mem_available_before_bytes"), bytes("footprint.mem_available_after_bytes"))
-        {
+        let mut outcome = Outcome::pass().metric("resident-gib", fp.resident_bytes as f64 / GIB, "GiB");
+        if let (Some(before), Some(after)) = (fp.mem_available_before_bytes, fp.mem_available_after_bytes) {
             outcome = outcome
-                .metric("mem-available-before-gib", before / GIB, "GiB")
-                .metric("mem-available-after-gib", after / GIB, "GiB")
-                .metric("mem-available-drop-gib", (before - after) / GIB, "GiB");
+                .metric("mem-available-before-gib", before as f64 / GIB, "GiB")
+                .metric("mem-available-after-gib", after as f64 / GIB, "GiB")
+                .metric("mem-available-drop-gib", (before as f64 - after as f64) / GIB, "GiB");
         }
-        if let Some(mib) = bytes("footprint.gpu_process_memory_mib") {
-            outcome = outcome.metric("gpu-process-memory-gib", mib / 1024.0, "GiB");
+        if let Some(mib) = fp.gpu_process_memory_mib {
+            outcome = outcome.metric("gpu-process-memory-gib", mib as f64 / 1024.0, "GiB");
         }
-        if let Some(gpus) = get("footprint.gpu_memory_used_mib") {
+        for p in f.memory_pools.iter().filter(|p| p.kind == PoolKind::Gpu) {
             // Whole devices, other processes included: recorded, not scored.
-            outcome = outcome.note("gpu-memory-used-mib-per-device", gpus);
+            outcome = outcome.note(
+                &format!("gpu-memory-used-gib {}", p.device),
+                format!("{:.2}", (p.total_bytes - p.free_bytes) as f64 / GIB),
+            );
         }
         outcome
     }

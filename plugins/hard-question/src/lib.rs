@@ -24,12 +24,9 @@ fn default_questions() -> String {
     "battery/questions.json".into()
 }
 
-fn questions(config: &str) -> Result<String, String> {
-    let c: Config = serde_json::from_str(config).map_err(|err| format!("hard-question config: {err}"))?;
-    Ok(c.questions)
-}
-
 impl Instrument for HardQuestion {
+    type Config = Config;
+
     fn describe() -> Info {
         Info::new(
             "hard-question",
@@ -40,18 +37,18 @@ impl Instrument for HardQuestion {
         )
     }
 
-    fn cases(config: &str) -> Result<Vec<CaseInfo>, String> {
-        load_tasks(Some(&questions(config)?))?
+    fn cases(config: &Config) -> Result<Vec<CaseInfo>, String> {
+        load_tasks(Some(&config.questions))?
             .iter()
             .map(|(id, t)| parse_task(t, id).map(|_| CaseInfo::new(format!("question::{id}")).tag("battery")))
             .collect()
     }
 
-    fn run(config: &str, case: &str) -> Outcome {
+    fn run(config: &Config, case: &str) -> Outcome {
         let task = match case
             .strip_prefix("question::")
             .ok_or(format!("unknown case {case}"))
-            .and_then(|id| find_task(Some(&questions(config)?), id))
+            .and_then(|id| find_task(Some(&config.questions), id))
         {
             Ok(t) => t,
             Err(err) => return Outcome::fail(err),

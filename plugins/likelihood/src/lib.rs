@@ -28,8 +28,7 @@ fn default_corpus() -> String {
     "corpus.json".into()
 }
 
-fn texts(config: &str) -> Result<Vec<String>, String> {
-    let c: Config = serde_json::from_str(config).map_err(|err| format!("likelihood config: {err}"))?;
+fn texts(c: &Config) -> Result<Vec<String>, String> {
     let list: Vec<String> =
         serde_json::from_str(&read_text(&c.corpus)?).map_err(|err| format!("{}: {err}", c.corpus))?;
     if list.is_empty() {
@@ -40,6 +39,8 @@ fn texts(config: &str) -> Result<Vec<String>, String> {
 }
 
 impl Instrument for Likelihood {
+    type Config = Config;
+
     fn describe() -> Info {
         Info::new(
             "likelihood",
@@ -53,12 +54,12 @@ impl Instrument for Likelihood {
         )
     }
 
-    fn cases(config: &str) -> Result<Vec<CaseInfo>, String> {
+    fn cases(config: &Config) -> Result<Vec<CaseInfo>, String> {
         texts(config)?;
         Ok(vec![CaseInfo::new("corpus::bpc").tag("Likelihood (bits per character)")])
     }
 
-    fn run(config: &str, _case: &str) -> Outcome {
+    fn run(config: &Config, _case: &str) -> Outcome {
         let paths = match texts(config) {
             Ok(p) => p,
             Err(err) => return Outcome::fail(err),

@@ -53,11 +53,8 @@ struct Needle {
     answer: String,
 }
 
-fn load(text: &str) -> Result<(Config, Vec<Needle>), String> {
-    let c: Config = serde_json::from_str(text).map_err(|err| format!("long-prompt config: {err}"))?;
-    let needles: Vec<Needle> =
-        serde_json::from_str(&read_text(&c.needles)?).map_err(|err| format!("{}: {err}", c.needles))?;
-    Ok((c, needles))
+fn load(c: &Config) -> Result<Vec<Needle>, String> {
+    serde_json::from_str(&read_text(&c.needles)?).map_err(|err| format!("{}: {err}", c.needles))
 }
 
 /// A refusal for length: HTTP 400 or 413 whose body names the context
@@ -122,6 +119,8 @@ fn run_needle(c: &Config, n: &Needle) -> Outcome {
 }
 
 impl Instrument for LongPrompt {
+    type Config = Config;
+
     fn describe() -> Info {
         Info::new(
             "long-prompt",
@@ -135,18 +134,18 @@ impl Instrument for LongPrompt {
         )
     }
 
-    fn cases(config: &str) -> Result<Vec<CaseInfo>, String> {
-        let (_, needles) = load(config)?;
+    fn cases(config: &Config) -> Result<Vec<CaseInfo>, String> {
+        let needles = load(config)?;
         Ok(needles.iter().map(|n| CaseInfo::new(format!("paste::{}", n.name)).tag("Long-prompt robustness")).collect())
     }
 
-    fn run(config: &str, case: &str) -> Outcome {
-        let (c, needles) = match load(config) {
+    fn run(c: &Config, case: &str) -> Outcome {
+        let needles = match load(c) {
             Ok(x) => x,
             Err(err) => return Outcome::fail(err),
         };
         match case.strip_prefix("paste::").and_then(|name| needles.iter().find(|n| n.name == name)) {
-            Some(n) => run_needle(&c, n),
+            Some(n) => run_needle(c, n),
             None => Outcome::fail(format!("unknown case {case}")),
         }
     }

@@ -6,6 +6,12 @@
 //! case passes only when every reply is byte-identical. The first reply is
 //! returned as an insta snapshot, so a drift between runs leaves a pending
 //! snapshot for `cargo insta review`.
+//!
+//! Restart to restart: where the harness launched the server and the
+//! instrument runs alone (`exclusive = true`), the server is restarted after
+//! the repeats and the probe asked again; the reply after the restart is
+//! compared with the session's, byte for byte and answer for answer. Where
+//! the harness cannot restart it, the record says why.
 
 use serde::Deserialize;
 use sparktest_sdk::*;
@@ -13,11 +19,19 @@ use sparktest_sdk::*;
 struct Repro;
 
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct Config {
     #[serde(default = "default_probes")]
     probes: String,
     #[serde(default = "default_repeats")]
     repeats: u32,
+    /// Restart the server after the repeats and ask again.
+    #[serde(default = "yes")]
+    restart: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 fn default_probes() -> String {
@@ -38,20 +52,28 @@ struct Probe {
     schema: Option<serde_json::Value>,
 }
 
-fn load(config: &str) -> Result<(Config, Vec<Probe>), String> {
-    let config: Config = serde_json::from_str(config).map_err(|err| format!("repro config: {err}"))?;
+fn load(config: &Config) -> Result<Vec<Probe>, String> {
     if config.repeats < 2 {
         return Err(format!("repro config: repeats must be at least 2, got {}", config.repeats));
     }
     let text = read_text(&config.probes)?;
-    let probes = serde_json::from_str(&text).map_err(|err| format!("{}: {err}", config.probes))?;
-    Ok((config, probes))
+    serde_json::from_str(&text).map_err(|err| format!("{}: {err}", config.probes))
 }
 
 /// The answer as a reader would compare it: trimmed, whitespace collapsed,
 /// lower-cased.
 fn answer_form(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase()
+}
+
+/// The reply after a server restart, against the session's.
+enum Restart {
+    Compared { bytes: bool, answer: bool },
+    Skipped(String),
+}
+
+fn yes_no(b: bool) -> &'static str {
+    if b { "yes" } else { "no" }
 }
 
 /// Number of distinct values.
@@ -66,6 +88,8 @@ fn distinct<'a>(items: impl Iterator<Item = &'a str>) -> usize {
 }
 
 impl Instrument for Repro {
+    type Config = Config;
+
     fn describe() -> Info {
         Info::new(
             "repro",
@@ -74,20 +98,22 @@ impl Instrument for Repro {
             "Identical repeated requests at temperature 0 and a fixed seed, compared \
              byte-for-byte and answer-for-answer; the two are reported separately. The \
              first reply is kept as a snapshot per target, so a change between runs or \
-             restarts shows up for review.",
+             restarts shows up for review. Where the harness launched the server and the \
+             instrument runs alone, the server is restarted after the repeats and the probe \
+             asked again: restart-to-restart is reported apart from within-session.",
         )
     }
 
-    fn cases(config: &str) -> Result<Vec<CaseInfo>, String> {
-        let (_, probes) = load(config)?;
+    fn cases(config: &Config) -> Result<Vec<CaseInfo>, String> {
+        let probes = load(config)?;
         Ok(probes
             .iter()
             .map(|p| CaseInfo::new(format!("probe::{}", p.name)).tag("Reproducibility"))
             .collect())
     }
 
-    fn run(config: &str, case: &str) -> Outcome {
-        let (config, probes) = match load(config) {
+    fn run(config: &Config, case: &str) -> Outcome {
+        let probes = match load(config) {
             Ok(loaded) => loaded,
             Err(err) => return Outcome::fail(err),
         };
@@ -114,6 +140,23 @@ impl Instrument for Repro {
         let forms: Vec<String> = replies.iter().map(|r| answer_form(&r.text)).collect();
         let answers = distinct(forms.iter().map(String::as_str));
         let first = &replies[0];
+        // Restart to restart: the first reply after a restart against the
+        // session's first.
+        let restart = if !config.restart {
+            Restart::Skipped("restart = false in the suite".into())
+        } else {
+            match restart_server() {
+                Err(CallError::Unsupported(f)) => Restart::Skipped(f.reason),
+                Err(err) => return err.into(),
+                Ok(()) => match chat(&req) {
+                    Ok(after) => Restart::Compared {
+                        bytes: after.text == first.text,
+                        answer: answer_form(&after.text) == forms[0],
+                    },
+                    Err(err) => return err.into(),
+                },
+            }
+        };
         let snapshot = format!(
             "finish: {}\ncompletion_tokens: {}\n---\n{}",
             first.finish_reason.as_deref().unwrap_or("none"),
@@ -121,7 +164,13 @@ impl Instrument for Repro {
             first.text
         );
         let outcome = if bytes == 1 {
-            Outcome::pass()
+            match &restart {
+                Restart::Compared { bytes: false, answer } => Outcome::fail(format!(
+                    "identical within the session, but the reply after a server restart differs ({})",
+                    if *answer { "same answer, other bytes" } else { "another answer" }
+                )),
+                _ => Outcome::pass(),
+            }
         } else if answers == 1 {
             Outcome::fail(format!(
                 "byte-nondeterministic: {bytes} distinct replies in {} repeats, answers identical",
@@ -133,7 +182,13 @@ impl Instrument for Repro {
                 config.repeats
             ))
         };
+        let (restart_bytes, restart_answer) = match &restart {
+            Restart::Compared { bytes, answer } => (yes_no(*bytes).to_string(), yes_no(*answer).to_string()),
+            Restart::Skipped(why) => (format!("not measured: {why}"), format!("not measured: {why}")),
+        };
         outcome
+            .note("restart-byte-identical", restart_bytes)
+            .note("restart-answer-identical", restart_answer)
             .note("byte-identical", if bytes == 1 { "yes" } else { "no" })
             .note("answer-identical", if answers == 1 { "yes" } else { "no" })
             .metric("distinct-replies", bytes as f64, "count")

@@ -164,9 +164,60 @@ impl From<CallError> for Outcome {
     /// unsupported call makes the case not applicable.
     fn from(err: CallError) -> Self {
         match err {
-            CallError::Lost(reason) => Outcome::lost(reason),
+            CallError::Lost(f) => Outcome::lost(f.reason),
             CallError::Rejected(r) => Outcome::fail(format!("rejected: HTTP {}: {}", r.status, r.body)),
-            CallError::Unsupported(reason) => Outcome::not_applicable(reason),
+            CallError::Unsupported(f) => Outcome::not_applicable(f.reason),
         }
+    }
+}
+
+impl Reply {
+    /// A reply with this text and nothing else, as a server might send it:
+    /// for testing an instrument's scoring on crafted replies.
+    pub fn crafted(text: &str) -> Self {
+        Reply {
+            text: text.into(),
+            reasoning: None,
+            tool_calls: Vec::new(),
+            finish_reason: Some("stop".into()),
+            model: None,
+            usage: crate::Usage { prompt_tokens: None, completion_tokens: None, cached_tokens: None, source: crate::TokenSource::None },
+            timing: crate::Timing {
+                total_ms: 0.0,
+                ttft_ms: None,
+                decode_ms: None,
+                chunk_arrivals_ms: Vec::new(),
+                server_prompt_ms: None,
+                server_decode_ms: None,
+            },
+            status: 200,
+            attempts: 1,
+        }
+    }
+
+    /// The same reply with a tool call added.
+    pub fn with_tool_call(mut self, name: &str, arguments: &str) -> Self {
+        let id = format!("call{}", self.tool_calls.len());
+        self.tool_calls.push(crate::ToolCall { id, name: name.into(), arguments: arguments.into() });
+        self
+    }
+}
+
+impl CallError {
+    /// Why, in words.
+    pub fn reason(&self) -> String {
+        match self {
+            CallError::Lost(f) | CallError::Unsupported(f) => f.reason.clone(),
+            CallError::Rejected(r) => format!("HTTP {}: {}", r.status, r.body),
+        }
+    }
+}
+
+impl Message {
+    /// A user message of text and images (`data:` URLs or links).
+    pub fn user_with_images(text: &str, image_urls: &[String]) -> Self {
+        let mut content = vec![ContentPart::Text(text.into())];
+        content.extend(image_urls.iter().map(|u| ContentPart::ImageUrl(u.clone())));
+        Message { role: Role::User, content, tool_calls: Vec::new(), tool_call_id: None }
     }
 }

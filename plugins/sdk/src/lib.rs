@@ -5,31 +5,51 @@
 //! Implement [`Instrument`] and register it once:
 //!
 //! ```ignore
+//! use serde::Deserialize;
 //! use sparktest_sdk::*;
 //!
 //! struct Echo;
 //!
+//! #[derive(Deserialize)]
+//! struct Config {
+//!     #[serde(default = "default_word")]
+//!     word: String,
+//! }
+//!
+//! fn default_word() -> String {
+//!     "hello".into()
+//! }
+//!
 //! impl Instrument for Echo {
+//!     type Config = Config;
 //!     fn describe() -> Info {
 //!         Info::new("echo", "Echo", "0.1.0", "Asks the model to repeat a word.")
 //!     }
-//!     fn cases(_config: &str) -> Result<Vec<CaseInfo>, String> {
-//!         Ok(vec![CaseInfo::new("word::hello")])
+//!     fn cases(config: &Config) -> Result<Vec<CaseInfo>, String> {
+//!         Ok(vec![CaseInfo::new(format!("word::{}", config.word))])
 //!     }
-//!     fn run(_config: &str, _case: &str) -> Outcome {
-//!         let reply = match chat(&ChatRequest::new(vec![Message::user("Say hello.")])) {
+//!     fn run(config: &Config, _case: &str) -> Outcome {
+//!         let ask = format!("Say {}.", config.word);
+//!         let reply = match chat(&ChatRequest::new(vec![Message::user(&ask)])) {
 //!             Ok(reply) => reply,
 //!             Err(err) => return err.into(),
 //!         };
-//!         Outcome::judge(reply.text.to_lowercase().contains("hello"), "no hello in the reply")
+//!         Outcome::judge(reply.text.to_lowercase().contains(&config.word), "the word is not in the reply")
 //!     }
 //! }
 //!
 //! register_instrument!(Echo);
 //! ```
 //!
+//! The suite's `[instrument.config]` table arrives typed: the macro parses
+//! it into [`Instrument::Config`] once per call, and a config that does not
+//! fit is refused naming the field (`cases` returns the error, `run` fails
+//! the case with it).
+//!
 //! Build with `cargo build --target wasm32-wasip2`; `cargo sparktest` does this
-//! for workspace crates on demand.
+//! for workspace crates on demand. This SDK builds against interface 0.2.0
+//! (`plugins/wit/since_v0.2.0`); the host still loads components built
+//! against 0.1.0.
 //!
 //! # Known limitations
 //!
@@ -43,7 +63,7 @@
 pub mod __private {
     //! Generated bindings. Not public API: use the re-exports at the crate root.
     wit_bindgen::generate!({
-        path: "../wit/since_v0.1.0",
+        path: "../wit/since_v0.2.0",
         world: "instrument",
         pub_export_macro: true,
         export_macro_name: "__export_instrument",
@@ -55,28 +75,47 @@ mod builders;
 pub mod reporter;
 
 pub use __private::sparktest::plugin::endpoint::{
-    CallError, ChatRequest, CompletionRequest, ContentPart, JsonSchemaFormat, Message,
-    MetricSample, Rejection, Reply, ResponseFormat, Role, ServerFacts, Timing, TokenLogprob,
-    TokenSource, ToolCall, ToolChoice, ToolDef, Usage,
+    CallError, ChatRequest, CompletionRequest, ContentPart, DraftCounts, DraftedAccepted, Failure, Footprint,
+    JsonSchemaFormat, KvBytes, LoadWindow, MemoryPool, Message, MetricSample, PoolKind, Rejection, Reply,
+    ResponseFormat, Role, ServerFacts, Timing, TokenLogprob, TokenSource, ToolCall, ToolChoice, ToolDef, Usage,
 };
+pub use __private::sparktest::plugin::judge::JudgeInfo;
 pub use __private::sparktest::plugin::plugin_types::{CaseInfo, Info, Outcome, Snapshot, Verdict};
 pub use __private::sparktest::plugin::types::{Metric, Pair};
 
-use __private::sparktest::plugin::{endpoint, suite_data};
+use __private::sparktest::plugin::{endpoint, judge, suite_data};
 
 /// An instrument: one board row's measurement.
 ///
 /// Every method is an associated function: each case runs in a fresh
 /// instance, so there is no `self` to keep state in.
 pub trait Instrument {
+    /// The suite's `[instrument.config]` table, parsed once per call (an
+    /// empty table when the suite gives none). Use `#[serde(default)]` for
+    /// optional keys and `#[serde(deny_unknown_fields)]` to refuse typos.
+    type Config: serde::de::DeserializeOwned;
     /// Name, row, version and methodology text.
     fn describe() -> Info;
-    /// The cases to run for this config (the suite's `config` table as JSON
-    /// text; `"{}"` when the suite gives none). Names are `group::case`.
-    fn cases(config: &str) -> Result<Vec<CaseInfo>, String>;
+    /// The cases to run for this config. Names are `group::case`, each part
+    /// lowercase letters, digits, `_` or `-`.
+    fn cases(config: &Self::Config) -> Result<Vec<CaseInfo>, String>;
     /// Run one case by the name `cases` gave it (without the instrument
     /// prefix) and judge it.
-    fn run(config: &str, case: &str) -> Outcome;
+    fn run(config: &Self::Config, case: &str) -> Outcome;
+}
+
+/// The config of an instrument that takes none: any key in the suite's
+/// `[instrument.config]` is refused.
+#[derive(Debug, Clone, Copy, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NoConfig {}
+
+/// Parse a suite config (JSON text from the host) into an instrument's
+/// config type; the error names the instrument and the field.
+#[doc(hidden)]
+pub fn __parse_config<C: serde::de::DeserializeOwned>(instrument: &str, text: &str) -> Result<C, String> {
+    let text = if text.trim().is_empty() { "{}" } else { text };
+    serde_json::from_str(text).map_err(|err| format!("{instrument} config: {err}"))
 }
 
 /// Register the type implementing [`Instrument`] as this component's export.
@@ -86,6 +125,11 @@ macro_rules! register_instrument {
     ($instrument:ty) => {
         const _: () = {
             struct __SparktestComponent;
+            fn __config(
+                text: &str,
+            ) -> ::std::result::Result<<$instrument as $crate::Instrument>::Config, ::std::string::String> {
+                $crate::__parse_config(&<$instrument as $crate::Instrument>::describe().name, text)
+            }
             impl $crate::__private::Guest for __SparktestComponent {
                 fn describe() -> $crate::Info {
                     <$instrument as $crate::Instrument>::describe()
@@ -94,10 +138,13 @@ macro_rules! register_instrument {
                     config: ::std::string::String,
                 ) -> ::std::result::Result<::std::vec::Vec<$crate::CaseInfo>, ::std::string::String>
                 {
-                    <$instrument as $crate::Instrument>::cases(&config)
+                    <$instrument as $crate::Instrument>::cases(&__config(&config)?)
                 }
                 fn run(config: ::std::string::String, case: ::std::string::String) -> $crate::Outcome {
-                    <$instrument as $crate::Instrument>::run(&config, &case)
+                    match __config(&config) {
+                        Ok(config) => <$instrument as $crate::Instrument>::run(&config, &case),
+                        Err(err) => $crate::Outcome::fail(err),
+                    }
                 }
             }
             $crate::__private::__export_instrument!(__SparktestComponent with_types_in $crate::__private);
@@ -157,6 +204,22 @@ pub fn beside(file: &str, rel: &str) -> String {
     }
 }
 
+/// A pinned image (or any file) as a `data:` URL, for an
+/// [`ContentPart::ImageUrl`]: its media type from the extension.
+pub fn data_url(path: &str) -> Result<String, String> {
+    use base64::Engine as _;
+    let bytes = read_file(path)?;
+    let ext = path.rsplit('.').next().unwrap_or("").to_ascii_lowercase();
+    let mime = match ext.as_str() {
+        "png" => "image/png",
+        "jpg" | "jpeg" => "image/jpeg",
+        "webp" => "image/webp",
+        "gif" => "image/gif",
+        _ => "application/octet-stream",
+    };
+    Ok(format!("data:{mime};base64,{}", base64::engine::general_purpose::STANDARD.encode(bytes)))
+}
+
 /// The paths of all pinned suite files.
 pub fn list_files() -> Vec<String> {
     suite_data::paths()
@@ -165,36 +228,35 @@ pub fn list_files() -> Vec<String> {
 /// The server's own count of running requests while this case's last
 /// [`chat_concurrent`] call was in flight, as the host sampled it (llama.cpp
 /// `/slots`, vLLM `vllm:num_requests_running`, SGLang
-/// `sglang:num_running_reqs`). It reaches the guest as `sparktest:window_*`
-/// samples of [`scrape_metrics`].
-#[derive(Debug, Clone, PartialEq)]
-pub struct ServerLoad {
-    /// What the host read, e.g. `llama.cpp /slots is_processing`.
-    pub source: String,
-    /// Most requests the server ran at once.
-    pub running_max: u32,
-    /// Mean requests running over the samples.
-    pub running_mean: f64,
-    /// Most requests the server said were waiting, where it says.
-    pub waiting_max: Option<u32>,
-    /// Samples taken.
-    pub samples: u32,
+/// `sglang:num_running_reqs`); None when the engine reports no live load or
+/// no concurrent call was made.
+pub fn last_load_window() -> Option<LoadWindow> {
+    endpoint::last_load_window()
 }
 
-/// The [`ServerLoad`] of this case's last concurrent call: `Ok(None)` when
-/// the engine reports no live load (or no concurrent call was made).
-pub fn last_server_load() -> Result<Option<ServerLoad>, CallError> {
-    let samples = scrape_metrics()?;
-    let get = |name: &str| samples.iter().find(|s| s.name == name);
-    let Some(max) = get("sparktest:window_requests_running_max") else { return Ok(None) };
-    let source = max.labels.iter().find(|p| p.key == "source").map(|p| p.value.clone()).unwrap_or_default();
-    Ok(Some(ServerLoad {
-        source,
-        running_max: max.value as u32,
-        running_mean: get("sparktest:window_requests_running_mean").map_or(0.0, |s| s.value),
-        waiting_max: get("sparktest:window_requests_waiting_max").map(|s| s.value as u32),
-        samples: get("sparktest:window_samples").map_or(0, |s| s.value as u32),
-    }))
+/// The engine's speculative-decoding counters now, read by the host in the
+/// engine's own terms; [`CallError::Unsupported`] where it keeps none.
+pub fn draft_counters() -> Result<DraftCounts, CallError> {
+    endpoint::draft_counters()
+}
+
+/// Stop and start again a server the harness launched, on the same port
+/// (restart-to-restart reproducibility). Only for instruments whose cases
+/// run alone (`exclusive = true` in the suite); unsupported otherwise.
+pub fn restart_server() -> Result<(), CallError> {
+    endpoint::restart()
+}
+
+/// The run's judge, when one is configured (`--judge`).
+pub fn judge_info() -> Option<JudgeInfo> {
+    judge::info()
+}
+
+/// Ask the judge to grade something. A judge that never answers makes the
+/// case lost, naming the judge; [`CallError::Unsupported`] when the run has
+/// no judge.
+pub fn grade(req: &ChatRequest) -> Result<Reply, CallError> {
+    judge::grade(req)
 }
 
 /// The sum of every sample named `name` (all label sets), if any.

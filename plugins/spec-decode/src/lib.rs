@@ -10,11 +10,9 @@
 //! arm's, read from the two arms' records by the reporter.
 //!
 //! Draft acceptance is the change in the engine's own counters over each
-//! case's window only (scraped before and after): llama.cpp
-//! `llamacpp:spec_decode_num_draft_tokens_total` /
-//! `…_num_accepted_tokens_total`, vLLM `vllm:spec_decode_num_draft_tokens` /
-//! `…_num_accepted_tokens`. SGLang reports a mean accept length instead
-//! (`sglang:spec_accept_length`), recorded as it is.
+//! case's window only (read before and after through the host, which knows
+//! each engine's metric names: llama.cpp and vLLM count drafted and accepted
+//! tokens; SGLang reports a mean accept length, recorded as it is).
 
 use serde::Deserialize;
 use sparktest_sdk::*;
@@ -22,16 +20,6 @@ use sparktest_workload::data::{find_prompt, find_task, timed_cases};
 use sparktest_workload::speed::{prompt_request, repeat, repeat_task, summarise, warm_up};
 
 struct SpecDecode;
-
-/// (drafted, accepted) counter names, per engine family. Names are data;
-/// whichever the engine exposes is read.
-const COUNTERS: &[(&str, &str)] = &[
-    ("llamacpp:spec_decode_num_draft_tokens_total", "llamacpp:spec_decode_num_accepted_tokens_total"),
-    ("llamacpp:spec_decode_num_draft_tokens", "llamacpp:spec_decode_num_accepted_tokens"),
-    ("vllm:spec_decode_num_draft_tokens_total", "vllm:spec_decode_num_accepted_tokens_total"),
-    ("vllm:spec_decode_num_draft_tokens", "vllm:spec_decode_num_accepted_tokens"),
-];
-const ACCEPT_LENGTH: &str = "sglang:spec_accept_length";
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -53,38 +41,24 @@ fn default_prompts() -> String {
     "spec-decode/prompts.json".into()
 }
 
-fn config(text: &str) -> Result<Config, String> {
-    let c: Config = serde_json::from_str(text).map_err(|err| format!("spec-decode config: {err}"))?;
+fn check(c: &Config) -> Result<(), String> {
     if c.repetitions == 0 {
         return Err("spec-decode config: repetitions must be at least 1".into());
     }
-    Ok(c)
+    Ok(())
 }
 
-/// The engine's draft counters now: (drafted, accepted), or its mean accept
-/// length, or nothing.
-#[derive(Clone, Copy)]
-enum Counters {
-    Tokens(f64, f64),
-    AcceptLength(f64),
-    None,
-}
-
-fn counters() -> Counters {
-    let Ok(samples) = scrape_metrics() else { return Counters::None };
-    for (drafted, accepted) in COUNTERS {
-        if let (Some(d), Some(a)) = (metric_sum(&samples, drafted), metric_sum(&samples, accepted)) {
-            return Counters::Tokens(d, a);
-        }
-    }
-    metric_sum(&samples, ACCEPT_LENGTH).map_or(Counters::None, Counters::AcceptLength)
+/// The engine's draft counters now, in the engine's own terms (the host
+/// knows each engine's metric names); None where it keeps none.
+fn counters() -> Option<DraftCounts> {
+    draft_counters().ok()
 }
 
 /// Acceptance over the case's window, from counters before and after.
-fn acceptance(outcome: Outcome, before: Counters, after: Counters) -> Outcome {
+fn acceptance(outcome: Outcome, before: Option<DraftCounts>, after: Option<DraftCounts>) -> Outcome {
     match (before, after) {
-        (Counters::Tokens(d0, a0), Counters::Tokens(d1, a1)) => {
-            let (drafted, accepted) = (d1 - d0, a1 - a0);
+        (Some(DraftCounts::Tokens(b)), Some(DraftCounts::Tokens(a))) => {
+            let (drafted, accepted) = (a.drafted - b.drafted, a.accepted - b.accepted);
             let outcome = outcome.metric("drafted-tokens", drafted, "tokens").metric("accepted-tokens", accepted, "tokens");
             if drafted > 0.0 {
                 outcome.metric("draft-acceptance", accepted / drafted, "ratio")
@@ -92,7 +66,7 @@ fn acceptance(outcome: Outcome, before: Counters, after: Counters) -> Outcome {
                 outcome.note("draft-acceptance", "n/a: the engine drafted nothing in this window")
             }
         }
-        (_, Counters::AcceptLength(len)) => outcome.metric("accept-length", len, "tokens"),
+        (_, Some(DraftCounts::AcceptLength(len))) => outcome.metric("accept-length", len, "tokens"),
         _ => outcome.note("draft-acceptance", "n/a: the engine exposes no draft counters"),
     }
 }
@@ -131,6 +105,8 @@ fn structured_case(c: &Config, id: &str) -> Outcome {
 }
 
 impl Instrument for SpecDecode {
+    type Config = Config;
+
     fn describe() -> Info {
         Info::new(
             "spec-decode",
@@ -144,19 +120,18 @@ impl Instrument for SpecDecode {
         )
     }
 
-    fn cases(config_text: &str) -> Result<Vec<CaseInfo>, String> {
-        let c = config(config_text)?;
+    fn cases(c: &Config) -> Result<Vec<CaseInfo>, String> {
+        check(c)?;
         timed_cases(&c.prompts, None, c.structured.as_deref(), "Speculative decoding", "structured", "structured-output")
     }
 
-    fn run(config_text: &str, case: &str) -> Outcome {
-        let c = match config(config_text) {
-            Ok(c) => c,
-            Err(err) => return Outcome::fail(err),
-        };
+    fn run(c: &Config, case: &str) -> Outcome {
+        if let Err(err) = check(c) {
+            return Outcome::fail(err);
+        }
         match case.split_once("::") {
-            Some(("decode", category)) => decode_case(&c, category),
-            Some(("structured", id)) => structured_case(&c, id),
+            Some(("decode", category)) => decode_case(c, category),
+            Some(("structured", id)) => structured_case(c, id),
             _ => Outcome::fail(format!("unknown case {case}")),
         }
     }

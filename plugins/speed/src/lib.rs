@@ -44,12 +44,11 @@ fn default_prompts() -> String {
     "speed/prompts.json".into()
 }
 
-fn config(text: &str) -> Result<Config, String> {
-    let c: Config = serde_json::from_str(text).map_err(|err| format!("speed config: {err}"))?;
+fn check(c: &Config) -> Result<(), String> {
     if c.repetitions == 0 {
         return Err("speed config: repetitions must be at least 1".into());
     }
-    Ok(c)
+    Ok(())
 }
 
 fn decode_case(c: &Config, category: &str) -> Outcome {
@@ -79,6 +78,8 @@ fn agent_case(c: &Config, id: &str) -> Outcome {
 }
 
 impl Instrument for Speed {
+    type Config = Config;
+
     fn describe() -> Info {
         Info::new(
             "speed",
@@ -93,19 +94,18 @@ impl Instrument for Speed {
         )
     }
 
-    fn cases(config_text: &str) -> Result<Vec<CaseInfo>, String> {
-        let c = config(config_text)?;
+    fn cases(c: &Config) -> Result<Vec<CaseInfo>, String> {
+        check(c)?;
         timed_cases(&c.prompts, c.categories.as_deref(), c.agent.as_deref(), "Prose speed", "agent", "agent-workload")
     }
 
-    fn run(config_text: &str, case: &str) -> Outcome {
-        let c = match config(config_text) {
-            Ok(c) => c,
-            Err(err) => return Outcome::fail(err),
-        };
+    fn run(c: &Config, case: &str) -> Outcome {
+        if let Err(err) = check(c) {
+            return Outcome::fail(err);
+        }
         match case.split_once("::") {
-            Some(("decode", category)) => decode_case(&c, category),
-            Some(("agent", id)) => agent_case(&c, id),
+            Some(("decode", category)) => decode_case(c, category),
+            Some(("agent", id)) => agent_case(c, id),
             _ => Outcome::fail(format!("unknown case {case}")),
         }
     }
