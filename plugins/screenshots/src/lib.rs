@@ -1,0 +1,98 @@
+//! `screenshots` (row "Real-world screenshot & photo reading"): everyday
+//! screenshots and photos, one fixed prompt, each reading scored 0, 0.5 or
+//! 1 against an answer key written before any model saw an item ([`key`]).
+//! An unanswered item scores 0; a build without vision rejects the images,
+//! recorded as such, never as lost.
+
+pub mod key;
+
+use serde::Deserialize;
+use sparktest_sdk::*;
+
+struct Screenshots;
+
+/// The suite's config.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// The answer key.
+    #[serde(default = "key_file")]
+    key: String,
+    #[serde(default = "max_tokens")]
+    max_tokens: u32,
+}
+
+fn key_file() -> String {
+    "key.json".into()
+}
+fn max_tokens() -> u32 {
+    512
+}
+
+fn load(c: &Config) -> Result<key::Key, String> {
+    serde_json::from_str(&read_text(&c.key)?).map_err(|e| format!("{}: {e}", c.key))
+}
+
+impl Instrument for Screenshots {
+    type Config = Config;
+
+    fn describe() -> Info {
+        Info::new(
+            "screenshots",
+            "Real-world screenshot & photo reading",
+            env!("CARGO_PKG_VERSION"),
+            "Screenshots and photos from everyday work (chat screenshots, dashboards, \
+             spreadsheets, social posts, dialogs, phone screenshots, product photos), one fixed \
+             prompt, each reading scored 0, 0.5 or 1 against an answer key written before any \
+             model saw an item: every required fact for 1, the gist for 0.5. A confidently wrong \
+             number or name scores the reading 0 even when the rest is right; an unanswered item \
+             scores 0. The row's figure is 10 x the mean score.",
+        )
+    }
+
+    fn cases(c: &Config) -> Result<Vec<CaseInfo>, String> {
+        let key = load(c)?;
+        Ok(key
+            .items
+            .iter()
+            .map(|i| CaseInfo::new(format!("item::{}", i.id)).tag("Real-world screenshot & photo reading").tag(format!("kind:{}", i.kind)))
+            .collect())
+    }
+
+    fn run(c: &Config, case: &str) -> Outcome {
+        let key = match load(c) {
+            Ok(k) => k,
+            Err(err) => return Outcome::fail(err),
+        };
+        let Some(item) = key.items.iter().find(|i| format!("item::{}", i.id) == case) else {
+            return Outcome::fail(format!("no item {case}"));
+        };
+        let image = match data_url(&item.image) {
+            Ok(u) => u,
+            Err(err) => return Outcome::fail(err),
+        };
+        let req = ChatRequest::new(vec![Message::user_with_images(&key.prompt, &[image])]).greedy().max_tokens(c.max_tokens);
+        let reply = match chat(&req) {
+            Ok(r) => r,
+            Err(CallError::Rejected(r)) => {
+                return Outcome::fail(format!("no vision in this build: images rejected (HTTP {}: {})", r.status, r.body))
+                    .note("vision", "none")
+                    .metric("score", 0.0, "0-1")
+                    .metric("answered", 0.0, "bool");
+            }
+            Err(err) => return err.into(),
+        };
+        let reading = match key::score(item, &reply.text) {
+            Ok(r) => r,
+            Err(err) => return Outcome::fail(err),
+        };
+        let outcome = if reading.score == 1.0 { Outcome::pass() } else { Outcome::fail(reading.why.clone()) };
+        outcome
+            .note("vision", "read")
+            .note("reading", reading.why)
+            .metric("score", reading.score, "0-1")
+            .metric("answered", if reading.answered { 1.0 } else { 0.0 }, "bool")
+    }
+}
+
+register_instrument!(Screenshots);
