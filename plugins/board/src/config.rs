@@ -18,6 +18,9 @@ pub enum Rule {
     /// 1; none for a slowdown): 10 × gain ÷ best gain. Ratios within the
     /// tie margin of each other share a standing.
     Gain,
+    /// The figure is a share from 0 to 1 (complied, mean reading score);
+    /// the standing is 10 × it, to one decimal, as the seed shows it.
+    Fraction,
 }
 
 /// A row's scoring, as configured.

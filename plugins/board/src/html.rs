@@ -6,9 +6,11 @@
 
 use std::fmt::Write;
 
-use crate::model::{Board, Cell};
+use std::collections::BTreeMap;
+
+use crate::Extras;
+use crate::model::{Admission, Board, Cell, Run};
 use crate::sections::{self, Table};
-use crate::model::Run;
 
 /// Escape text for HTML element content and attribute values.
 pub fn esc(s: &str) -> String {
@@ -45,6 +47,11 @@ th.rowhead{cursor:pointer;text-align:left;min-width:12rem}
 th.rowhead.picked{background:#dff3e6}
 .prio{display:inline-block;min-width:1.2rem;font-weight:700;color:#0b5}
 .judged{font-size:.7rem;background:#ffe9b3;padding:0 .3rem;border-radius:.2rem}
+.marks{font-size:.7rem;color:#345}
+.gate{font-size:.7rem;font-weight:700}.gate.failed{color:#a30}
+.unadmitted{opacity:.45}
+.incapable .standing{color:#a30}
+#removed button{margin:0 .3rem .3rem 0}
 button.model{font-weight:700;border:none;background:none;cursor:pointer;text-decoration:underline dotted;padding:0}
 #efficiency th{cursor:pointer}
 .controls{margin:.6rem 0}
@@ -57,6 +64,8 @@ const JS: &str = r#"
   if(!table)return;
   var sel=document.getElementById('weighting');
   var picks=[],hidden={};
+  var optin=document.getElementById('include-unadmitted');
+  var removed=document.getElementById('removed');
   var presets={
     linear:function(k){var w=[];for(var i=0;i<k;i++)w.push(k-i);return w;},
     steep:function(k){var w=[];for(var i=0;i<k;i++)w.push(Math.pow(2,k-1-i));return w;},
@@ -83,7 +92,10 @@ const JS: &str = r#"
       return {c:c,i:i,blend:tot?sum/tot:0,miss:miss};
     });
     var order=scored.slice();
-    if(picks.length)order.sort(function(a,b){return (b.blend-a.blend)||(a.i-b.i);});
+    // A column that failed the battery sorts after every admitted one,
+    // unless the reader opts in.
+    function out(o){return (!optin.checked&&head(o.c).getAttribute('data-admitted')==='false')?1:0;}
+    order.sort(function(a,b){return (out(a)-out(b))||(picks.length?(b.blend-a.blend):0)||(a.i-b.i);});
     var hr=table.tHead.rows[0];
     order.forEach(function(o){hr.appendChild(head(o.c));});
     for(var r=0;r<rows.length;r++){order.forEach(function(o){rows[r].appendChild(cell(rows[r],o.c));});}
@@ -93,6 +105,16 @@ const JS: &str = r#"
       th.querySelector('.blend').textContent=picks.length?o.blend.toFixed(2):'';
       th.querySelector('.missing').textContent=o.miss?('missing '+o.miss+' of your '+picks.length+' picks'):'';
     });
+    // The removed models, listed above the table: click one to add it back.
+    while(removed.firstChild)removed.removeChild(removed.firstChild);
+    cols.forEach(function(c){
+      if(!hidden[c])return;
+      var b=document.createElement('button');b.className='restore';b.setAttribute('data-col',c);
+      b.textContent=head(c).querySelector('button.model').textContent;
+      b.addEventListener('click',function(){delete hidden[c];apply();});
+      removed.appendChild(b);
+    });
+    removed.hidden=!removed.firstChild;
     for(var r=0;r<rows.length;r++){
       var rh=rows[r].querySelector('th.rowhead');var k=picks.indexOf(r);
       rh.querySelector('.prio').textContent=k<0?'':String(k+1);
@@ -111,6 +133,7 @@ const JS: &str = r#"
   });
   document.getElementById('show-all').addEventListener('click',function(){hidden={};apply();});
   sel.addEventListener('change',apply);
+  optin.addEventListener('change',apply);
   apply();
   var eff=document.getElementById('efficiency');
   if(eff){
@@ -226,8 +249,25 @@ fn lines(series: &[(String, Vec<(f64, f64, f64)>)]) -> String {
     s
 }
 
+/// Records as links to their transcripts, where the host has them.
+fn records_html(records: &[String], transcripts: &BTreeMap<String, String>) -> String {
+    records
+        .iter()
+        .map(|r| match transcripts.get(r) {
+            Some(sha) => format!("<a href=\"transcripts/{sha}.json\">{}</a>", esc(r)),
+            None => esc(r),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// Render the whole page.
-pub fn render(board: &Board, runs: &[Run]) -> String {
+pub fn render(board: &Board, runs: &[Run], extras: &Extras) -> String {
+    let transcripts: BTreeMap<String, String> = runs
+        .iter()
+        .flat_map(|r| r.cases.iter().map(move |c| (r.record_id(c), c.transcript_sha256.clone())))
+        .filter(|(_, sha)| extras.transcripts.contains(sha))
+        .collect();
     let mut out = String::new();
     let _ = write!(
         out,
@@ -245,24 +285,38 @@ pub fn render(board: &Board, runs: &[Run]) -> String {
          on; the models re-sort by a weighted blend in which earlier priorities count more. The number under \
          each model is its weighted standing; a row a model was never entered in counts as zero, and its label \
          says how many of your picks it is missing. Click a numbered heading again to drop it. Click a model's \
-         name to remove its column.</p>",
+         name to remove its column; the removed ones are listed above the table, click one to add it back. \
+         The configuration battery is the gate a configuration passes before its numbers count: a column whose \
+         latest battery failed is greyed, marked not admitted, and sorted after the admitted ones unless you \
+         include it.</p>",
     );
     out.push_str(
         "<div class=\"controls\">Weighting: <select id=\"weighting\">\
          <option value=\"linear\">earlier picks count more (3 picks: 3, 2, 1)</option>\
          <option value=\"steep\">first pick dominates (3 picks: 4, 2, 1)</option>\
          <option value=\"equal\">all picks equal</option></select> \
-         <button id=\"show-all\">Show all models</button></div>",
+         <button id=\"show-all\">Show all models</button> \
+         <label><input type=\"checkbox\" id=\"include-unadmitted\"> include configurations that failed the battery in the order</label></div>\
+         <div id=\"removed\" hidden>Removed (click to add back): </div>",
     );
     out.push_str("<table id=\"scores\"><thead><tr><th>What is measured</th>");
     for c in &board.columns {
+        let (admitted, gate) = match &c.admission {
+            Admission::NotRun => (true, "<div class=\"gate\">battery not run</div>".to_string()),
+            Admission::Passed { .. } => (true, "<div class=\"gate\">battery passed</div>".to_string()),
+            Admission::Failed { failing, .. } => {
+                (false, format!("<div class=\"gate failed\">not admitted: failed {failing} checks</div>"))
+            }
+        };
         let _ = write!(
             out,
-            "<th class=\"col\" data-col=\"{k}\"><button class=\"model\" data-col=\"{k}\" title=\"remove this column\">{}</button>\
-             <div class=\"sub\">{} · {}</div><div class=\"blend\"></div><div class=\"missing\"></div></th>",
+            "<th class=\"col{}\" data-col=\"{k}\" data-admitted=\"{admitted}\"><button class=\"model\" data-col=\"{k}\" title=\"remove this column\">{}</button>\
+             <div class=\"sub\">{} · {}</div><div class=\"marks\">{}</div>{gate}<div class=\"blend\"></div><div class=\"missing\"></div></th>",
+            if admitted { "" } else { " unadmitted" },
             esc(&c.target),
             esc(&c.model),
             esc(&c.engine),
+            esc(&c.marks.join(" · ")),
             k = esc(&c.key),
         );
     }
@@ -277,23 +331,24 @@ pub fn render(board: &Board, runs: &[Run]) -> String {
         );
         for c in &board.columns {
             let cell = &row.cells[&c.key];
+            let grey = if matches!(c.admission, Admission::Failed { .. }) { " unadmitted" } else { "" };
             match cell {
                 Cell::Measured { standing, raw, config, records, .. } => {
                     let _ = write!(
                         out,
-                        "<td data-col=\"{}\" data-standing=\"{standing}\" title=\"{}\"><div class=\"standing\">{}</div><div class=\"raw\">{}</div><details><summary>configuration and records</summary><div class=\"cfg\">{}</div><div class=\"rec\">record: {}</div></details></td>",
+                        "<td class=\"{grey}\" data-col=\"{}\" data-standing=\"{standing}\" title=\"{}\"><div class=\"standing\">{}</div><div class=\"raw\">{}</div><details><summary>configuration and records</summary><div class=\"cfg\">{}</div><div class=\"rec\">record: {}</div></details></td>",
                         esc(&c.key),
                         esc(config),
                         fmt_standing(*standing),
                         esc(raw),
                         esc(config),
-                        esc(&records.join(", "))
+                        records_html(records, &transcripts)
                     );
                 }
                 Cell::Judged { standing, raw, reason } => {
                     let _ = write!(
                         out,
-                        "<td data-col=\"{}\" data-standing=\"{standing}\" title=\"{}\"><div class=\"standing\">{}</div><div class=\"raw\">{}</div><div class=\"why\">judged: {}</div></td>",
+                        "<td class=\"{grey}\" data-col=\"{}\" data-standing=\"{standing}\" title=\"{}\"><div class=\"standing\">{}</div><div class=\"raw\">{}</div><div class=\"why\">judged: {}</div></td>",
                         esc(&c.key),
                         esc(reason),
                         fmt_standing(*standing),
@@ -302,10 +357,20 @@ pub fn render(board: &Board, runs: &[Run]) -> String {
                     );
                 }
                 Cell::NotApplicable { reason, records } => {
-                    let rec = if records.is_empty() { String::new() } else { format!("<div class=\"rec\">record: {}</div>", esc(&records.join(", "))) };
+                    let rec = if records.is_empty() { String::new() } else { format!("<div class=\"rec\">record: {}</div>", records_html(records, &transcripts)) };
                     let _ = write!(
                         out,
-                        "<td class=\"na\" data-col=\"{}\" data-standing=\"\" title=\"{}\"><div class=\"standing\">N/A</div><div class=\"why\">{}</div>{rec}</td>",
+                        "<td class=\"na{grey}\" data-col=\"{}\" data-standing=\"\" title=\"{}\"><div class=\"standing\">N/A</div><div class=\"why\">{}</div>{rec}</td>",
+                        esc(&c.key),
+                        esc(reason),
+                        esc(reason)
+                    );
+                }
+                Cell::Incapable { reason, records } => {
+                    let rec = if records.is_empty() { String::new() } else { format!("<div class=\"rec\">record: {}</div>", records_html(records, &transcripts)) };
+                    let _ = write!(
+                        out,
+                        "<td class=\"incapable{grey}\" data-col=\"{}\" data-standing=\"0\" title=\"{}\"><div class=\"standing\">0</div><div class=\"why\">{}</div>{rec}</td>",
                         esc(&c.key),
                         esc(reason),
                         esc(reason)
@@ -325,8 +390,12 @@ pub fn render(board: &Board, runs: &[Run]) -> String {
     out.push_str(&lines(&sections::concurrency_lines(runs)));
     out.push_str("<h2>Tokens per second, by tested combination</h2><p>Single-stream decode and aggregate output are different measurements and never share a column. Decode excludes the time to first token.</p>");
     table_html(&mut out, "tokens", &sections::tokens_per_second(runs));
-    out.push_str("<h2>Every run, including the failures</h2><p>Historical failures are kept, never replaced by later passes.</p>");
+    out.push_str("<h2>Every run, including the failures</h2><p>Historical failures are kept, never replaced by later passes. The parts of a partitioned run and the runs that resumed one are read as one run.</p>");
     table_html(&mut out, "runs", &sections::every_run(runs));
+    if !extras.damage.is_empty() {
+        out.push_str("<h3>Damaged measurement files</h3><p>Cut by a crash or a full disk, or not measurement files at all: each record up to the damage is used where the file's manifest was readable.</p>");
+        table_html(&mut out, "damage", &sections::damage(&extras.damage));
+    }
     out.push_str("<h2>Pinned serving configurations</h2><p>As each run's manifest recorded them: a snapshot, not a live monitor.</p>");
     table_html(&mut out, "configs", &sections::pinned_configs(runs));
     out.push_str("<h2>Hardware snapshots</h2><p>The state captured at the run, not current utilisation.</p>");

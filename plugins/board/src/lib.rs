@@ -15,6 +15,7 @@
 pub mod config;
 pub mod html;
 pub mod markdown;
+pub mod merge;
 pub mod model;
 pub mod rows;
 pub mod sections;
@@ -22,11 +23,12 @@ pub mod sections;
 use config::{Config, Judgements};
 use model::Run;
 
-/// Parse every file (named by position in errors) and order the runs by
-/// start time, then run id.
+/// Parse every file (named by position in errors), order the runs by start
+/// time then run id, and read the parts of one run as one ([`merge`]).
 pub fn runs(measurements: &[String]) -> Result<Vec<Run>, String> {
     let mut runs = measurements.iter().enumerate().map(|(i, text)| Run::parse(text, i + 1)).collect::<Result<Vec<_>, _>>()?;
     runs.sort_by(|a, b| (&a.manifest.started_at, &a.manifest.run_id).cmp(&(&b.manifest.started_at, &b.manifest.run_id)));
+    let mut runs = merge::merge(runs);
     model::assign_columns(&mut runs);
     Ok(runs)
 }
@@ -72,8 +74,40 @@ fn check_judgements(board: &model::Board, judgements: &Judgements) -> Result<(),
     Ok(())
 }
 
+/// What the host adds besides the measurement files: files it could not
+/// read whole, and the transcripts it has for the records.
+#[derive(Debug, Clone, Default, serde::Deserialize)]
+pub struct Extras {
+    /// Damaged measurement files: `{file, line, message, kept}`.
+    #[serde(default)]
+    pub damage: Vec<Damage>,
+    /// Transcript addresses available beside the board (`transcripts/<sha>.json`).
+    #[serde(default)]
+    pub transcripts: std::collections::BTreeSet<String>,
+}
+
+/// A measurement file the host could not read whole.
+#[derive(Debug, Clone, serde::Deserialize, serde::Serialize)]
+pub struct Damage {
+    pub file: String,
+    pub line: usize,
+    pub message: String,
+    /// Its whole lines before the damage were used.
+    pub kept: bool,
+}
+
 /// The three files of the board.
 pub fn render(measurements: &[String], config: &str, judgements: Option<&str>) -> Result<Vec<(String, Vec<u8>)>, String> {
+    render_with(measurements, config, judgements, &Extras::default())
+}
+
+/// The three files of the board, with what the host added.
+pub fn render_with(
+    measurements: &[String],
+    config: &str,
+    judgements: Option<&str>,
+    extras: &Extras,
+) -> Result<Vec<(String, Vec<u8>)>, String> {
     let config: Config = if config.trim().is_empty() {
         Config::default()
     } else {
@@ -91,8 +125,8 @@ pub fn render(measurements: &[String], config: &str, judgements: Option<&str>) -
     let mut json = serde_json::to_string_pretty(&standings).map_err(|e| e.to_string())?;
     json.push('\n');
     Ok(vec![
-        ("board.html".into(), html::render(&board, &runs).into_bytes()),
-        ("board.md".into(), markdown::render(&board, &runs).into_bytes()),
+        ("board.html".into(), html::render(&board, &runs, extras).into_bytes()),
+        ("board.md".into(), markdown::render(&board, &runs, extras).into_bytes()),
         ("standings.json".into(), json.into_bytes()),
     ])
 }
@@ -105,12 +139,22 @@ mod component {
 
     impl Reporter for Board {
         fn render(measurements: &[String], config: &str) -> Result<Vec<Artifact>, String> {
-            let judgements = if list_files().iter().any(|f| f == "judgements.json") {
-                Some(String::from_utf8(read_file("judgements.json")?).map_err(|e| format!("judgements.json: {e}"))?)
-            } else {
-                None
+            let files = list_files();
+            let text = |name: &str| -> Result<Option<String>, String> {
+                if !files.iter().any(|f| f == name) {
+                    return Ok(None);
+                }
+                String::from_utf8(read_file(name)?).map(Some).map_err(|e| format!("{name}: {e}"))
             };
-            Ok(super::render(measurements, config, judgements.as_deref())?
+            let judgements = text("judgements.json")?;
+            let mut extras = super::Extras::default();
+            if let Some(d) = text("damage.json")? {
+                extras.damage = serde_json::from_str(&d).map_err(|e| format!("damage.json: {e}"))?;
+            }
+            if let Some(t) = text("transcripts.json")? {
+                extras.transcripts = serde_json::from_str(&t).map_err(|e| format!("transcripts.json: {e}"))?;
+            }
+            Ok(super::render_with(measurements, config, judgements.as_deref(), &extras)?
                 .into_iter()
                 .map(|(path, content)| Artifact { path, content })
                 .collect())

@@ -3,7 +3,8 @@
 
 use std::fmt::Write;
 
-use crate::model::{Board, Cell, Run};
+use crate::Extras;
+use crate::model::{Admission, Board, Cell, Run};
 use crate::sections::{self, Table};
 
 /// Text safe inside a Markdown table cell: inert as HTML, and no link,
@@ -39,12 +40,16 @@ fn table(out: &mut String, t: &Table) {
 }
 
 /// Render the board as Markdown.
-pub fn render(board: &Board, runs: &[Run]) -> String {
+pub fn render(board: &Board, runs: &[Run], extras: &Extras) -> String {
     let mut out = format!("# {}\n\n", cell(&board.title));
     out.push_str("Every cell: the 0–10 standing within its row, the raw figure, the configuration and the record behind it. Standings compare within a row only; no column totals. N/A cells give their reason.\n\n## Scorecard\n\n");
     let _ = write!(out, "| What is measured |");
     for c in &board.columns {
-        let _ = write!(out, " {} ({} · {}) |", cell(&c.target), cell(&c.model), cell(&c.engine));
+        let gate = match &c.admission {
+            Admission::Failed { failing, .. } => format!(" NOT ADMITTED: failed {failing} battery checks"),
+            _ => String::new(),
+        };
+        let _ = write!(out, " {} ({} · {}; {}){gate} |", cell(&c.target), cell(&c.model), cell(&c.engine), cell(&c.marks.join(" · ")));
     }
     let _ = writeln!(out, "\n|---|{}", "---|".repeat(board.columns.len()));
     for row in &board.rows {
@@ -57,6 +62,7 @@ pub fn render(board: &Board, runs: &[Run]) -> String {
                 }
                 Cell::Judged { standing, raw, reason } => format!("**{standing}** {} <br>judged: {}", cell(raw), cell(reason)),
                 Cell::NotApplicable { reason, .. } => format!("N/A: {}", cell(reason)),
+                Cell::Incapable { reason, .. } => format!("**0** {}", cell(reason)),
             };
             let _ = write!(out, " {text} |");
         }
@@ -68,6 +74,10 @@ pub fn render(board: &Board, runs: &[Run]) -> String {
     table(&mut out, &sections::tokens_per_second(runs));
     out.push_str("## Every run, including the failures\n\n");
     table(&mut out, &sections::every_run(runs));
+    if !extras.damage.is_empty() {
+        out.push_str("### Damaged measurement files\n\n");
+        table(&mut out, &sections::damage(&extras.damage));
+    }
     out.push_str("## Pinned serving configurations\n\n");
     table(&mut out, &sections::pinned_configs(runs));
     out.push_str("## Hardware snapshots\n\n");

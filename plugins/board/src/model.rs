@@ -10,7 +10,8 @@ use sparktest_record::{CaseRecord, Line, Manifest, Outcome, Summary, TargetInfo}
 use crate::config::{Config, Judgements, Rule};
 use crate::rows::{ROWS, RowDef};
 
-/// One measurement file.
+/// One run: a measurement file, or several read as one (the parts of a
+/// partitioned run; a run and the runs that resumed it).
 #[derive(Debug, Clone)]
 pub struct Run {
     pub manifest: Manifest,
@@ -20,6 +21,11 @@ pub struct Run {
     pub column: String,
     /// The column of its `bare` arm, for paired instruments.
     pub bare_column: Option<String>,
+    /// Case id → the run id its record came from, where that is not this
+    /// run's own (merged parts and resumes).
+    pub origin: BTreeMap<String, String>,
+    /// What was merged into this run, for the record of runs.
+    pub merged: Vec<String>,
 }
 
 impl Run {
@@ -30,7 +36,15 @@ impl Run {
         let Some(Line::Manifest(manifest)) = it.next() else {
             return Err(format!("measurement file #{n}: no manifest"));
         };
-        let mut run = Run { manifest, cases: Vec::new(), summary: None, column: String::new(), bare_column: None };
+        let mut run = Run {
+            manifest,
+            cases: Vec::new(),
+            summary: None,
+            column: String::new(),
+            bare_column: None,
+            origin: BTreeMap::new(),
+            merged: Vec::new(),
+        };
         for line in it {
             match line {
                 Line::Case(c) => run.cases.push(c),
@@ -41,9 +55,11 @@ impl Run {
         Ok(run)
     }
 
-    /// `run-id#case-id`: names the record behind a figure.
+    /// `run-id#case-id`: names the record behind a figure (the run the
+    /// record came from, for merged runs).
     pub fn record_id(&self, case: &CaseRecord) -> String {
-        format!("{}#{}", self.manifest.run_id, case.id)
+        let run = self.origin.get(&case.id).unwrap_or(&self.manifest.run_id);
+        format!("{run}#{}", case.id)
     }
 
     /// This run's cases of one instrument.
@@ -143,6 +159,26 @@ pub struct Column {
     pub model: String,
     pub engine: String,
     pub config: String,
+    /// What the served build accepts beyond text: `vision ✓`, `no vision
+    /// in this build`, `vision not entered` …
+    pub marks: Vec<String>,
+    /// Whether its numbers are admitted: the configuration battery is the
+    /// gate a configuration passes before its numbers count.
+    pub admission: Admission,
+}
+
+/// A column's standing with the configuration battery.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum Admission {
+    /// No battery run on this configuration.
+    NotRun,
+    /// Its latest battery passed.
+    Passed { record: String },
+    /// Its latest battery failed these many checks: the column is shown
+    /// behind a "not admitted" mark, out of the weighted order unless the
+    /// reader opts in.
+    Failed { failing: usize, checks: usize, record: String },
 }
 
 /// A computed figure for one cell.
@@ -165,6 +201,11 @@ pub enum Cell {
     Measured { standing: f64, value: f64, raw: String, config: String, records: Vec<String> },
     Judged { standing: f64, raw: String, reason: String },
     NotApplicable { reason: String, records: Vec<String> },
+    /// The configuration cannot produce the measurement at all (an engine
+    /// with no prompt logprobs, a build with no vision): a standing of 0,
+    /// below any measured figure, with the reason. A ranking rule, not a
+    /// prediction of what it would score.
+    Incapable { reason: String, records: Vec<String> },
 }
 
 impl Cell {
@@ -172,6 +213,7 @@ impl Cell {
     pub fn standing(&self) -> Option<f64> {
         match self {
             Cell::Measured { standing, .. } | Cell::Judged { standing, .. } => Some(*standing),
+            Cell::Incapable { .. } => Some(0.0),
             Cell::NotApplicable { .. } => None,
         }
     }
@@ -189,10 +231,12 @@ pub struct Row {
     pub cells: BTreeMap<String, Cell>,
 }
 
-/// Why a cell has no figure: not measured, or what the records said.
+/// Why a cell has no figure: not measured, what the records said, or that
+/// the configuration cannot produce it.
 pub enum Missing {
     NotMeasured,
     Because { reason: String, records: Vec<String> },
+    Incapable { reason: String, records: Vec<String> },
 }
 
 /// The latest run (by start time) for `column` in which `has` holds.
@@ -219,6 +263,35 @@ pub fn latest_per_column(runs: &[Run], has: impl Fn(&Run) -> bool) -> BTreeMap<S
         }
     }
     out
+}
+
+/// What the served build accepts beyond text, as the seed marks it under
+/// each model: measured by a vision instrument, else as the engine reports.
+fn vision_mark(runs: &[Run], column: &str) -> String {
+    let vision = |r: &Run| r.cases.iter().any(|c| matches!(c.instrument.as_str(), "ocr" | "screenshots") && note(c, "vision").is_some());
+    if let Some(run) = latest(runs, column, vision) {
+        let read = run.cases.iter().any(|c| note(c, "vision") == Some("read"));
+        return if read { "vision ✓".into() } else { "no vision in this build".into() };
+    }
+    let reported = latest(runs, column, |r| r.manifest.target.facts.iter().any(|(k, _)| k == "vision"))
+        .and_then(|r| r.manifest.target.facts.iter().find(|(k, _)| k == "vision").map(|(_, v)| v.clone()));
+    match reported.as_deref() {
+        Some("true") => "vision reported, not verified".into(),
+        Some("false") => "no vision reported, not verified".into(),
+        _ => "vision not entered".into(),
+    }
+}
+
+/// The column's latest configuration battery.
+fn admission(runs: &[Run], column: &str) -> Admission {
+    let Some(run) = latest(runs, column, |r| r.summary.as_ref().is_some_and(|s| s.gate.is_some())) else { return Admission::NotRun };
+    let Some(gate) = run.summary.as_ref().and_then(|s| s.gate.as_ref()) else { return Admission::NotRun };
+    let record = run.manifest.run_id.clone();
+    if gate.passed {
+        Admission::Passed { record }
+    } else {
+        Admission::Failed { failing: gate.failing.len(), checks: run.cases.len(), record }
+    }
 }
 
 /// Round to the nearest half point, within 0–10.
@@ -284,9 +357,15 @@ pub fn build(runs: &[Run], config: &Config, judgements: &Judgements) -> Board {
                     model: t.model_id.clone(),
                     engine: t.engine.clone(),
                     config: config_line(t),
+                    marks: Vec::new(),
+                    admission: Admission::NotRun,
                 },
             );
         }
+    }
+    for (key, col) in columns.iter_mut() {
+        col.marks = vec![vision_mark(runs, key)];
+        col.admission = admission(runs, key);
     }
     let mut rows = Vec::new();
     for def in ROWS {
@@ -307,13 +386,20 @@ pub fn build(runs: &[Run], config: &Config, judgements: &Judgements) -> Board {
             };
             cells.insert(key.clone(), cell);
         }
-        rows.push(Row {
+        let row = Row {
             title: j.title.clone(),
             description: j.description.clone(),
             rule: "judged, not measured: a standing and a reason per cell from the judgements file".into(),
             judged: true,
             cells,
-        });
+        };
+        // A seed row of the judged kind takes its seed place.
+        let at = crate::rows::JUDGED_AFTER
+            .iter()
+            .find(|(t, _)| *t == j.title)
+            .and_then(|(_, after)| rows.iter().position(|r: &Row| r.title == *after))
+            .map_or(rows.len(), |i| i + 1);
+        rows.insert(at, row);
     }
     Board {
         title: config.title.clone().unwrap_or_else(|| "cargo-sparktest board".into()),
@@ -341,6 +427,7 @@ fn measured_row(def: &RowDef, runs: &[Run], columns: &BTreeMap<String, Column>, 
         Rule::Relative => relative_standings(&values, def.higher_better, margin, false),
         Rule::Gain => relative_standings(&values, true, margin, true),
         Rule::Absolute => values.iter().map(|(k, v)| (k.clone(), half_points(*v))).collect(),
+        Rule::Fraction => values.iter().map(|(k, v)| (k.clone(), ((v * 100.0).round() / 10.0).clamp(0.0, 10.0))).collect(),
     };
     let description = runs
         .iter()
@@ -364,6 +451,7 @@ fn measured_row(def: &RowDef, runs: &[Run], columns: &BTreeMap<String, Column>, 
                     Cell::NotApplicable { reason: "not measured on this configuration".into(), records: Vec::new() }
                 }
                 Err(Missing::Because { reason, records }) => Cell::NotApplicable { reason, records },
+                Err(Missing::Incapable { reason, records }) => Cell::Incapable { reason, records },
             };
             (k, cell)
         })
@@ -382,6 +470,7 @@ fn measured_row(def: &RowDef, runs: &[Run], columns: &BTreeMap<String, Column>, 
             margin * 100.0
         ),
         Rule::Absolute => format!("absolute: {}", def.absolute_rule),
+        Rule::Fraction => format!("absolute: 10 × {}, to one decimal; higher is better", def.absolute_rule),
     };
     Row { title: def.title.into(), description, rule: rule_text, judged: false, cells }
 }
@@ -401,11 +490,24 @@ pub fn note<'a>(c: &'a CaseRecord, key: &str) -> Option<&'a str> {
     c.notes.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
 }
 
+/// For a row whose measurement the engine cannot produce at all: N/A
+/// becomes a standing of 0 with the reason ("could not be tested: engine
+/// returns no prompt logprobs"), below any measured figure, as the seed
+/// ranks it.
+pub fn incapable(m: Missing) -> Missing {
+    match m {
+        Missing::Because { reason, records } if reason.starts_with("not applicable: ") => {
+            Missing::Incapable { reason: reason.replacen("not applicable: ", "could not be tested: ", 1), records }
+        }
+        other => other,
+    }
+}
+
 /// Why no case gave a figure: the first N/A, lost or failed case's reason.
 pub fn missing_from(run: &Run, cases: &[&CaseRecord]) -> Missing {
     let pick = |o: Outcome| cases.iter().find(|c| c.outcome == o);
     let (label, case) = if let Some(c) = pick(Outcome::NotApplicable) {
-        ("the engine cannot produce it", c)
+        ("not applicable", c)
     } else if let Some(c) = pick(Outcome::Lost) {
         ("lost", c)
     } else if let Some(c) = pick(Outcome::Fail) {

@@ -146,6 +146,18 @@ pub fn every_run(runs: &[Run]) -> Table {
                 count(Outcome::Lost),
                 count(Outcome::NotApplicable)
             );
+            let missing = crate::merge::missing_parts(r);
+            if !missing.is_empty() {
+                let parts: Vec<String> = missing.iter().map(u32::to_string).collect();
+                outcome.push_str(&format!(
+                    " - PARTIAL: part {} of {} missing",
+                    parts.join(", "),
+                    r.manifest.partition.as_ref().map_or(0, |p| p.total)
+                ));
+            }
+            if let Some(why) = r.summary.as_ref().and_then(|s| s.stopped.as_ref()) {
+                outcome.push_str(&format!(" - STOPPED EARLY: {why}"));
+            }
             match r.summary.as_ref().map(|s| &s.gate) {
                 None => outcome.push_str(" - INCOMPLETE: no summary line (the run crashed or was killed)"),
                 Some(Some(g)) => outcome.push_str(if g.passed { " - gate PASSED" } else { " - gate FAILED" }),
@@ -164,7 +176,7 @@ pub fn every_run(runs: &[Run]) -> Table {
                 format!("{} ({} on {}, {})", m.target.model_id, m.target.engine, m.target.name, m.route),
                 outcome,
                 failures.join("; "),
-                m.run_id.clone(),
+                std::iter::once(m.run_id.clone()).chain(r.merged.iter().cloned()).collect::<Vec<_>>().join("; "),
             ]
         })
         .collect();
@@ -204,27 +216,65 @@ pub fn pinned_configs(runs: &[Run]) -> Table {
     }
 }
 
-/// Each client machine once, as captured at its runs.
+/// Each machine once, as captured at its runs: the client, and the server's
+/// host where the harness launched it; GPUs with their driver and memory.
 pub fn hardware(runs: &[Run]) -> Table {
     let mut seen: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
     for r in runs {
-        let h = &r.manifest.client_host;
-        let key = format!("{:?}{:?}{}", h.hostname, h.cpu_model, h.cores);
-        seen.entry(key).or_insert_with(|| {
-            vec![
-                h.hostname.clone().unwrap_or_default(),
-                h.cpu_model.clone().unwrap_or_default(),
-                h.cores.to_string(),
-                format!("{:.1} GiB", h.memory_bytes as f64 / (1u64 << 30) as f64),
-                format!("{:.1} GiB at {}", h.memory_available_bytes as f64 / (1u64 << 30) as f64, r.manifest.started_at),
-                format!("{} {}", h.os.as_deref().unwrap_or(""), h.kernel.as_deref().unwrap_or("")),
-            ]
-        });
+        let hosts = std::iter::once(("client", &r.manifest.client_host))
+            .chain(r.manifest.target.host.as_ref().map(|h| ("server (launched)", h)));
+        for (role, h) in hosts {
+            let key = format!("{role}{:?}{:?}{}", h.hostname, h.cpu_model, h.cores);
+            seen.entry(key).or_insert_with(|| {
+                let gpus: Vec<String> = h
+                    .accelerators
+                    .iter()
+                    .map(|a| {
+                        let mem = match (a.memory_total_mib, a.memory_used_mib) {
+                            (Some(t), Some(u)) => format!("{:.1} GiB, {:.1} GiB used", t as f64 / 1024.0, u as f64 / 1024.0),
+                            (Some(t), None) => format!("{:.1} GiB", t as f64 / 1024.0),
+                            _ => "shares the host memory (unified)".into(),
+                        };
+                        format!("{} (driver {}; {mem})", a.name, a.driver.as_deref().unwrap_or("?"))
+                    })
+                    .collect();
+                vec![
+                    role.to_string(),
+                    h.hostname.clone().unwrap_or_default(),
+                    h.cpu_model.clone().unwrap_or_default(),
+                    h.cores.to_string(),
+                    if gpus.is_empty() { "none found (no nvidia-smi)".into() } else { gpus.join("; ") },
+                    format!("{:.1} GiB", gib(h.memory_bytes)),
+                    format!("{:.1} GiB at {}", gib(h.memory_available_bytes), r.manifest.started_at),
+                    format!("{} {}", h.os.as_deref().unwrap_or(""), h.kernel.as_deref().unwrap_or("")),
+                ]
+            });
+        }
     }
     Table {
-        headings: vec!["Host", "CPU", "Cores", "Memory", "Available (captured)", "OS / kernel"],
-        numeric: vec![false; 6],
+        headings: vec!["Role", "Host", "CPU", "Cores", "Accelerators", "Memory", "Available (captured)", "OS / kernel"],
+        numeric: vec![false; 8],
         rows: seen.into_values().collect(),
+    }
+}
+
+/// The damaged measurement files the host reported.
+pub fn damage(list: &[crate::Damage]) -> Table {
+    Table {
+        headings: vec!["File", "Line", "What was wrong", "Used"],
+        numeric: vec![false, true, false, false],
+        rows: list
+            .iter()
+            .map(|d| {
+                vec![
+                    d.file.clone(),
+                    d.line.to_string(),
+                    d.message.clone(),
+                    if d.kept { "every record before that line".into() } else { "nothing: no readable manifest".into() },
+                ]
+            })
+            .collect(),
     }
 }
 
