@@ -77,15 +77,17 @@ fn a_task_added_as_data_runs_without_code() {
         "expect": {"contains": ["zx-41"]}
     }]"#;
     std::fs::write(dir.join("tasks/a-seq.json"), task).unwrap();
-    let digest = {
-        let out = std::process::Command::new("sha256sum").arg(dir.join("tasks/a-seq.json")).output().unwrap();
+    let sha = |f: &std::path::Path| {
+        let out = std::process::Command::new("sha256sum").arg(f).output().unwrap();
         String::from_utf8_lossy(&out.stdout).split_whitespace().next().unwrap().to_string()
     };
+    let digest = sha(&dir.join("tasks/a-seq.json"));
     std::fs::write(
         dir.join("suite.toml"),
         format!(
-            "[suite]\nname = \"mine\"\nversion = \"1\"\n[[instrument]]\nwasm = {:?}\n[instrument.config]\ncategories = [\"a-seq\"]\n[files]\n\"tasks/a-seq.json\" = \"{digest}\"\n",
-            wasm.display().to_string()
+            "[suite]\nname = \"mine\"\nversion = \"1\"\n[[instrument]]\nwasm = {:?}\nsha256 = \"{}\"\n[instrument.config]\ncategories = [\"a-seq\"]\n[files]\n\"tasks/a-seq.json\" = \"{digest}\"\n",
+            wasm.display().to_string(),
+            sha(&wasm)
         ),
     )
     .unwrap();

@@ -31,6 +31,7 @@ fn manifest(target: &str, model: &str, engine: &str, started: &str) -> Manifest 
             model_sha256: None,
             launch_command: None,
             facts: vec![],
+            host: None,
         },
         client_host: HostInfo {
             hostname: Some("box".into()),
@@ -40,11 +41,15 @@ fn manifest(target: &str, model: &str, engine: &str, started: &str) -> Manifest 
             memory_available_bytes: 1 << 29,
             os: None,
             kernel: None,
+            accelerators: vec![],
         },
         route: "direct".into(),
         instruments: vec![],
         arms: vec![],
         client_ceiling: None,
+        judge: None,
+        partition: None,
+        resumes: None,
     }
 }
 
@@ -67,6 +72,7 @@ fn case(instrument: &str, name: &str, outcome: Outcome, metrics: &[(&str, f64)],
         transcript_sha256: "00".into(),
         snapshots: vec![],
         arm: None,
+        latency: None,
     }
 }
 
@@ -119,6 +125,7 @@ fn write(dir: &Path, name: &str, m: Manifest, cases: Vec<CaseRecord>, summary: b
             not_applicable: na,
             instruments,
             gate: None,
+            stopped: None,
         }));
     }
     let text: String = lines.iter().map(|l| serde_json::to_string(l).unwrap() + "\n").collect();
@@ -191,12 +198,13 @@ fn standings_na_reasons_failure_log_and_escaping_from_crafted_files() {
     assert_eq!(standing("Agent tasks", A), Some(6.5), "10 × 0.6 / 0.9 = 6.67 → 6.5");
     assert_eq!(cell(&s, "Agent tasks", B)["raw"], "9/10 correct, 1 lost");
     assert_eq!(cell(&s, "Agent tasks", G)["reason"], "not measured on this configuration");
-    // Likelihood is lower-is-better; alpha's engine cannot produce it.
+    // Likelihood is lower-is-better; alpha's engine cannot produce it: 0,
+    // below any measured figure, with the reason (the seed's ranking rule).
     assert_eq!(standing("Likelihood (bits per character)", G), Some(10.0));
     assert_eq!(standing("Likelihood (bits per character)", B), Some(8.5), "10 × 0.5 / 0.6 = 8.33 → 8.5");
     let na = cell(&s, "Likelihood (bits per character)", A);
-    assert_eq!(na["kind"], "not-applicable");
-    assert_eq!(na["reason"], "the engine cannot produce it: engine returns no prompt logprobs");
+    assert_eq!(na["kind"], "incapable");
+    assert_eq!(na["reason"], "could not be tested: engine returns no prompt logprobs");
     assert_eq!(na["records"][0], "2026-02-01T00:00:00Z-alpha#likelihood::corpus::bpc");
     // Box footprint: lower is better.
     assert_eq!((standing("Box footprint", A), standing("Box footprint", B)), (Some(10.0), Some(5.0)));
@@ -334,11 +342,11 @@ fn older_record_versions_load_and_unknown_ones_are_refused_by_name() {
     let m = p.path().join("m");
     crafted(&m);
     // A 1.0 file (before arms, ceilings, gates) still loads.
-    let v10 = std::fs::read_to_string(m.join("2026-02-gamma.jsonl")).unwrap().replace("\"format_version\":\"1.1\"", "\"format_version\":\"1.0\"");
+    let v10 = std::fs::read_to_string(m.join("2026-02-gamma.jsonl")).unwrap().replace(&format!("\"format_version\":\"{}\"", sparktest_record::FORMAT_VERSION), "\"format_version\":\"1.0\"");
     std::fs::write(m.join("2026-02-gamma.jsonl"), v10).unwrap();
     assert_eq!(board(&p, &m, "out").status.code(), Some(0));
     // A 2.0 file is refused, naming the file and what is wrong; nothing is written.
-    let v2 = std::fs::read_to_string(m.join("2026-02-beta.jsonl")).unwrap().replace("\"format_version\":\"1.1\"", "\"format_version\":\"2.0\"");
+    let v2 = std::fs::read_to_string(m.join("2026-02-beta.jsonl")).unwrap().replace(&format!("\"format_version\":\"{}\"", sparktest_record::FORMAT_VERSION), "\"format_version\":\"2.0\"");
     std::fs::write(m.join("2026-02-beta.jsonl"), v2).unwrap();
     let out = board(&p, &m, "out3");
     assert_eq!(out.status.code(), Some(3), "{}", text(&out));
@@ -375,11 +383,12 @@ fn the_html_board_sorts_by_priorities_in_a_real_browser_and_fetches_nothing() {
     row_click(&b, "Prose speed");
     assert_eq!(order(&b), [A, G, B]);
     // Priority 2 Likelihood (weights 2, 1): gamma (2×10+10)/3 = 10, alpha
-    // (2×10+0)/3 = 6.67 with a missing pick, beta (2×5+8.5)/3 = 6.17.
+    // (2×10+0)/3 = 6.67 (its engine cannot produce it: 0, not missing),
+    // beta (2×5+8.5)/3 = 6.17.
     row_click(&b, "Likelihood");
     assert_eq!(order(&b), [G, A, B]);
-    let missing = b.eval("return document.querySelector('#scores th.col[data-col=\"alpha · m1\"] .missing').textContent;");
-    assert_eq!(missing, "missing 1 of your 2 picks");
+    let missing = |col: &str| b.eval(&format!("return document.querySelector('#scores th.col[data-col=\"{col}\"] .missing').textContent;"));
+    assert_eq!(missing(A), "");
     let prio = b.eval("return Array.prototype.map.call(document.querySelectorAll('#scores th.rowhead.picked'), function(t){return t.querySelector('.prio').textContent + ' ' + t.textContent.slice(1, 12).trim();}).join(',');");
     assert_eq!(prio, "2 Likelihood,1 Prose speed", "document order: Likelihood's row comes first");
     // Equal weights: gamma (10+10)/2, alpha (10+0)/2 = 5, beta (5+8.5)/2 = 6.75.
@@ -390,9 +399,20 @@ fn the_html_board_sorts_by_priorities_in_a_real_browser_and_fetches_nothing() {
     row_click(&b, "Prose speed");
     assert_eq!(order(&b), [G, B, A]);
 
-    // Remove a column by its model name; show all brings it back.
+    // A row a model was never entered in counts zero and its label says so.
+    row_click(&b, "Agent tasks");
+    assert_eq!(missing(G), "missing 1 of your 2 picks");
+    row_click(&b, "Agent tasks");
+
+    // Remove a column by its model name; it is listed above the table, and
+    // clicking it there adds it back; show all brings every one back.
     b.click("#scores button.model[data-col=\"beta · m2\"]");
     assert_eq!(order(&b), [G, A]);
+    assert_eq!(b.eval("return document.getElementById('removed').hidden;"), false);
+    b.click("#removed button.restore[data-col=\"beta · m2\"]");
+    assert_eq!(order(&b), [G, B, A]);
+    assert_eq!(b.eval("return document.getElementById('removed').hidden;"), true);
+    b.click("#scores button.model[data-col=\"beta · m2\"]");
     b.click("#show-all");
     assert_eq!(order(&b), [G, B, A]);
 

@@ -1,5 +1,6 @@
 //! A server that dies mid-suite: every remaining case is lost, never failed,
-//! and the measurement file stays whole.
+//! the run stops after `max-lost-in-row` lost cases instead of timing out
+//! through the rest, and the measurement file stays whole.
 
 use std::time::{Duration, Instant};
 
@@ -22,7 +23,7 @@ fn killing_the_server_mid_suite_loses_the_remaining_cases() {
     loop {
         let done = std::fs::read_dir(p.path().join("measurements"))
             .ok()
-            .and_then(|mut d| d.next())
+            .and_then(|mut d| d.find(|e| e.as_ref().is_ok_and(|e| e.path().extension().is_some_and(|x| x == "jsonl"))))
             .and_then(|e| std::fs::read_to_string(e.unwrap().path()).ok())
             .map(|t| t.lines().filter(|l| l.starts_with("{\"type\":\"case\"")).count())
             .unwrap_or(0);
@@ -49,5 +50,12 @@ fn killing_the_server_mid_suite_loses_the_remaining_cases() {
         let reason = c.reason.as_deref().unwrap();
         assert!(reason.contains("connection") || reason.contains("cut") || reason.contains("closed"), "{reason}");
     }
-    assert_eq!(run.summary.as_ref().unwrap().lost as usize, lost.len());
+    let summary = run.summary.as_ref().unwrap();
+    assert_eq!(summary.lost as usize, lost.len());
+    // After five lost in a row the run stopped: the cases after that were
+    // not sent, and say why.
+    let stopped = summary.stopped.as_deref().expect("the run says it stopped");
+    assert!(stopped.starts_with("5 cases in a row were lost"), "{stopped}");
+    let not_run = lost.iter().filter(|c| c.reason.as_deref().unwrap().starts_with("not run: the run stopped")).count();
+    assert!(not_run >= 6 && lost.iter().all(|c| c.calls.is_empty() == c.reason.as_deref().unwrap().starts_with("not run")), "{not_run} not run");
 }

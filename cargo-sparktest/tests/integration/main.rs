@@ -6,6 +6,7 @@ mod agent;
 mod board;
 mod cli;
 mod lost;
+mod provision;
 mod sandbox;
 mod serving;
 mod smoke;

@@ -13,12 +13,13 @@ fn reason(run: &Run, id: &str) -> String {
 #[test]
 fn misbehaving_cases_end_with_named_errors_and_the_rest_run() {
     let server = Server::start();
-    let p = Project::new("");
+    // Short limits: a sleeping case must end at the wall clock, not in 30 minutes.
+    let p = Project::new("case-timeout-secs = 20\nhostcall-mib = 16\n");
     let out = p.run(&["--suite", &fixture_suite(), "--endpoint", &server.url, "--model", "SmolLM2-135M-Instruct-Q4_1"]);
     assert_eq!(out.status.code(), Some(101), "{}", text(&out));
     let runs = p.measurements();
     let run = &runs[0];
-    assert_eq!(run.cases.len(), 13, "every case has a record");
+    assert_eq!(run.cases.len(), 17, "every case has a record");
 
     let cpu = reason(run, "fixture::cpu::spin");
     assert!(cpu.contains("CPU budget"), "{cpu}");
@@ -60,9 +61,129 @@ fn misbehaving_cases_end_with_named_errors_and_the_rest_run() {
     assert_eq!(run.case("fixture::metrics::scrape").outcome, Outcome::Pass);
     let facts = run.case("fixture::facts::model");
     assert!(facts.notes.contains(&("engine".to_string(), "llama.cpp".to_string())), "{facts:?}");
+    // Hostile cases: each ends as the instrument's own failure, by name.
+    let sleep = run.case("fixture::hostile::sleep");
+    assert_eq!(sleep.outcome, Outcome::Fail, "{sleep:?}");
+    assert!(sleep.reason.as_deref().unwrap().contains("wall-clock limit of 20s while computing or sleeping"), "{sleep:?}");
+    let huge = reason(run, "fixture::hostile::huge_request");
+    assert!(huge.contains("more than its limit of 16 MiB"), "{huge}");
+    assert!(run.case("fixture::hostile::huge_request").calls.is_empty(), "nothing was sent");
+    let extra = reason(run, "fixture::hostile::extra_body_model");
+    assert!(extra.contains("extra-body may not set \"model\""), "{extra}");
+    assert!(run.case("fixture::hostile::extra_body_model").calls.is_empty(), "nothing was sent");
+    // A snapshot name that is a path stays in the instrument's folder.
+    let snaps = p.path().join("snapshots/endpoint/fixture");
+    let found: Vec<String> = walk(&snaps);
+    assert!(found.iter().any(|f| f.ends_with("escaped.snap")) && found.iter().all(|f| f.starts_with(&snaps.display().to_string())), "{found:?}");
+    assert!(!p.path().join("escaped.snap").exists() && !p.path().parent().unwrap().join("escaped.snap").exists());
+
     let summary = run.summary.as_ref().unwrap();
     assert_eq!(summary.not_applicable, 1);
     assert_eq!(summary.lost, 0);
+}
+
+/// Every file under a folder.
+fn walk(dir: &std::path::Path) -> Vec<String> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = e.path();
+        if path.is_dir() {
+            out.extend(walk(&path));
+        } else {
+            out.push(path.display().to_string());
+        }
+    }
+    out
+}
+
+/// A suite folder inside the workspace (crates build only from the
+/// workspace that holds their suite), removed when dropped.
+struct WorkspaceSuite(std::path::PathBuf);
+
+impl WorkspaceSuite {
+    fn new(name: &str, toml: &str) -> Self {
+        let dir = repo().join("target/sparktest-test-suites").join(format!("{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("suite.toml"), toml).unwrap();
+        WorkspaceSuite(dir)
+    }
+
+    fn path(&self) -> String {
+        self.0.display().to_string()
+    }
+}
+
+impl Drop for WorkspaceSuite {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+#[test]
+fn names_that_are_paths_break_only_their_instrument() {
+    let suite = WorkspaceSuite::new(
+        "names",
+        "[suite]\nname = \"names\"\nversion = \"1\"\n\
+         [[instrument]]\ncrate = \"sparktest-fixture-badname\"\n\
+         [[instrument]]\ncrate = \"sparktest-fixture\"\n[instrument.config]\nbad_case_names = true\n",
+    );
+    let p = Project::new("");
+    let out = p.run(&["--suite", &suite.path(), "--list"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let listed = String::from_utf8_lossy(&out.stdout).to_string();
+    // Both become one failing setup case under a clean name; nothing else.
+    assert!(listed.contains("sparktest-fixture-badname::setup::load: test"), "{listed}");
+    assert!(listed.contains("fixture::setup::load: test") && !listed.contains("escape"), "{listed}");
+    let server = Server::start();
+    let run = p.run(&["--suite", &suite.path(), "--endpoint", &server.url, "--model", "SmolLM2-135M-Instruct-Q4_1"]);
+    assert_eq!(run.status.code(), Some(101), "{}", text(&run));
+    let runs = p.measurements();
+    let bad = runs[0].case("sparktest-fixture-badname::setup::load");
+    assert!(bad.reason.as_deref().unwrap().contains("instrument name \"../../../tmp/escaped\" is not a valid name"), "{bad:?}");
+    let cases = runs[0].case("fixture::setup::load");
+    assert!(cases.reason.as_deref().unwrap().contains("case name \"../../escape\" is not a valid name"), "{cases:?}");
+    assert!(!std::path::Path::new("/tmp/escaped").exists());
+}
+
+#[test]
+fn listing_has_a_wall_clock_limit() {
+    let suite = WorkspaceSuite::new(
+        "hang",
+        "[suite]\nname = \"hang\"\nversion = \"1\"\n[[instrument]]\ncrate = \"sparktest-fixture\"\n[instrument.config]\nhang_listing = true\n",
+    );
+    let p = Project::new("setup-timeout-secs = 3\n");
+    let started = std::time::Instant::now();
+    let out = p.run(&["--suite", &suite.path(), "--list"]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("fixture::setup::load: test"));
+    assert!(started.elapsed() < std::time::Duration::from_secs(120), "the sleep was cut short");
+    let server = Server::start();
+    let _ = p.run(&["--suite", &suite.path(), "--endpoint", &server.url, "--model", "SmolLM2-135M-Instruct-Q4_1"]);
+    let why = p.measurements()[0].case("fixture::setup::load").reason.clone().unwrap();
+    assert!(why.contains("listing exceeded its wall-clock limit of 3s"), "{why}");
+}
+
+#[test]
+fn no_native_code_from_outside_the_workspace() {
+    // A crate outside the workspace is refused with the way out.
+    let p = Project::new("");
+    let dir = p.path().join("third-party");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("suite.toml"), "[suite]\nname = \"t\"\nversion = \"1\"\n[[instrument]]\npath = \"../../somewhere\"\n").unwrap();
+    let out = p.run(&["--suite", &dir.display().to_string(), "--list"]);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    assert!(text(&out).contains("native code"), "{}", text(&out));
+    // A .cargo/config.toml planted in a suite folder is not read: the build
+    // runs from the workspace root (this one would make every build fail).
+    let suite = WorkspaceSuite::new(
+        "planted",
+        "[suite]\nname = \"planted\"\nversion = \"1\"\n[[instrument]]\ncrate = \"sparktest-repro\"\n[instrument.config]\nprobes = \"p.json\"\n[files]\n\"p.json\" = \"4f53cda18c2baa0c0354bb5f9a3ecbe5ed12ab4d8e11ba873c2f11161202b945\"\n",
+    );
+    std::fs::write(suite.0.join("p.json"), "[]").unwrap();
+    std::fs::create_dir_all(suite.0.join(".cargo")).unwrap();
+    std::fs::write(suite.0.join(".cargo/config.toml"), "[build]\nrustc-wrapper = \"/bin/false\"\n").unwrap();
+    let out = p.run(&["--suite", &suite.path(), "--list"]);
+    assert!(out.status.success(), "the planted config was honoured: {}", text(&out));
 }
 
 #[test]

@@ -107,13 +107,16 @@ fn serving_instruments_on_the_reference_target() {
         assert!(!records.is_empty() && records.iter().all(|r| ids.contains(&r.as_str().unwrap().to_string())), "{title}: {cell}");
     }
     assert!(row("Concurrency")["raw"].as_str().unwrap().contains("2 queued at the server"));
-    assert_eq!(row("Likelihood (bits per character)")["reason"], "the engine cannot produce it: engine returns no prompt logprobs");
+    // The engine cannot produce it: 0 with the reason, below any measured figure.
+    let lk = row("Likelihood (bits per character)");
+    assert_eq!((lk["kind"].as_str(), lk["reason"].as_str()), (Some("incapable"), Some("could not be tested: engine returns no prompt logprobs")));
     assert_eq!(row("Agent tasks")["reason"], "not measured on this configuration");
     let b = crate::webdriver::Browser::start();
     b.open(&format!("file://{}", p.path().join("board/board.html").display()));
     assert_eq!(b.eval("return document.querySelectorAll('#scores th.col').length;"), 1);
     let na = b.eval("return document.querySelectorAll('#scores td.na').length;");
     assert!(na.as_u64().unwrap() >= 2, "{na}");
+    assert_eq!(b.eval("return document.querySelectorAll('#scores td.incapable').length;"), 1);
 }
 
 #[test]

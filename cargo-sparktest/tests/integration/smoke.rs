@@ -29,7 +29,10 @@ fn smoke_on_the_launched_reference_target_writes_a_whole_measurement_file() {
     assert!(m.client_host.cores >= 1 && m.client_host.memory_bytes > 0);
     assert_eq!(m.instruments.len(), 2);
     assert!(m.target.facts.iter().any(|(k, v)| k == "slots" && v == "2"), "{:?}", m.target.facts);
-    assert!(m.target.facts.iter().any(|(k, v)| k == "metrics" && v == "on"), "{:?}", m.target.facts);
+    assert!(m.target.facts.iter().any(|(k, v)| k == "metrics" && v.starts_with("on")), "{:?}", m.target.facts);
+    assert!(m.target.facts.iter().any(|(k, v)| k == "engine_evidence" && v.contains("total_slots")), "{:?}", m.target.facts);
+    // The server's host is recorded when the harness launched it.
+    assert!(m.target.host.as_ref().is_some_and(|h| h.cores >= 1));
 
     assert_eq!(run.cases.len(), 15);
     assert_eq!(run.count(Outcome::Lost), 0, "no lost case while the server is healthy");
@@ -56,6 +59,24 @@ fn smoke_on_the_launched_reference_target_writes_a_whole_measurement_file() {
     assert_eq!(fact.calls.len(), 3);
     assert_eq!(fact.snapshots, vec![("short_fact".to_string(), "new".to_string())]);
     assert!(p.path().join("snapshots/local/repro/probe__short_fact__short_fact.snap").is_file());
+    // The corruption probe keeps its replies as snapshots too.
+    assert_eq!(french.snapshots, vec![("french".to_string(), "new".to_string())]);
+    assert!(p.path().join("snapshots/local/corruption/accents__french__french.snap").is_file());
+
+    // Every exchange can be read again: the transcript beside the file, by
+    // its address, and `cargo sparktest show RUN#CASE`.
+    for c in &run.cases {
+        let t = p.path().join("measurements/transcripts").join(format!("{}.json", c.transcript_sha256));
+        assert!(t.is_file(), "no transcript for {}", c.id);
+    }
+    let shown = p.run(&["show", &format!("{}#repro::probe::short_fact", m.run_id)]);
+    assert!(shown.status.success(), "{}", text(&shown));
+    let shown = String::from_utf8_lossy(&shown.stdout);
+    assert!(shown.contains("[user] What is the capital of France?") && shown.contains("[reply]"), "{shown}");
+    // Three calls timed: their distribution is in the record.
+    let latency = fact.latency.as_ref().expect("latency distribution");
+    let e2e = latency.e2e_ms.as_ref().unwrap();
+    assert!(e2e.count == 3 && e2e.p50 > 0.0 && e2e.p99 >= e2e.p50, "{latency:?}");
 }
 
 #[test]

@@ -53,7 +53,7 @@ impl Project {
     pub fn measurements(&self) -> Vec<Run> {
         let dir = self.path().join("measurements");
         let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-            .map(|d| d.map(|e| e.unwrap().path()).collect())
+            .map(|d| d.map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|x| x == "jsonl")).collect())
             .unwrap_or_default();
         files.sort();
         files.iter().map(|f| Run::parse(&std::fs::read_to_string(f).unwrap())).collect()
