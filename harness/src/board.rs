@@ -143,7 +143,7 @@ pub fn board(args: BoardArgs) -> Result<i32, Error> {
         inputs.insert("judgements.json".to_string(), toml_as_json(j)?.into_bytes());
     }
     let wasm = match &args.reporter {
-        Some(path) => plugin::component_for(&config.root, &Source::Wasm { path: path.clone(), sha256: None })?,
+        Some(path) => plugin::component_for(&config.root, &Source::Wasm { path: path.clone(), sha256: None }, &[])?,
         None => {
             // The built-in reporter is a crate of the workspace this binary
             // was built from, wherever the board is asked for.
@@ -155,7 +155,7 @@ pub fn board(args: BoardArgs) -> Result<i32, Error> {
                     workspace.display()
                 )));
             }
-            plugin::component_for(&workspace, &Source::Crate("sparktest-board".into()))?
+            plugin::component_for(&workspace, &Source::Crate("sparktest-board".into()), &plugin::trusted_workspaces(&workspace))?
         }
     };
     let host = PluginHost::new(Some(&config.path(Path::new("target/sparktest/wasmtime-cache"))), crate::runner::prepare::limits(&config))?;

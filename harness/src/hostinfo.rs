@@ -133,9 +133,13 @@ pub fn file_sha256(path: &std::path::Path, cache: &std::path::Path) -> Result<St
         }
     }
     let digest: String = hasher.finalize().iter().map(|b| format!("{b:02x}")).collect();
-    // A cache that cannot be written only costs a rehash next time.
+    // A cache that cannot be written only costs a rehash next time. Written
+    // aside and renamed: a concurrent run reads a whole file.
     let _ = std::fs::create_dir_all(cache);
-    let _ = std::fs::write(&cache_file, format!("{cached}{key}\t{digest}\n"));
+    let tmp = cache.join(format!(".model-digests.{}.tmp", std::process::id()));
+    if std::fs::write(&tmp, format!("{cached}{key}\t{digest}\n")).is_ok() {
+        let _ = std::fs::rename(&tmp, &cache_file);
+    }
     Ok(digest)
 }
 

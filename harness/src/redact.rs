@@ -8,30 +8,47 @@ pub struct Redactor {
     secrets: Vec<String>,
 }
 
-/// Flags whose value is a credential, as vLLM, SGLang and llama.cpp spell
-/// them (and their like).
+/// Secrets shorter than this are not searched for: a key like `none` or
+/// `true` would otherwise rewrite ordinary words (and such a key is no
+/// secret).
+pub const MIN_SECRET: usize = 8;
+
+/// Whether a flag's value is a credential, as vLLM, SGLang and llama.cpp
+/// spell them: its last word is `token`, `secret`, `password` … or it ends
+/// in `api-key` (`--api-key`, `--hf-token`, `--admin-api-key`), never a
+/// flag that only mentions tokens (`--max-num-batched-tokens`,
+/// `--skip-tokenizer-init`, `--ssl-keyfile`).
 fn secret_flag(flag: &str) -> bool {
-    let name = flag.trim_start_matches('-').to_ascii_lowercase();
-    (flag.starts_with("--") || flag.starts_with('-'))
-        && ["api-key", "api_key", "apikey", "token", "secret", "password", "passwd"].iter().any(|w| name.contains(w))
-        && !name.ends_with("file")
+    if !flag.starts_with('-') {
+        return false;
+    }
+    let words: Vec<String> = flag.trim_start_matches('-').split(['-', '_']).map(str::to_ascii_lowercase).collect();
+    let last = words.last().map(String::as_str).unwrap_or("");
+    ["token", "secret", "password", "passwd", "apikey"].contains(&last)
+        || (last == "key" && words.len() >= 2 && words[words.len() - 2] == "api")
 }
 
 impl Redactor {
-    /// A redactor for these secrets (empty ones are ignored).
+    /// A redactor for these secrets (too-short ones are ignored).
     pub fn new(secrets: impl IntoIterator<Item = String>) -> Self {
-        let mut secrets: Vec<String> = secrets.into_iter().filter(|s| s.len() >= 4).collect();
-        // Longest first, so a secret containing another is replaced whole.
-        secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
-        Redactor { secrets }
+        let mut r = Redactor::default();
+        for s in secrets {
+            r.add(&s);
+        }
+        r
     }
 
-    /// Add a secret.
-    pub fn add(&mut self, secret: &str) {
-        if secret.len() >= 4 && !self.secrets.iter().any(|s| s == secret) {
+    /// Add a secret; false when it is too short to be searched for.
+    pub fn add(&mut self, secret: &str) -> bool {
+        if secret.len() < MIN_SECRET {
+            return false;
+        }
+        if !self.secrets.iter().any(|s| s == secret) {
             self.secrets.push(secret.to_string());
+            // Longest first, so a secret containing another is replaced whole.
             self.secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
         }
+        true
     }
 
     /// A text with every known secret replaced.
@@ -45,17 +62,33 @@ impl Redactor {
         out
     }
 
+    /// Every string inside a JSON value redacted (keys and structure kept:
+    /// the result is still valid JSON).
+    pub fn redact_json(&self, value: &mut serde_json::Value) {
+        use serde_json::Value;
+        if self.secrets.is_empty() {
+            return;
+        }
+        match value {
+            Value::String(s) => *s = self.redact(s),
+            Value::Array(items) => items.iter_mut().for_each(|v| self.redact_json(v)),
+            Value::Object(map) => map.values_mut().for_each(|v| self.redact_json(v)),
+            _ => {}
+        }
+    }
+
     /// A command line with credential flags' values and known secrets
     /// replaced: `--api-key X`, `--api-key=X`, `--hf-token X` …
     pub fn redact_command(&self, argv: &[String]) -> Vec<String> {
         let mut out = Vec::with_capacity(argv.len());
         let mut next_is_secret = false;
         for arg in argv {
-            if next_is_secret {
+            if next_is_secret && !arg.starts_with('-') {
                 out.push("[redacted]".to_string());
                 next_is_secret = false;
                 continue;
             }
+            next_is_secret = false;
             match arg.split_once('=') {
                 Some((flag, _)) if secret_flag(flag) => out.push(format!("{flag}=[redacted]")),
                 _ if secret_flag(arg) => {
@@ -73,22 +106,38 @@ impl Redactor {
 mod tests {
     use super::*;
 
+    fn argv(a: &[&str]) -> Vec<String> {
+        a.iter().map(|s| s.to_string()).collect()
+    }
+
     #[test]
     fn secrets_and_credential_flags_are_replaced() {
         let r = Redactor::new(["sk-planted-123".to_string()]);
         assert_eq!(r.redact("Bearer sk-planted-123 then"), "Bearer [redacted] then");
-        let argv: Vec<String> = ["vllm", "serve", "m", "--api-key", "abc123", "--hf-token=hf_xyz", "--port", "8000", "--ssl-keyfile", "k.pem"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
+        let cmd = argv(&["vllm", "serve", "m", "--api-key", "abc123", "--hf-token=hf_xyz", "--port", "8000", "--ssl-keyfile", "k.pem"]);
         assert_eq!(
-            r.redact_command(&argv),
+            r.redact_command(&cmd),
             ["vllm", "serve", "m", "--api-key", "[redacted]", "--hf-token=[redacted]", "--port", "8000", "--ssl-keyfile", "k.pem"]
         );
-        let llama: Vec<String> = ["llama-server", "--api-key", "sk-planted-123"].iter().map(|s| s.to_string()).collect();
-        assert_eq!(r.redact_command(&llama)[2], "[redacted]");
-        // A secret that appears inside another argument is replaced too.
-        let inline: Vec<String> = ["env", "KEY=sk-planted-123"].iter().map(|s| s.to_string()).collect();
-        assert_eq!(r.redact_command(&inline)[1], "KEY=[redacted]");
+        assert_eq!(r.redact_command(&argv(&["llama-server", "--api-key", "sk-planted-123"]))[2], "[redacted]");
+        // A secret inside another argument is replaced too.
+        assert_eq!(r.redact_command(&argv(&["env", "KEY=sk-planted-123"]))[1], "KEY=[redacted]");
+    }
+
+    #[test]
+    fn flags_that_only_mention_tokens_are_left_alone() {
+        let r = Redactor::default();
+        let cmd = argv(&["vllm", "--max-num-batched-tokens", "8192", "--skip-tokenizer-init", "--port", "8000", "--return-tokens-as-token-ids", "--tokenizer", "t"]);
+        assert_eq!(r.redact_command(&cmd), cmd);
+    }
+
+    #[test]
+    fn json_stays_json_and_short_keys_are_not_searched() {
+        let mut r = Redactor::default();
+        assert!(!r.add("true"), "too short to be a secret");
+        assert!(r.add("sk-planted-123"));
+        let mut v = serde_json::json!({"unified_memory": true, "reason": "HTTP 401 for key sk-planted-123", "list": ["sk-planted-123"]});
+        r.redact_json(&mut v);
+        assert_eq!(v, serde_json::json!({"unified_memory": true, "reason": "HTTP 401 for key [redacted]", "list": ["[redacted]"]}));
     }
 }

@@ -156,6 +156,12 @@ impl Launched {
         rt.block_on(wait_healthy(self, &health, startup)).map_err(|e| e.error)
     }
 
+    /// The command as run, for the engine's own reading of its flags (it
+    /// may hold a key: never recorded or shown).
+    pub fn argv(&self) -> &[String] {
+        &self.argv
+    }
+
     /// The server's log so far, credentials redacted.
     pub fn log_text(&self) -> String {
         self.redactor.redact(&std::fs::read_to_string(&self.log).unwrap_or_default())
@@ -293,7 +299,8 @@ pub async fn launch(
         let port = free_port()?;
         values.insert("port".into(), port.to_string());
         let argv = substitute(&launch.command, &values)?;
-        let log = logs.join(format!("{name}-{port}.log"));
+        // The harness's pid in the name: two runs never share a log.
+        let log = logs.join(format!("{name}-{port}-{}.log", std::process::id()));
         let (child, pid) = spawn_server(&argv, &log, name)?;
         let mut launched = Launched {
             child,
@@ -355,7 +362,14 @@ async fn wait_healthy(launched: &mut Launched, path: &str, timeout: Duration) ->
         if let Ok(resp) = http.get(&url).send().await
             && resp.status().is_success()
         {
-            return Ok(());
+            // Another process on the port could answer before our server
+            // fails to bind it: a healthy answer counts only while our
+            // server is still running a moment later.
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            if matches!(launched.child.try_wait(), Ok(None)) {
+                return Ok(());
+            }
+            continue;
         }
         if started.elapsed() > timeout {
             launched.stop();

@@ -2,12 +2,19 @@
 
 mod support;
 
+#[path = "../../../harness/endpoint/tests/support/fake_server.rs"]
+mod fake_server;
+
 mod agent;
 mod board;
+mod bookkeeping;
 mod cli;
+mod compliance;
 mod lost;
 mod provision;
 mod sandbox;
 mod serving;
 mod smoke;
+mod trust;
+mod vision;
 mod webdriver;

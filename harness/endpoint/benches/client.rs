@@ -11,6 +11,10 @@
 //! - (c) Timing error: the fake server paces tokens; the client's recorded
 //!   arrivals are compared with the pacing and with the server's own write
 //!   times.
+//! - (d) Client cost under load: 256 requests × 2,000 streamed tokens at
+//!   concurrency 8, the client's CPU per token (user and system apart),
+//!   beside a bare reader that only counts `data:` lines off the socket
+//!   (the in-process stand-in for `curl | wc`).
 //!
 //! CPU time comes from `/proc` (Linux only): the client runs on the main
 //! thread (a current-thread runtime), the fake server on a runtime of its
@@ -52,6 +56,99 @@ fn main() {
     parse_path(&client_rt);
     ceiling(&client_rt, &server_rt);
     timing_error(&client_rt, &server_rt);
+    load(&client_rt, &server_rt);
+}
+
+/// Requests, tokens per request and concurrency of the load row.
+const LOAD_REQUESTS: usize = 256;
+const LOAD_TOKENS: usize = 2_000;
+const LOAD_CONCURRENCY: usize = 8;
+
+/// user and system CPU of the calling thread, in seconds (10 ms ticks).
+fn thread_user_sys() -> (f64, f64) {
+    let stat = std::fs::read_to_string("/proc/thread-self/stat").unwrap_or_default();
+    let after = stat.rsplit_once(')').map(|(_, rest)| rest).unwrap_or("");
+    let f: Vec<f64> = after.split_whitespace().filter_map(|x| x.parse().ok()).collect();
+    // After `(comm)`: state is not numeric, so utime and stime are the
+    // 11th and 12th numbers.
+    (f.get(10).copied().unwrap_or(0.0) / 100.0, f.get(11).copied().unwrap_or(0.0) / 100.0)
+}
+
+/// Read a whole HTTP response off a raw socket, counting `data:` lines:
+/// no HTTP parser, no JSON, no timing.
+async fn bare_read(addr: &str, body: &[u8]) -> usize {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut sock = tokio::net::TcpStream::connect(addr).await.expect("connect");
+    let head = format!("POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n", body.len());
+    sock.write_all(head.as_bytes()).await.expect("write");
+    sock.write_all(body).await.expect("write");
+    let mut buf = vec![0u8; 64 * 1024];
+    let (mut n, mut tail) = (0usize, 0u8);
+    loop {
+        let got = sock.read(&mut buf).await.expect("read");
+        if got == 0 {
+            return n;
+        }
+        for &b in &buf[..got] {
+            // "data:" at a line start, counted by its 'd' after a newline.
+            if b == b'd' && tail == b'\n' {
+                n += 1;
+            }
+            tail = b;
+        }
+    }
+}
+
+fn load(client_rt: &tokio::runtime::Runtime, server_rt: &tokio::runtime::Runtime) {
+    use futures_util::stream::{self, StreamExt};
+    let events = stream_events(LOAD_TOKENS);
+    let script = events.iter().fold(Script::sse(), |s, e| s.bytes(e.as_bytes()));
+    let server = server_rt.block_on(FakeServer::start(script));
+    let tokens = (LOAD_REQUESTS * LOAD_TOKENS) as f64;
+    println!(
+        "(d) client cost under load: {LOAD_REQUESTS} requests x {LOAD_TOKENS} streamed tokens at concurrency {LOAD_CONCURRENCY}, one write per token"
+    );
+    println!("    {:<40} {:>12} {:>12} {:>12} {:>10}", "reader", "CPU/token", "user", "system", "tok/s");
+    let client = Client::new(&server.url(), "fake-model", ClientConfig::default()).expect("client");
+    let addr = server.url().trim_start_matches("http://").to_string();
+    let body = sparktest_endpoint::chat_body("fake-model", &streamed()).expect("body").to_string().into_bytes();
+    let rows: [(&str, &dyn Fn() -> usize); 2] = [
+        ("sparktest client (Client::chat)", &|| {
+            client_rt.block_on(
+                stream::iter(0..LOAD_REQUESTS)
+                    .map(|_| client.chat(&streamed()))
+                    .buffer_unordered(LOAD_CONCURRENCY)
+                    .map(|r| r.expect("the loopback stream").timing.chunk_arrivals_ms.len())
+                    .fold(0, |a, n| async move { a + n }),
+            )
+        }),
+        ("bare reader (counts data: lines)", &|| {
+            client_rt.block_on(
+                stream::iter(0..LOAD_REQUESTS)
+                    .map(|_| bare_read(&addr, &body))
+                    .buffer_unordered(LOAD_CONCURRENCY)
+                    .fold(0, |a, n| async move { a + n }),
+            )
+        }),
+    ];
+    for (name, run) in rows {
+        let (u0, s0) = thread_user_sys();
+        let t0 = Instant::now();
+        let n = run();
+        let wall = t0.elapsed().as_secs_f64();
+        let (u1, s1) = thread_user_sys();
+        assert!(n >= LOAD_REQUESTS * LOAD_TOKENS, "{n} chunks");
+        let (user, sys) = (u1 - u0, s1 - s0);
+        println!(
+            "    {:<40} {:>9.2} µs {:>9.2} µs {:>9.2} µs {:>10.0}",
+            name,
+            (user + sys) / tokens * 1e6,
+            user / tokens * 1e6,
+            sys / tokens * 1e6,
+            tokens / wall
+        );
+    }
+    println!();
 }
 
 fn print_machine() {

@@ -137,18 +137,30 @@ impl std::fmt::Debug for Secret {
     }
 }
 
-/// A URL with any `user:password@` replaced, for records and messages.
+/// A URL with any `user:password@` and any credential-looking query
+/// value (`key`, `api_key`, `token`, …) replaced, for records and messages.
 pub fn redact_url(url: &str) -> String {
-    match url.split_once("://") {
+    let url = match url.split_once("://") {
         Some((scheme, rest)) => {
-            let authority_end = rest.find('/').unwrap_or(rest.len());
+            let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
             match rest[..authority_end].rfind('@') {
                 Some(at) => format!("{scheme}://[redacted]@{}", &rest[at + 1..]),
                 None => url.to_string(),
             }
         }
         None => url.to_string(),
-    }
+    };
+    let Some((base, query)) = url.split_once('?') else { return url };
+    let query: Vec<String> = query
+        .split('&')
+        .map(|pair| match pair.split_once('=') {
+            Some((k, _)) if ["key", "api_key", "apikey", "api-key", "token", "access_token", "secret", "password"].contains(&k.to_ascii_lowercase().as_str()) => {
+                format!("{k}=[redacted]")
+            }
+            _ => pair.to_string(),
+        })
+        .collect();
+    format!("{base}?{}", query.join("&"))
 }
 
 /// A reqwest client builder with TLS ready. reqwest is built without a
@@ -235,10 +247,12 @@ impl Client {
         let url = format!("{}{path}", self.base_url);
         let resp = self.http.get(&url).timeout(self.config.timeouts.aux).send().await.map_err(|err| self.lost(err))?;
         let status = resp.status().as_u16();
+        if !(200..300).contains(&status) {
+            let body = self.error_body(resp).await;
+            return Err(classify_status(status, &body).expect_err("a non-2xx status is an error"));
+        }
         let bytes = self.read_body(resp, 8 << 20).await?;
-        let text = String::from_utf8_lossy(&bytes).into_owned();
-        classify_status(status, &text)?;
-        Ok(text)
+        Ok(String::from_utf8_lossy(&bytes).into_owned())
     }
 
     /// `POST` a JSON body to a path and return the JSON answer; 4xx is
@@ -246,9 +260,12 @@ impl Client {
     pub async fn post_json(&self, path: &str, body: &Value) -> Result<Value, CallError> {
         let (resp, _, _) = self.send(path, body).await?;
         let status = resp.status().as_u16();
+        if !(200..300).contains(&status) {
+            let body = self.error_body(resp).await;
+            return Err(classify_status(status, &body).expect_err("a non-2xx status is an error"));
+        }
         let bytes = self.read_body(resp, self.config.max_reply_bytes).await?;
         let text = String::from_utf8_lossy(&bytes);
-        classify_status(status, &text)?;
         serde_json::from_str(&text)
             .map_err(|err| CallError::Lost(format!("malformed JSON in the response ({err}): {}", clip(&text))))
     }
@@ -279,17 +296,19 @@ impl Client {
                 .map(Duration::from_secs);
             let backoff = retry.first_backoff.saturating_mul(1 << (attempt - 1).min(16));
             let wait = asked.unwrap_or(backoff).min(retry.max_backoff);
-            if attempt >= retry.max_attempts || !retry.take(wait) {
-                let bytes = self.read_body(resp, 64 << 10).await.unwrap_or_default();
-                let why = if attempt >= retry.max_attempts {
+            // A server that asks for a longer wait than a retry may take is
+            // not waited for, rather than asked again too soon.
+            let too_long = asked.is_some_and(|a| a > retry.max_backoff);
+            if too_long || attempt >= retry.max_attempts || !retry.take(wait) {
+                let body = self.error_body(resp).await;
+                let why = if too_long {
+                    format!("the server asked to wait {} s, more than a retry waits ({} s)", asked.unwrap_or_default().as_secs(), retry.max_backoff.as_secs())
+                } else if attempt >= retry.max_attempts {
                     format!("gave up after {attempt} attempts")
                 } else {
                     format!("gave up after {attempt} attempts: the run's retry budget has {:.1} s left", retry.left().as_secs_f64())
                 };
-                return Err(CallError::Unanswered {
-                    status,
-                    body: format!("{} ({why})", clip(&String::from_utf8_lossy(&bytes))),
-                });
+                return Err(CallError::Unanswered { status, body: format!("{} ({why})", clip(&body)) });
             }
             drop(resp);
             tokio::time::sleep(wait).await;
@@ -297,14 +316,24 @@ impl Client {
         }
     }
 
-    /// Read a whole body within `cap` bytes and the idle limit.
+    /// An error answer's body, as far as it can be read: its status decides
+    /// the class, whatever happens to the body.
+    async fn error_body(&self, resp: reqwest::Response) -> String {
+        let bytes = self.read_body(resp, 64 << 10).await.unwrap_or_default();
+        String::from_utf8_lossy(&bytes).into_owned()
+    }
+
+    /// Read a whole body within `cap` bytes and the idle limit (which starts
+    /// at the first byte: a server may send its headers before it has
+    /// generated anything).
     async fn read_body(&self, mut resp: reqwest::Response, cap: usize) -> Result<Vec<u8>, CallError> {
         if resp.content_length().is_some_and(|n| n > cap as u64) {
             return Err(too_large(cap));
         }
         let mut out = Vec::new();
         loop {
-            let chunk = match tokio::time::timeout(self.config.timeouts.idle, resp.chunk()).await {
+            let next = if out.is_empty() { Ok(resp.chunk().await) } else { tokio::time::timeout(self.config.timeouts.idle, resp.chunk()).await };
+            let chunk = match next {
                 Err(_) => return Err(stalled(self.config.timeouts.idle, out.len())),
                 Ok(Err(err)) => return Err(self.lost(err)),
                 Ok(Ok(None)) => return Ok(out),
@@ -326,10 +355,13 @@ impl Client {
             .get(reqwest::header::CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
             .is_some_and(|v| v.starts_with("text/event-stream"));
-        let mut reply = if !(200..300).contains(&status) || !stream || !is_sse {
+        if !(200..300).contains(&status) {
+            let body = self.error_body(resp).await;
+            return Err(classify_status(status, &body).expect_err("a non-2xx status is an error"));
+        }
+        let mut reply = if !stream || !is_sse {
             let bytes = self.read_body(resp, self.config.max_reply_bytes).await?;
             let text = String::from_utf8_lossy(&bytes);
-            classify_status(status, &text)?;
             let value: Value = serde_json::from_str(&text)
                 .map_err(|err| CallError::Lost(format!("malformed JSON in the response ({err}): {}", clip(&text))))?;
             parse_whole(&value, shape)?
@@ -371,7 +403,7 @@ impl Client {
                         acc.cut_line = true;
                     }
                     for event in events.drain(..) {
-                        acc.event(&event.data, millis(started), shape)?;
+                        done |= acc.event(&event.data, millis(started), shape)?;
                     }
                     break;
                 }
@@ -451,13 +483,15 @@ fn lost(err: reqwest::Error, timeouts: Timeouts) -> CallError {
     CallError::Lost(format!("{what}: {detail}"))
 }
 
-/// 401/403 are the setup's fault; any other 4xx is a clean refusal; 5xx
-/// (and any other non-2xx) means no answer.
+/// Who is to blame decides: 401/403/407 are the setup's (credentials); a
+/// 4xx about the request itself (400 invalid or too long, 413 too large,
+/// 422 unprocessable) is a clean refusal; anything else (5xx, 404, 405,
+/// 409, a 408/429 that outlasted the retries …) is no answer.
 fn classify_status(status: u16, body: &str) -> Result<(), CallError> {
     match status {
         200..=299 => Ok(()),
-        401 | 403 => Err(CallError::Unauthorized { status, body: clip(body) }),
-        400..=499 => Err(CallError::Rejected { status, body: clip(body) }),
+        401 | 403 | 407 => Err(CallError::Unauthorized { status, body: clip(body) }),
+        400 | 413 | 422 => Err(CallError::Rejected { status, body: clip(body) }),
         _ => Err(CallError::Unanswered { status, body: clip(body) }),
     }
 }
@@ -610,7 +644,7 @@ fn usage_of(value: &Value) -> Option<Usage> {
     }
     let t = value.get("timings").filter(|t| t.is_object())?;
     Some(Usage {
-        prompt_tokens: as_u32(t.get("prompt_n")).map(|n| n + as_u32(t.get("cache_n")).unwrap_or(0)),
+        prompt_tokens: as_u32(t.get("prompt_n")).map(|n| n.saturating_add(as_u32(t.get("cache_n")).unwrap_or(0))),
         completion_tokens: as_u32(t.get("predicted_n")),
         cached_tokens: as_u32(t.get("cache_n")),
         source: TokenSource::ServerTimings,
@@ -677,8 +711,9 @@ fn parse_whole(value: &Value, shape: Shape) -> Result<Reply, CallError> {
 struct StreamAcc {
     text: String,
     reasoning: Option<String>,
-    /// Tool calls by their delta index.
+    /// Tool calls by their delta index, and where each index sits.
     calls: Vec<(u64, ToolCall)>,
+    call_slots: std::collections::HashMap<u64, usize>,
     finish_reason: Option<String>,
     model: Option<String>,
     usage: Option<Usage>,
@@ -686,7 +721,12 @@ struct StreamAcc {
     arrivals: Vec<f64>,
     /// The stream ended inside a line.
     cut_line: bool,
+    /// The stream named more tool calls than [`MAX_TOOL_CALLS`].
+    too_many_calls: bool,
 }
+
+/// More tool calls in one reply than any agent makes: a hostile stream.
+const MAX_TOOL_CALLS: usize = 1024;
 
 impl StreamAcc {
     /// Take one event's data; true when it was the `[DONE]` sentinel.
@@ -701,9 +741,18 @@ impl StreamAcc {
         let value: Value = serde_json::from_str(data)
             .map_err(|err| CallError::Lost(format!("malformed JSON in a stream chunk ({err}): {}", clip(data))))?;
         if let Some(err) = value.get("error").filter(|e| !e.is_null()) {
+            // vLLM reports some request errors after the stream started,
+            // with their HTTP code: a 4xx there is still a clean refusal.
+            let code = err.get("code").and_then(Value::as_u64).and_then(|c| u16::try_from(c).ok());
+            if let Some(status @ (400 | 413 | 422)) = code {
+                return Err(CallError::Rejected { status, body: clip(&err.to_string()) });
+            }
             return Err(CallError::Lost(format!("the server reported an error mid-stream: {}", clip(&err.to_string()))));
         }
         self.chunk(&value, at, shape);
+        if self.too_many_calls {
+            return Err(CallError::Lost(format!("reply too large: more than {MAX_TOOL_CALLS} tool calls")));
+        }
         Ok(false)
     }
 
@@ -736,10 +785,15 @@ impl StreamAcc {
                     for (pos, c) in calls.iter().enumerate() {
                         carries = true;
                         let index = c.get("index").and_then(Value::as_u64).unwrap_or(pos as u64);
-                        let slot = match self.calls.iter().position(|(i, _)| *i == index) {
-                            Some(slot) => slot,
+                        let slot = match self.call_slots.get(&index) {
+                            Some(slot) => *slot,
+                            None if self.calls.len() >= MAX_TOOL_CALLS => {
+                                self.too_many_calls = true;
+                                continue;
+                            }
                             None => {
                                 self.calls.push((index, ToolCall { id: String::new(), name: String::new(), arguments: String::new() }));
+                                self.call_slots.insert(index, self.calls.len() - 1);
                                 self.calls.len() - 1
                             }
                         };
@@ -841,6 +895,12 @@ mod tests {
         assert!(matches!(classify_status(503, "busy"), Err(CallError::Unanswered { status: 503, .. })));
         assert!(matches!(classify_status(401, "no"), Err(CallError::Unauthorized { status: 401, .. })));
         assert!(matches!(classify_status(403, "no"), Err(CallError::Unauthorized { status: 403, .. })));
+        assert!(matches!(classify_status(407, "proxy"), Err(CallError::Unauthorized { status: 407, .. })));
+        assert!(matches!(classify_status(413, "big"), Err(CallError::Rejected { status: 413, .. })));
+        // Not about the request: no answer.
+        for s in [404, 405, 409, 425] {
+            assert!(matches!(classify_status(s, ""), Err(CallError::Unanswered { .. })), "{s}");
+        }
     }
 
     #[test]
@@ -858,6 +918,7 @@ mod tests {
         assert_eq!(redact_url("http://u:sk-123@h:8000/v1"), "http://[redacted]@h:8000/v1");
         assert_eq!(redact_url("http://h:8000/a@b"), "http://h:8000/a@b");
         assert_eq!(redact_url("http://h:8000"), "http://h:8000");
+        assert_eq!(redact_url("https://h/v1?api_key=sk-1&x=2"), "https://h/v1?api_key=[redacted]&x=2");
         assert_eq!(format!("{:?}", Secret::new("sk-123")), "Secret([redacted])");
     }
 

@@ -56,9 +56,11 @@ fn scalar_size(ty: u32) -> Option<u64> {
 }
 
 /// A value: integers as u64 (what the shape needs), others skipped.
-fn read_value(r: &mut impl Read, ty: u32) -> std::io::Result<Option<u64>> {
+/// Arrays nest at most a few levels in any real file.
+fn read_value(r: &mut impl Read, ty: u32, depth: u32) -> std::io::Result<Option<u64>> {
     match ty {
         8 => read_string(r).map(|_| None),
+        9 if depth >= 4 => Err(bad("metadata arrays nested too deep")),
         9 => {
             let inner = read_u32(r)?;
             let n = read_u64(r)?;
@@ -68,7 +70,7 @@ fn read_value(r: &mut impl Read, ty: u32) -> std::io::Result<Option<u64>> {
                 }
                 None => {
                     for _ in 0..n {
-                        read_value(r, inner)?;
+                        read_value(r, inner, depth + 1)?;
                     }
                 }
             }
@@ -87,6 +89,10 @@ fn read_value(r: &mut impl Read, ty: u32) -> std::io::Result<Option<u64>> {
 
 /// Read the KV shape from a GGUF file's header.
 pub fn kv_shape(path: &Path) -> Result<KvShape, String> {
+    // The path comes from the server: only a regular file is read.
+    if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+        return Err(format!("{} is not a regular file", path.display()));
+    }
     let file = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let mut r = BufReader::new(file);
     let err = |e: std::io::Error| format!("{}: {e}", path.display());
@@ -110,7 +116,7 @@ pub fn kv_shape(path: &Path) -> Result<KvShape, String> {
             arch = read_string(&mut r).map_err(err)?;
             continue;
         }
-        if let Some(v) = read_value(&mut r, ty).map_err(err)? {
+        if let Some(v) = read_value(&mut r, ty, 0).map_err(err)? {
             ints.insert(key, v);
         }
     }

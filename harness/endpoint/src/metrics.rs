@@ -13,7 +13,7 @@ pub async fn scrape(client: &Client) -> Result<Vec<MetricSample>, CallError> {
         Err(CallError::Unanswered { status: 501, body }) => {
             return Err(CallError::Unsupported(format!("metrics are off on this server (HTTP 501: {body})")));
         }
-        Err(CallError::Rejected { status: 404, .. }) => {
+        Err(CallError::Unanswered { status: 404, .. }) => {
             return Err(CallError::Unsupported("the server has no /metrics endpoint".into()));
         }
         Err(err) => return Err(err),

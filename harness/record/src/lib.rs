@@ -245,6 +245,9 @@ pub struct InstrumentInfo {
     pub description: String,
     /// sha256 of the component file that ran.
     pub component_sha256: String,
+    /// The plugin interface it was built against, e.g. `0.2.0` (1.2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interface: Option<String>,
 }
 
 /// How a case ended. The four never mix.
@@ -322,9 +325,9 @@ pub struct Metric {
 /// One endpoint call made during a case, as the host saw it.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct CallRecord {
-    /// `chat`, `complete`, `prompt-logprobs`, `metrics`.
+    /// `chat`, `complete`, or `judge` (a call to the run's judge).
     pub kind: String,
-    /// `ok`, `lost`, `rejected`, `unsupported`.
+    /// `ok`, `lost`, `unauthorized`, `rejected`.
     pub result: String,
     /// HTTP status, when a response arrived.
     pub status: Option<u16>,
@@ -497,7 +500,7 @@ impl CaseRecord {
 pub struct Summary {
     /// RFC 3339 UTC end time.
     pub finished_at: String,
-    /// Wall seconds of the run.
+    /// Wall seconds of the cases (connecting and launching not included).
     pub seconds: f64,
     /// Cases passed.
     pub passed: u64,

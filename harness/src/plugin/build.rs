@@ -31,12 +31,20 @@ fn workspace_root(dir: &Path) -> Option<PathBuf> {
         .map(Path::to_path_buf)
 }
 
+/// The workspaces whose crates may be built: the project's own and
+/// cargo-sparktest's (the one this binary was built from).
+pub fn trusted_workspaces(project_root: &Path) -> Vec<PathBuf> {
+    let own = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    [workspace_root(project_root), workspace_root(&own)].into_iter().flatten().collect()
+}
+
 /// The component file for an instrument source, building it when it is a
 /// crate. A `crate` is a package of the cargo workspace that holds
-/// `suite_dir`, built from the workspace root: cargo then reads only the
-/// workspace's own `.cargo/config.toml`, never one planted in a suite
+/// `suite_dir`, which must be one of the `trusted` workspaces, built from
+/// its root: cargo then reads only that workspace's own configuration,
+/// never a `.cargo/config.toml` (or a whole workspace) planted in a suite
 /// folder.
-pub fn component_for(suite_dir: &Path, source: &Source) -> Result<PathBuf, Error> {
+pub fn component_for(suite_dir: &Path, source: &Source, trusted: &[PathBuf]) -> Result<PathBuf, Error> {
     match source {
         Source::Wasm { path, sha256 } => {
             let bytes = std::fs::read(path)
@@ -60,6 +68,13 @@ pub fn component_for(suite_dir: &Path, source: &Source) -> Result<PathBuf, Error
                     suite_dir.display()
                 ))
             })?;
+            if !trusted.contains(&root) {
+                return Err(plugin_err(format!(
+                    "instrument crate {name}: the suite's workspace {} is neither this project's nor cargo-sparktest's; \
+                     building it would run its build scripts as native code. Give a prebuilt wasm with its sha256",
+                    root.display()
+                )));
+            }
             let mut cmd = cargo();
             cmd.current_dir(&root).args(["build", "--package", name, "--profile", "plugin"]);
             run_build(cmd, name)

@@ -169,7 +169,7 @@ impl PluginHost {
         files: Arc<BTreeMap<String, Vec<u8>>>,
         reach: Reach,
     ) -> (Store<CaseState>, MemoryOutputPipe, Arc<AtomicBool>) {
-        let stderr = MemoryOutputPipe::new(64 * 1024);
+        let stderr = MemoryOutputPipe::new(1 << 20);
         // No preopened folders, no environment, no arguments, no sockets,
         // frozen clocks: the only way out is the endpoint import.
         let wasi = WasiCtxBuilder::new()
@@ -214,9 +214,15 @@ impl PluginHost {
         (store, stderr, in_call)
     }
 
-    /// Read a component and compile it (or fetch it from the cache).
-    fn compile(&self, wasm: &Path) -> Result<(Vec<u8>, Component), Error> {
+    /// Read a component and compile it (or fetch it from the cache); with a
+    /// pin, the bytes compiled are the bytes checked.
+    fn compile(&self, wasm: &Path, pin: Option<&str>) -> Result<(Vec<u8>, Component), Error> {
         let bytes = std::fs::read(wasm).map_err(|e| plugin_err(format!("failed to read component {}: {e}", wasm.display())))?;
+        if let Some(expected) = pin
+            && !sha256_hex(&bytes).eq_ignore_ascii_case(expected)
+        {
+            return Err(Error::new(ErrorKind::Setup, format!("component {} changed after its pin was checked", wasm.display())));
+        }
         let component = Component::new(&self.engine, &bytes)
             .map_err(|e| plugin_err(format!("failed to compile component {}: {e:#}", wasm.display())))?;
         Ok((bytes, component))
@@ -238,8 +244,8 @@ impl PluginHost {
 
     /// Load (compile or fetch from cache) a component of any released
     /// version and ask it to describe itself.
-    pub async fn load(&self, wasm: &Path) -> Result<InstrumentPlugin, Error> {
-        let (bytes, component) = self.compile(wasm)?;
+    pub async fn load(&self, wasm: &Path, pin: Option<&str>) -> Result<InstrumentPlugin, Error> {
+        let (bytes, component) = self.compile(wasm, pin)?;
         let pre = self.linker.instantiate_pre(&component).map_err(|e| {
             plugin_err(format!("component {} does not fit the instrument world (0.1.0 or 0.2.0): {e:#}", wasm.display()))
         })?;
@@ -278,6 +284,7 @@ impl PluginHost {
                 version: info.version,
                 description: info.description,
                 component_sha256: sha256_hex(&bytes),
+                interface: Some(interface.to_string()),
             },
             interface,
         })
@@ -292,7 +299,7 @@ impl PluginHost {
         measurements: Vec<String>,
         config: &str,
     ) -> Result<Vec<(String, Vec<u8>)>, Error> {
-        let (_, component) = self.compile(wasm)?;
+        let (_, component) = self.compile(wasm, None)?;
         let pre = self
             .reporter_linker
             .instantiate_pre(&component)

@@ -10,7 +10,7 @@ mod host;
 mod names;
 mod state;
 
-pub use build::component_for;
+pub use build::{component_for, trusted_workspaces};
 pub use host::{CaseInfo, CaseResult, InstrumentPlugin, Limits, PluginHost, Reach};
 pub use names::check_segments;
 pub use state::{CallLog, Judge, Restarter};

@@ -27,6 +27,9 @@ pub struct Shared {
     pub endpoints: BTreeMap<String, Arc<Endpoint>>,
     /// Restarters of the launched targets, by name.
     pub restarters: BTreeMap<String, Restarter>,
+    /// The launched servers, by name: a case that may restart one waits for
+    /// any restart still going before it lets the next case run.
+    pub launched: BTreeMap<String, Arc<std::sync::Mutex<crate::target::Launched>>>,
     /// The target under test.
     pub main_target: String,
     /// The judge, when there is one.
@@ -43,6 +46,8 @@ pub struct Shared {
     pub ceiling: Option<ClientCeiling>,
     /// When the run stops early.
     pub control: RunControl,
+    /// Keys out of every record (a server may echo one in an error).
+    pub redactor: crate::redact::Redactor,
 }
 
 /// The libtest trials of a run: every selected case of every instrument,
@@ -56,7 +61,18 @@ pub fn trials(shared: &Arc<Shared>, instruments: Vec<Instrument>, broken: Vec<Br
                 continue;
             }
             let (shared, inst, case) = (shared.clone(), inst.clone(), case.clone());
-            trials.push(Trial::ignorable_test(id, move || run_case(&shared, &inst, &case)));
+            trials.push(Trial::ignorable_test(id, move || {
+                // A bug in the harness still leaves a record of the case.
+                match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run_case(&shared, &inst, &case))) {
+                    Ok(result) => result,
+                    Err(panic) => {
+                        let what = panic.downcast_ref::<String>().cloned().or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()));
+                        let id = format!("{}::{}", inst.prefix(), case.name);
+                        let why = format!("the harness failed while running this case: {}", what.unwrap_or_default());
+                        finish(&shared, bare_record(&id, &inst.plugin.info.name, &case.name, Verdict::Fail(why)), None)
+                    }
+                }
+            }));
         }
     }
     for b in broken {
@@ -66,6 +82,7 @@ pub fn trials(shared: &Arc<Shared>, instruments: Vec<Instrument>, broken: Vec<Br
         }
         let shared = shared.clone();
         trials.push(Trial::ignorable_test(id.clone(), move || {
+            let _ = shared.sinks.emit(&Event::CaseStarted { id: id.clone() });
             let record = bare_record(&id, &b.name, "setup::load", Verdict::Fail(b.message.clone()));
             finish(&shared, record, None)
         }));
@@ -98,11 +115,15 @@ fn bare_record(id: &str, instrument: &str, case: &str, verdict: Verdict) -> Case
 }
 
 /// Emit the record and turn it into libtest's verdict.
-fn finish(shared: &Shared, record: CaseRecord, transcript: Option<crate::transcript::Transcript>) -> Result<Completion, Failed> {
+fn finish(shared: &Shared, mut record: CaseRecord, transcript: Option<crate::transcript::Transcript>) -> Result<Completion, Failed> {
+    record.reason = record.reason.map(|r| shared.redactor.redact(&r));
+    for (_, v) in record.notes.iter_mut() {
+        *v = shared.redactor.redact(v);
+    }
     let verdict = record.verdict();
     let event = Event::CaseFinished(Box::new(Finished { record, transcript: transcript.map(Arc::new) }));
     if let Err(err) = shared.sinks.emit(&event) {
-        return Err(Failed::from(format!("the record of this case was not written: {err}")));
+        return Err(Failed::from(format!("part of this case's output was not written: {err}")));
     }
     match verdict {
         Verdict::Pass => Ok(Completion::Completed),
@@ -123,18 +144,20 @@ enum Turn<'a> {
 fn run_case(shared: &Shared, inst: &Instrument, case: &CaseInfo) -> Result<Completion, Failed> {
     let id = format!("{}::{}", inst.prefix(), case.name);
     let _ = shared.sinks.emit(&Event::CaseStarted { id: id.clone() });
-    if let Some(stop) = shared.control.stopped() {
-        let mut record = bare_record(&id, &inst.plugin.info.name, &case.name, Verdict::Lost(format!("not run: the run stopped: {}", stop.reason)));
-        record.tags = case.tags.clone();
-        record.arm = inst.arm.as_ref().map(|(a, _)| a.clone());
-        return finish(shared, record, None);
-    }
     // Exclusive cases run alone; the others may share the server.
     let _turn = if inst.exclusive {
         Turn::Write(shared.exclusive.write().unwrap_or_else(|p| p.into_inner()))
     } else {
         Turn::Read(shared.exclusive.read().unwrap_or_else(|p| p.into_inner()))
     };
+    // Checked once the turn is ours: the run may have stopped while this
+    // case waited for it.
+    if let Some(stop) = shared.control.stopped() {
+        let mut record = bare_record(&id, &inst.plugin.info.name, &case.name, Verdict::Lost(format!("not run: the run stopped: {}", stop.reason)));
+        record.tags = case.tags.clone();
+        record.arm = inst.arm.as_ref().map(|(a, _)| a.clone());
+        return finish(shared, record, None);
+    }
     let target = inst.arm.as_ref().map_or(&shared.main_target, |(_, t)| t);
     let endpoint = shared.endpoints[target].clone();
     // Only a case that runs alone may restart its server.
@@ -142,6 +165,13 @@ fn run_case(shared: &Shared, inst: &Instrument, case: &CaseInfo) -> Result<Compl
     let reach = Reach { judge: shared.judge.clone(), restart };
     let started_at = rfc3339(SystemTime::now());
     let result = shared.rt.block_on(shared.host.run(&inst.plugin, endpoint, shared.files.clone(), reach, &inst.config, &case.name));
+    // A restart the case started goes on after a timeout: wait for it
+    // before the next case may reach the server.
+    if inst.exclusive
+        && let Some(l) = shared.launched.get(target)
+    {
+        drop(l.lock().unwrap_or_else(|p| p.into_inner()));
+    }
     let mut verdict = result.verdict.clone();
     let mut snapshots = Vec::new();
     let snap_dir = shared.snapshots.join(inst.prefix().replace("::", "/"));

@@ -69,16 +69,26 @@ impl Connector<'_> {
     pub fn new<'c>(config: &'c Config, targets: &[(&str, &TargetConfig)]) -> Result<Connector<'c>, Error> {
         let mut redactor = Redactor::default();
         for (name, cfg) in targets {
-            if let Some(key) = api_key(name, cfg)? {
-                redactor.add(&key);
+            // A missing key is an error when the target is reached, not here
+            // (listing cases needs no key).
+            if let Ok(Some(key)) = api_key(name, cfg)
+                && !redactor.add(&key)
+            {
+                eprintln!(
+                    "sparktest: warning: target {name}'s API key is shorter than {} characters: it is not searched \
+                     for in what the harness writes",
+                    crate::redact::MIN_SECRET
+                );
             }
             if let Some(url) = &cfg.base_url
                 && let Some((_, rest)) = url.split_once("://")
-                && let Some((userinfo, _)) = rest.split_once('@')
             {
-                redactor.add(userinfo);
-                if let Some((_, password)) = userinfo.split_once(':') {
-                    redactor.add(password);
+                let authority = &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())];
+                if let Some((userinfo, _)) = authority.rsplit_once('@') {
+                    redactor.add(userinfo);
+                    if let Some((_, password)) = userinfo.split_once(':') {
+                        redactor.add(password);
+                    }
                 }
             }
         }
@@ -133,7 +143,7 @@ impl Connector<'_> {
             (None, None) => unreachable!("config validation guarantees a base-url or a launch"),
         };
         let client = Client::new(&base_url, &cfg.model, self.client_config(key)).map_err(|e| Error::new(ErrorKind::Target, e))?;
-        let command = launched.as_ref().map(|l| l.command.as_slice());
+        let command = launched.as_ref().map(|l| l.argv());
         let mut endpoint = rt.block_on(Endpoint::connect(client, command)).map_err(|e| {
             let hint = match e {
                 ProbeError::ModelMismatch { .. } | ProbeError::Unauthorized { .. } => "; the run stops before any case",
@@ -146,7 +156,7 @@ impl Connector<'_> {
         // server it did not launch, without its command and log).
         let local = launched.is_some() || is_loopback(&base_url);
         let kv_bytes = local.then(|| {
-            let (command, log) = launched.as_ref().map_or((Vec::new(), String::new()), |l| (l.command.clone(), l.log_text()));
+            let (command, log) = launched.as_ref().map_or((Vec::new(), String::new()), |l| (l.argv().to_vec(), l.log_text()));
             endpoint.engine().kv_bytes_per_token(endpoint.facts(), &command, &log)
         });
         let facts = endpoint.facts_mut();
@@ -172,7 +182,11 @@ impl Connector<'_> {
             }
             None => facts.extra.push((
                 "footprint.not_measured".into(),
-                "the harness did not launch this server, so it cannot see its memory".into(),
+                if launched.is_some() {
+                    "the harness launched this server but could not read its processes' memory".into()
+                } else {
+                    "the harness did not launch this server, so it cannot see its memory".into()
+                },
             )),
         }
         facts.footprint = footprint;

@@ -52,7 +52,7 @@ impl RunControl {
             return;
         }
         if let Some(why) = refused {
-            st.stop = Some(Stop { reason: format!("the target refused the credentials ({why}), at {id}"), refused: true });
+            st.stop = Some(Stop { reason: format!("a server refused the credentials ({why}), at {id}"), refused: true });
             return;
         }
         if outcome == Outcome::Lost {
@@ -102,6 +102,6 @@ mod tests {
         let c = RunControl::new(5);
         c.observe("a", Outcome::Lost, Some("HTTP 401"), Some("HTTP 401: no"));
         let stop = c.stopped().unwrap();
-        assert!(stop.refused && stop.reason.contains("refused the credentials"), "{stop:?}");
+        assert!(stop.refused && stop.reason.starts_with("a server refused the credentials"), "{stop:?}");
     }
 }

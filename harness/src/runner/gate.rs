@@ -5,10 +5,12 @@ use sparktest_record::Gate;
 
 use crate::sinks::summary::Tally;
 
-/// A filtered or skipped check is a failing one.
-pub fn verdict(t: &Tally, total: usize) -> Gate {
-    let ran = usize::try_from(t.counts.total()).unwrap_or(usize::MAX);
-    let mut failing = t.not_passed.clone();
+/// A filtered or skipped check is a failing one. `carried` are the checks
+/// an earlier run (that this one resumes) recorded, and their failures.
+pub fn verdict(t: &Tally, total: usize, carried: &(usize, Vec<String>)) -> Gate {
+    let ran = usize::try_from(t.counts.total()).unwrap_or(usize::MAX) + carried.0;
+    let mut failing = carried.1.clone();
+    failing.extend(t.not_passed.iter().cloned());
     if ran < total {
         failing.push(format!("{} of {total} checks did not run (filtered out or skipped)", total - ran));
     }
@@ -23,10 +25,10 @@ mod tests {
     #[test]
     fn a_gate_passes_only_when_every_check_ran_and_passed() {
         let all = Tally { counts: Counts { passed: 3, ..Counts::default() }, ..Tally::default() };
-        assert!(verdict(&all, 3).passed);
+        assert!(verdict(&all, 3, &(0, vec![])).passed);
         // A filter that ran one of three checks proves nothing.
         let filtered = Tally { counts: Counts { passed: 1, ..Counts::default() }, ..Tally::default() };
-        let g = verdict(&filtered, 3);
+        let g = verdict(&filtered, 3, &(0, vec![]));
         assert!(!g.passed);
         assert_eq!(g.failing, ["2 of 3 checks did not run (filtered out or skipped)"]);
         let failed = Tally {
@@ -34,7 +36,11 @@ mod tests {
             not_passed: vec!["x::y (fail: wrong)".into()],
             ..Tally::default()
         };
-        assert_eq!(verdict(&failed, 3).failing, ["x::y (fail: wrong)"]);
-        assert!(!verdict(&Tally::default(), 0).passed, "a gate with no checks is no gate");
+        assert_eq!(verdict(&failed, 3, &(0, vec![])).failing, ["x::y (fail: wrong)"]);
+        assert!(!verdict(&Tally::default(), 0, &(0, vec![])).passed, "a gate with no checks is no gate");
+        // A resumed run counts what the earlier one recorded.
+        let rest = Tally { counts: Counts { passed: 1, ..Counts::default() }, ..Tally::default() };
+        assert!(verdict(&rest, 3, &(2, vec![])).passed);
+        assert_eq!(verdict(&rest, 3, &(2, vec!["x::a (fail: no)".into()])).failing, ["x::a (fail: no)"]);
     }
 }

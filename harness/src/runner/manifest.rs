@@ -99,12 +99,39 @@ impl Plan {
             .enumerate()
             .filter(|(i, id)| partition.as_ref().is_none_or(|p| p.holds(*i, id)))
             .map(|(_, id)| id)
-            .filter(|id| resumed.as_ref().is_none_or(|r| !r.done.contains(id)))
+            .filter(|id| resumed.as_ref().is_none_or(|r| !r.done.contains_key(id)))
             .collect();
+        // Every key the run may use, the arms' and the judge's included.
+        let arm_targets: Vec<&String> = prepared.instruments.iter().filter_map(|i| i.arm.as_ref().map(|(_, t)| t)).collect();
         let mut names: Vec<(&str, &TargetConfig)> = vec![(&target_name, &target_cfg)];
-        names.extend(config.targets.iter().filter(|(n, _)| Some(*n) == judge_name.as_ref()).map(|(n, c)| (n.as_str(), c)));
+        names.extend(
+            config
+                .targets
+                .iter()
+                .filter(|(n, _)| Some(*n) == judge_name.as_ref() || arm_targets.contains(n))
+                .map(|(n, c)| (n.as_str(), c)),
+        );
         let redactor = Connector::new(config, &names)?.redactor;
         Ok(Plan { target_name, target_cfg, judge_name, selected, partition, run_group, resumed, redactor })
+    }
+
+    /// The checks a gate suite's run answers for: every case of the suite,
+    /// or of this part of a partitioned run (a filter that skips one fails
+    /// the gate).
+    pub fn gate_checks(&self, prepared: &Prepared) -> usize {
+        let ids = prepared.case_ids();
+        match &self.partition {
+            Some(p) => ids.iter().enumerate().filter(|(i, id)| p.holds(*i, id)).count(),
+            None => ids.len(),
+        }
+    }
+
+    /// What a resumed run carries into its gate: the checks the earlier runs
+    /// recorded, and those of them that did not pass.
+    pub fn gate_carry(&self) -> (usize, Vec<String>) {
+        self.resumed.as_ref().map_or((0, Vec::new()), |r| {
+            (r.done.len(), r.done.values().filter(|(o, _)| *o != sparktest_record::Outcome::Pass).map(|(_, s)| s.clone()).collect())
+        })
     }
 
     /// Whether any selected case runs (not all ignored by libtest's rules).

@@ -95,6 +95,8 @@ pub fn run(args: RunArgs) -> Result<i32, Error> {
     let files = Arc::new(suite.files.clone());
     let prepared = prepare::prepare(&rt, &config, &suite, &files, &args.arms)?;
     let plan = manifest::Plan::new(&config, &args, &suite, &prepared)?;
+    // A gate counts every check of the suite: a filter that skips one fails it.
+    let checks = suite.gate.then(|| (plan.gate_checks(&prepared), plan.gate_carry()));
     if args.libtest.list || !plan.any_selected(&args.libtest) {
         // Listing, or nothing selected: libtest prints; no server needed.
         let trials = plan.selected.iter().map(|n| Trial::test(n.clone(), || Ok(()))).collect();
@@ -104,7 +106,7 @@ pub fn run(args: RunArgs) -> Result<i32, Error> {
     let targets = plan.connect(&rt, &config, &prepared)?;
     let manifest = plan.manifest(&rt, &config, &suite, &prepared, &targets);
     let dir = args.measurements_dir.clone().unwrap_or_else(|| config.path(&config.run.measurements_dir));
-    let writer = Arc::new(MeasurementWriter::create(&dir, &manifest.run_id)?);
+    let writer = Arc::new(MeasurementWriter::create(&dir, &manifest.run_id)?.redacting(plan.redactor.clone()));
     let tally = Arc::new(TallySink::default());
     let sinks = sinks(&args, &dir, &writer, &tally, &plan, &suite.name);
     let cases = plan.selected.len();
@@ -114,6 +116,7 @@ pub fn run(args: RunArgs) -> Result<i32, Error> {
         host: prepared.host,
         endpoints: targets.0.iter().map(|(n, c)| (n.clone(), c.endpoint.clone())).collect(),
         restarters: targets.0.iter().filter_map(|(n, c)| Some((n.clone(), c.restarter()?))).collect(),
+        launched: targets.0.iter().filter_map(|(n, c)| Some((n.clone(), c.launched.clone()?))).collect(),
         main_target: plan.target_name.clone(),
         judge: plan.judge(&targets),
         files,
@@ -122,31 +125,37 @@ pub fn run(args: RunArgs) -> Result<i32, Error> {
         exclusive: RwLock::new(()),
         ceiling: manifest.client_ceiling.clone(),
         control: control::RunControl::new(config.run.max_lost_in_row),
+        redactor: plan.redactor.clone(),
     });
     let selected = |id: &str| plan.selected.iter().any(|s| s == id);
     let trials = case::trials(&shared, prepared.instruments, prepared.broken, &selected);
-    let run_started = Instant::now();
+    let started = Instant::now();
     let conclusion = libtest_mimic::run(&args.libtest, trials);
-    let t = tally.tally();
     let stop = shared.control.stopped();
-    let summary = Summary {
-        finished_at: rfc3339(SystemTime::now()),
-        seconds: run_started.elapsed().as_secs_f64(),
-        passed: t.counts.passed,
-        failed: t.counts.failed,
-        lost: t.counts.lost,
-        not_applicable: t.counts.not_applicable,
-        instruments: t.instruments(),
-        gate: suite.gate.then(|| gate::verdict(&t, cases)),
-        stopped: stop.as_ref().map(|s| s.reason.clone()),
-    };
-    sinks.emit(&Event::RunFinished(Box::new(summary)))?;
+    sinks.emit(&Event::RunFinished(Box::new(summary(&tally, started, checks, stop.as_ref()))))?;
     drop(targets);
     Ok(match stop {
         Some(s) if s.refused => exit_code::TARGET,
         _ if conclusion.has_failed() => exit_code::CASES_FAILED,
         _ => exit_code::OK,
     })
+}
+
+/// The run's last line: the tally, the gate over the suite's checks where
+/// it is one, and why it stopped early.
+fn summary(tally: &TallySink, started: Instant, gate: Option<(usize, (usize, Vec<String>))>, stop: Option<&control::Stop>) -> Summary {
+    let t = tally.tally();
+    Summary {
+        finished_at: rfc3339(SystemTime::now()),
+        seconds: started.elapsed().as_secs_f64(),
+        passed: t.counts.passed,
+        failed: t.counts.failed,
+        lost: t.counts.lost,
+        not_applicable: t.counts.not_applicable,
+        instruments: t.instruments(),
+        gate: gate.map(|(checks, carried)| gate::verdict(&t, checks, &carried)),
+        stopped: stop.map(|s| s.reason.clone()),
+    }
 }
 
 /// The run's sinks: the measurement file, the tally, the terminal summary,
@@ -172,9 +181,4 @@ fn sinks(
         sinks.push(Arc::new(ProgressSink::new()));
     }
     sinks
-}
-
-/// The project's configuration, for callers that only need it.
-pub fn config(cwd: &std::path::Path) -> Result<Config, Error> {
-    Config::discover(cwd)
 }

@@ -108,9 +108,14 @@ pub fn prepare(
     let host = PluginHost::new(Some(&super::connect::cache_dir(config).join("wasmtime-cache")), limits(config))?;
     let mut instruments: Vec<Instrument> = Vec::new();
     let mut broken = Vec::new();
+    let trusted = plugin::trusted_workspaces(&config.root);
     for entry in &suite.instruments {
-        let wasm = plugin::component_for(&suite.dir, &entry.source)?;
-        let plugin = match rt.block_on(host.load(&wasm)) {
+        let wasm = plugin::component_for(&suite.dir, &entry.source, &trusted)?;
+        let pin = match &entry.source {
+            suite::Source::Wasm { sha256, .. } => sha256.as_deref(),
+            suite::Source::Crate(_) => None,
+        };
+        let plugin = match rt.block_on(host.load(&wasm, pin)) {
             Ok(plugin) => plugin,
             Err(err) => {
                 broken.push(Broken { name: source_label(&entry.source), message: err.message });
@@ -162,7 +167,14 @@ pub fn prepare(
             }
         }
     }
-    Ok(Prepared { host, instruments, broken })
+    let prepared = Prepared { host, instruments, broken };
+    // One record per case: an id twice (two entries of one instrument, or a
+    // case listed twice) would have its records and snapshots collide.
+    let mut seen = std::collections::BTreeSet::new();
+    if let Some(dup) = prepared.case_ids().into_iter().find(|id| !seen.insert(id.clone())) {
+        return Err(Error::new(ErrorKind::Setup, format!("suite {}: case {dup} is listed twice", suite.name)));
+    }
+    Ok(prepared)
 }
 
 /// Refuse `--arm NAME=…` for an arm the suite does not have.

@@ -3,7 +3,7 @@
 //! cargo-nextest spells them), and the cases of an earlier run that were
 //! lost or never recorded (`--resume RUN_ID`).
 
-use std::collections::BTreeSet;
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use sha2::{Digest, Sha256};
@@ -74,38 +74,53 @@ pub fn run_group(given: Option<&str>, suite_sha: &str, target: &str, revision: O
 }
 
 /// An earlier run to resume: its manifest and the cases already done (any
-/// outcome but lost).
+/// outcome but lost), over the whole chain of runs it resumed in turn.
 pub struct Resumed {
     /// The earlier run's manifest.
     pub manifest: Manifest,
-    /// Case ids with a record that is not lost.
-    pub done: BTreeSet<String>,
+    /// Case id → outcome and reason, for records that are not lost.
+    pub done: BTreeMap<String, (Outcome, String)>,
 }
 
 /// Read `<dir>/<run_id>.jsonl` (a damaged end is fine: that is what a
-/// killed run leaves).
+/// killed run leaves), and the runs it resumed, oldest first.
 pub fn resumed(dir: &Path, run_id: &str) -> Result<Resumed, Error> {
-    if run_id.contains(['/', '\\']) || run_id.starts_with('.') {
-        return Err(setup(format!("--resume {run_id:?}: give a run id, not a path")));
+    let mut chain: Vec<Manifest> = Vec::new();
+    let mut done = BTreeMap::new();
+    let mut next = Some(run_id.to_string());
+    let mut files = Vec::new();
+    while let Some(id) = next.take() {
+        if id.contains(['/', '\\']) || id.starts_with('.') {
+            return Err(setup(format!("--resume {id:?}: give a run id, not a path")));
+        }
+        if files.iter().any(|(i, _): &(String, _)| *i == id) || files.len() > 1000 {
+            break;
+        }
+        let file = dir.join(format!("{id}.jsonl"));
+        let text = std::fs::read_to_string(&file).map_err(|e| setup(format!("--resume {id}: failed to read {}: {e}", file.display())))?;
+        let partial = sparktest_record::parse_partial(&text).map_err(|e| setup(format!("{}: {e}", file.display())))?;
+        let manifest = partial.lines.iter().find_map(|l| match l {
+            Line::Manifest(m) => Some(m.clone()),
+            _ => None,
+        });
+        let manifest = manifest.ok_or_else(|| setup(format!("{}: no manifest", file.display())))?;
+        next = manifest.resumes.clone();
+        chain.push(manifest);
+        files.push((id, partial.lines));
     }
-    let file = dir.join(format!("{run_id}.jsonl"));
-    let text = std::fs::read_to_string(&file).map_err(|e| setup(format!("--resume {run_id}: failed to read {}: {e}", file.display())))?;
-    let partial = sparktest_record::parse_partial(&text).map_err(|e| setup(format!("{}: {e}", file.display())))?;
-    let mut manifest = None;
-    let mut done = BTreeSet::new();
-    for line in partial.lines {
-        match line {
-            Line::Manifest(m) => manifest = Some(m),
-            Line::Case(c) if c.outcome != Outcome::Lost => {
-                done.insert(c.id);
+    // Oldest first, so a later record of a case replaces an earlier one.
+    for (_, lines) in files.into_iter().rev() {
+        for line in lines {
+            if let Line::Case(c) = line {
+                if c.outcome == Outcome::Lost {
+                    done.remove(&c.id);
+                } else {
+                    done.insert(c.id.clone(), (c.outcome, format!("{} ({}: {})", c.id, c.outcome.as_str(), c.reason.unwrap_or_default())));
+                }
             }
-            Line::Case(c) => {
-                done.remove(&c.id);
-            }
-            Line::Summary(_) => {}
         }
     }
-    let manifest = manifest.ok_or_else(|| setup(format!("{}: no manifest", file.display())))?;
+    let manifest = chain.into_iter().next().ok_or_else(|| setup(format!("--resume {run_id}: nothing to resume")))?;
     Ok(Resumed { manifest, done })
 }
 

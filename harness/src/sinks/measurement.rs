@@ -16,6 +16,7 @@ use sparktest_record::Line;
 
 use crate::error::{Error, ErrorKind};
 use crate::events::{Event, Sink};
+use crate::redact::Redactor;
 
 /// RFC 3339 UTC timestamp, seconds precision.
 pub fn rfc3339(t: SystemTime) -> String {
@@ -26,6 +27,7 @@ pub fn rfc3339(t: SystemTime) -> String {
 pub struct MeasurementWriter {
     path: PathBuf,
     out: Mutex<BufWriter<File>>,
+    redactor: Redactor,
 }
 
 impl MeasurementWriter {
@@ -39,7 +41,13 @@ impl MeasurementWriter {
             .create_new(true)
             .open(&path)
             .map_err(|e| io(format!("failed to create {}: {e}", path.display())))?;
-        Ok(MeasurementWriter { path, out: Mutex::new(BufWriter::new(file)) })
+        Ok(MeasurementWriter { path, out: Mutex::new(BufWriter::new(file)), redactor: Redactor::default() })
+    }
+
+    /// Keep these secrets out of every line written.
+    pub fn redacting(mut self, redactor: Redactor) -> Self {
+        self.redactor = redactor;
+        self
     }
 
     /// The file's path.
@@ -49,8 +57,10 @@ impl MeasurementWriter {
 
     /// Write one line and flush it.
     pub fn write(&self, line: &Line) -> Result<(), Error> {
-        let json = serde_json::to_string(line)
-            .map_err(|e| Error::new(ErrorKind::Io, format!("failed to encode a record: {e}")))?;
+        let encode = |e: serde_json::Error| Error::new(ErrorKind::Io, format!("failed to encode a record: {e}"));
+        let mut value = serde_json::to_value(line).map_err(encode)?;
+        self.redactor.redact_json(&mut value);
+        let json = serde_json::to_string(&value).map_err(encode)?;
         let mut out = self.out.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         writeln!(out, "{json}")
             .and_then(|()| out.flush())

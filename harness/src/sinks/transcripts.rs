@@ -39,11 +39,21 @@ impl Sink for TranscriptStore {
         }
         let io = |e: std::io::Error| Error::new(ErrorKind::Io, format!("failed to write transcript {}: {e}", path.display()));
         std::fs::create_dir_all(&self.dir).map_err(io)?;
-        let json = serde_json::to_string_pretty(&**transcript)
-            .map_err(|e| Error::new(ErrorKind::Io, format!("failed to encode transcript {sha}: {e}")))?;
-        // Written aside and renamed: a reader never sees half a file.
-        let tmp = self.dir.join(format!(".{sha}.{}.tmp", std::process::id()));
-        std::fs::write(&tmp, self.redactor.redact(&json)).map_err(io)?;
+        let encode = |e: serde_json::Error| Error::new(ErrorKind::Io, format!("failed to encode transcript {sha}: {e}"));
+        let mut value = serde_json::to_value(&**transcript).map_err(encode)?;
+        self.redactor.redact_json(&mut value);
+        let json = serde_json::to_string_pretty(&value).map_err(encode)?;
+        // Written aside under a name no other writer uses, then renamed: a
+        // reader never sees half a file. Equal conversations share an
+        // address; whichever lands first stays.
+        static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let tmp = self.dir.join(format!(".{sha}.{}.{n}.tmp", std::process::id()));
+        std::fs::write(&tmp, json).map_err(io)?;
+        if path.exists() {
+            let _ = std::fs::remove_file(&tmp);
+            return Ok(());
+        }
         std::fs::rename(&tmp, &path).map_err(io)
     }
 }

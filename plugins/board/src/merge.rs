@@ -65,7 +65,19 @@ fn partitions(runs: Vec<Run>) -> Vec<Run> {
                 base.cases.extend(r.cases.iter().cloned());
                 base.merged.push(format!("partition {}/{} ({})", p.index, p.total, r.manifest.run_id));
                 base.summary = match (&base.summary, &r.summary) {
-                    (Some(_), Some(s)) => Some(recount(s, base)),
+                    (Some(a), Some(s)) => {
+                        // A gate split across parts passes only if every part did.
+                        let gate = match (&a.gate, &s.gate) {
+                            (Some(x), Some(y)) => Some(sparktest_record::Gate {
+                                passed: x.passed && y.passed,
+                                failing: x.failing.iter().chain(&y.failing).cloned().collect(),
+                            }),
+                            (x, y) => x.clone().or_else(|| y.clone()),
+                        };
+                        let mut merged = recount(s, base);
+                        merged.gate = gate;
+                        Some(merged)
+                    }
                     _ => None,
                 };
             }

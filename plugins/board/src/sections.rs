@@ -99,6 +99,9 @@ pub fn tokens_per_second(runs: &[Run]) -> Table {
                 _ => continue,
             };
             let input = metric(c, "input-tok-s");
+            // p50 / p99 of the case's calls, as vllm bench serve and GuideLLM report them.
+            let pct = |p: Option<&sparktest_record::Percentiles>| p.map_or("—".to_string(), |p| format!("{:.1} / {:.1}", p.p50, p.p99));
+            let lat = c.latency.as_ref();
             rows.push(vec![
                 machine(&r.manifest.client_host, t.launch_command.is_some(), &t.base_url),
                 format!("{} / {} {}", t.model_id, t.engine, t.build.as_deref().unwrap_or("")),
@@ -108,6 +111,9 @@ pub fn tokens_per_second(runs: &[Run]) -> Table {
                 aggregate.map_or("—".into(), |v| format!("{v:.2}")),
                 input.map_or("—".into(), |v| format!("{v:.0}")),
                 kv.parse::<f64>().map_or_else(|_| "—".to_string(), thousands),
+                pct(lat.and_then(|l| l.ttft_ms.as_ref())),
+                pct(lat.and_then(|l| l.itl_ms.as_ref())),
+                pct(lat.and_then(|l| l.e2e_ms.as_ref())),
                 checks,
                 r.record_id(c),
             ]);
@@ -123,10 +129,13 @@ pub fn tokens_per_second(runs: &[Run]) -> Table {
             "Aggregate tok/s (all streams)",
             "Input tok/s",
             "Context tokens (KV pool)",
+            "TTFT p50 / p99 ms",
+            "Inter-token p50 / p99 ms",
+            "Request p50 / p99 ms",
             "Checks",
             "Record",
         ],
-        numeric: vec![false, false, false, false, true, true, true, true, false, false],
+        numeric: vec![false, false, false, false, true, true, true, true, true, true, true, false, false],
         rows,
     }
 }

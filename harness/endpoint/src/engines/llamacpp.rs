@@ -45,7 +45,7 @@ impl EngineKind for LlamaCpp {
                 Ok(Value::Array(list)) => {
                     let per_slot: Vec<u64> = list.iter().filter_map(|s| s.get("n_ctx").and_then(Value::as_u64)).collect();
                     if !per_slot.is_empty() {
-                        facts.kv_pool_tokens = Some(per_slot.iter().sum());
+                        facts.kv_pool_tokens = per_slot.iter().try_fold(0u64, |a, n| a.checked_add(*n));
                         facts.extra.push((
                             "kv_pool_source".into(),
                             format!("llama.cpp /slots n_ctx summed over {} slots", per_slot.len()),

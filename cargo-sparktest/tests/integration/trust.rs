@@ -1,0 +1,222 @@
+//! Real deployments at the edges: credentials sent and never written
+//! anywhere, refused credentials stopping the run, and launched servers
+//! that die with the harness. The faults come from a scripted server where
+//! a real engine cannot produce them on demand.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use sparktest_record::Outcome;
+
+use crate::fake_server::{FakeServer, Script, openai};
+use crate::support::*;
+
+const KEY: &str = "sk-planted-7f3e9a1c5b";
+const URL_SECRET: &str = "url-secret-5d2c8e";
+
+/// An OpenAI-compatible fake that wants `Bearer KEY` (or any Basic
+/// credentials) on the calls listed in `guarded`.
+fn fake(rt: &tokio::runtime::Runtime, guard_models: bool) -> FakeServer {
+    rt.block_on(FakeServer::respond(Arc::new(move |req: &str, _| {
+        let lower = req.to_lowercase();
+        let path = req.split_whitespace().nth(1).unwrap_or("").to_string();
+        let authed = lower.contains(&format!("authorization: bearer {}", KEY.to_lowercase())) || lower.contains("authorization: basic ");
+        if (path.starts_with("/v1/chat") || (guard_models && path.starts_with("/v1/models"))) && !authed {
+            return Script::json(401, r#"{"error":{"message":"invalid api key","type":"authentication_error"}}"#);
+        }
+        if path.starts_with("/v1/models") {
+            return Script::json(200, r#"{"object":"list","data":[{"id":"fake-model","object":"model"}]}"#);
+        }
+        if path.starts_with("/v1/chat") {
+            if req.contains("\"stream\":true") {
+                return Script::sse().data(&openai::role()).data(&openai::content("Hello!")).data(&openai::finish("stop")).data(&openai::usage(5, 2)).done();
+            }
+            return Script::json(
+                200,
+                r#"{"id":"x","object":"chat.completion","model":"fake-model","choices":[{"index":0,"message":{"role":"assistant","content":"Hello!"},"finish_reason":"stop"}],"usage":{"prompt_tokens":5,"completion_tokens":2}}"#,
+            );
+        }
+        Script::json(404, r#"{"error":"not found"}"#)
+    })))
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap()
+}
+
+/// Every file under a folder, as text (lossy).
+fn all_files(dir: &std::path::Path, out: &mut Vec<(String, String)>) {
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            all_files(&p, out);
+        } else if let Ok(bytes) = std::fs::read(&p) {
+            out.push((p.display().to_string(), String::from_utf8_lossy(&bytes).into_owned()));
+        }
+    }
+}
+
+#[test]
+fn a_planted_key_is_sent_and_never_written_anywhere() {
+    let rt = runtime();
+    let server = fake(&rt, true);
+    let with_creds = server.url().replacen("http://", &format!("http://sam:{URL_SECRET}@"), 1);
+    let p = Project::new(&format!(
+        "[target.secured]\nmodel = \"fake-model\"\nbase-url = \"{}\"\napi-key-env = \"SPARKTEST_TEST_PLANTED_KEY\"\n\
+         [target.urlcreds]\nmodel = \"fake-model\"\nbase-url = \"{with_creds}\"\n",
+        server.url()
+    ));
+    let mut said = String::new();
+    for target in ["secured", "urlcreds"] {
+        let out = p.command(&["--suite", &fixture_suite(), "--target", target, "--junit", "junit.xml", "chat::"]).env("SPARKTEST_TEST_PLANTED_KEY", KEY).output().unwrap();
+        said.push_str(&text(&out));
+        let runs = p.measurements();
+        let run = runs.last().unwrap();
+        assert_eq!(run.case("fixture::chat::hello").outcome, Outcome::Pass, "{}", text(&out));
+        assert_eq!(run.case("fixture::chat::streamed").outcome, Outcome::Pass, "{}", text(&out));
+    }
+    let runs = p.measurements();
+    assert!(runs[1].manifest.target.base_url.contains("[redacted]@"), "{}", runs[1].manifest.target.base_url);
+    // The board, a transcript shown, and every file the project now holds.
+    let board = p.run(&["board"]);
+    said.push_str(&text(&board));
+    let show = p.run(&["show", &format!("{}#fixture::chat::hello", runs[0].manifest.run_id)]);
+    assert!(show.status.success(), "{}", text(&show));
+    said.push_str(&text(&show));
+    let mut files = Vec::new();
+    all_files(p.path(), &mut files);
+    // The user's own configuration holds the URL's credentials; nothing else may.
+    files.retain(|(f, _)| !f.ends_with("sparktest.toml"));
+    assert!(files.iter().any(|(f, _)| f.contains("transcripts")), "transcripts were written");
+    assert!(files.iter().any(|(f, _)| f.ends_with("junit.xml")) && files.iter().any(|(f, _)| f.ends_with("board.html")));
+    for (file, content) in files.iter().chain([("stdout and stderr".to_string(), said.clone())].iter()) {
+        assert!(!content.contains(KEY), "the key is in {file}");
+        assert!(!content.contains(URL_SECRET), "the URL's credentials are in {file}");
+    }
+    // It did reach the server, on every call and probe.
+    let ex = server.exchanges();
+    assert!(ex.iter().filter(|e| e.request.to_lowercase().contains("bearer")).count() >= 3, "{} exchanges", ex.len());
+}
+
+#[test]
+fn refused_credentials_stop_the_run_and_name_the_call() {
+    let rt = runtime();
+    // At the probe: before any case, exit 4.
+    let guarded = fake(&rt, true);
+    let p = Project::new(&format!(
+        "[target.secured]\nmodel = \"fake-model\"\nbase-url = \"{}\"\napi-key-env = \"SPARKTEST_TEST_PLANTED_KEY\"\n",
+        guarded.url()
+    ));
+    let out = p.command(&["--suite", &fixture_suite(), "--target", "secured", "chat::"]).env("SPARKTEST_TEST_PLANTED_KEY", "sk-wrong-key").output().unwrap();
+    assert_eq!(out.status.code(), Some(4), "{}", text(&out));
+    assert!(text(&out).contains("/v1/models refused the credentials: HTTP 401"), "{}", text(&out));
+    assert!(!text(&out).contains("sk-wrong-key"));
+    assert!(p.measurements().is_empty(), "nothing measured");
+    // A key the configuration names but the environment lacks: a setup error.
+    let out = p.command(&["--suite", &fixture_suite(), "--target", "secured", "chat::"]).env_remove("SPARKTEST_TEST_PLANTED_KEY").output().unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    assert!(text(&out).contains("api-key-env names SPARKTEST_TEST_PLANTED_KEY"), "{}", text(&out));
+
+    // Mid-run: the model list is open, the chat endpoint is not. The run
+    // stops at the first refusal; the rest are recorded, not sent.
+    let open = fake(&rt, false);
+    let out = p.run(&["--suite", &fixture_suite(), "--endpoint", &open.url(), "--model", "fake-model", "--test-threads", "1", "chat::"]);
+    assert_eq!(out.status.code(), Some(4), "{}", text(&out));
+    let run = p.measurements().pop().unwrap();
+    let summary = run.summary.as_ref().unwrap();
+    assert!(summary.stopped.as_deref().unwrap().contains("refused the credentials"), "{summary:?}");
+    assert!(run.cases.iter().all(|c| c.outcome == Outcome::Lost), "{:?}", run.cases);
+    let sent: Vec<_> = run.cases.iter().filter(|c| !c.calls.is_empty()).collect();
+    assert_eq!(sent.len(), 1, "only the first case was sent");
+    assert_eq!(sent[0].calls[0].result, "unauthorized");
+    assert!(run.cases.iter().filter(|c| c.calls.is_empty()).all(|c| c.reason.as_deref().unwrap().starts_with("not run: the run stopped")));
+}
+
+#[test]
+fn a_launched_engine_gets_its_key_and_the_record_hides_it() {
+    // llama-server itself, launched with --api-key from the environment.
+    let p = Project::new(
+        "[target.keyed]\nmodel = \"SmolLM2-135M-Instruct-Q4_1\"\napi-key-env = \"SPARKTEST_TEST_PLANTED_KEY\"\n\
+         [target.keyed.launch]\nprovision = \"builtin:reference-target\"\n\
+         command = [\"{server}\", \"--model\", \"{model}\", \"--alias\", \"SmolLM2-135M-Instruct-Q4_1\", \"--host\", \"127.0.0.1\", \"--port\", \"{port}\", \"--threads\", \"1\", \"--api-key\", \"{api-key}\"]\n",
+    );
+    let out = p.command(&["--suite", &fixture_suite(), "--target", "keyed", "--exact", "fixture::chat::hello"]).env("SPARKTEST_TEST_PLANTED_KEY", KEY).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let run = &p.measurements()[0];
+    let cmd = run.manifest.target.launch_command.clone().unwrap();
+    let at = cmd.iter().position(|a| a == "--api-key").unwrap();
+    assert_eq!(cmd[at + 1], "[redacted]");
+    let mut files = Vec::new();
+    all_files(&p.path().join("measurements"), &mut files);
+    assert!(files.iter().all(|(_, c)| !c.contains(KEY)));
+    assert!(!text(&out).contains(KEY));
+}
+
+/// The pid of the llama-server listening on `port`, from /proc.
+fn server_pid(port: &str) -> Option<u32> {
+    std::fs::read_dir("/proc").ok()?.flatten().find_map(|e| {
+        let pid: u32 = e.file_name().to_string_lossy().parse().ok()?;
+        let cmd = std::fs::read(e.path().join("cmdline")).ok()?;
+        let args: Vec<String> = cmd.split(|b| *b == 0).map(|a| String::from_utf8_lossy(a).into_owned()).collect();
+        (args.first()?.ends_with("llama-server") && args.windows(2).any(|w| w[0] == "--port" && w[1] == port)).then_some(pid)
+    })
+}
+
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| !s.contains(") Z"))
+}
+
+/// Start a run that launches the reference target; once a case is on disk,
+/// return the harness and its server's pid.
+fn launched_run(p: &Project) -> (std::process::Child, u32) {
+    let child = p
+        .command(&["--suite", &suite("smoke"), "--test-threads", "1"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    loop {
+        let port = std::fs::read_dir(p.path().join("target/sparktest/logs"))
+            .ok()
+            .and_then(|mut d| d.next())
+            .and_then(|e| e.ok())
+            .and_then(|e| e.file_name().to_string_lossy().strip_suffix(".log").and_then(|n| n.rsplit('-').nth(1)).map(str::to_string));
+        if let Some(pid) = port.as_deref().and_then(server_pid)
+            && p.measurements().first().is_some_and(|r| !r.cases.is_empty())
+        {
+            return (child, pid);
+        }
+        assert!(started.elapsed() < Duration::from_secs(300), "the run never got going");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn gone_within(pid: u32, limit: Duration) -> bool {
+    let started = Instant::now();
+    while started.elapsed() < limit {
+        if !alive(pid) {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    false
+}
+
+#[test]
+fn launched_servers_die_with_the_harness() {
+    // SIGTERM: the harness stops its servers, then exits 128 + 15.
+    let p = Project::new("");
+    let (mut child, pid) = launched_run(&p);
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGTERM);
+    }
+    assert_eq!(child.wait().unwrap().code(), Some(143));
+    assert!(gone_within(pid, Duration::from_secs(10)), "the server outlived a SIGTERM to the harness");
+    // SIGKILL: no handler runs; the parent-death signal takes the server.
+    let p = Project::new("");
+    let (mut child, pid) = launched_run(&p);
+    child.kill().unwrap();
+    let _ = child.wait();
+    assert!(gone_within(pid, Duration::from_secs(10)), "the server outlived the harness");
+}
