@@ -14,7 +14,9 @@
 //! - (d) Client cost under load: 256 requests × 2,000 streamed tokens at
 //!   concurrency 8, the client's CPU per token (user and system apart),
 //!   beside a bare reader that only counts `data:` lines off the socket
-//!   (the in-process stand-in for `curl | wc`).
+//!   (the in-process stand-in for `curl | wc`). The client runs twice: on
+//!   the harness's runtime flavour (multi-thread, two workers, calls
+//!   spawned as tasks) and on a current-thread runtime.
 //!
 //! CPU time comes from `/proc` (Linux only): the client runs on the main
 //! thread (a current-thread runtime), the fake server on a runtime of its
@@ -74,12 +76,40 @@ fn thread_user_sys() -> (f64, f64) {
     (f.get(10).copied().unwrap_or(0.0) / 100.0, f.get(11).copied().unwrap_or(0.0) / 100.0)
 }
 
+/// Thread name of the runtime that stands for the harness's.
+const HARNESS_THREADS: &str = "harness-rt";
+
+/// user and system CPU of this process's threads whose name starts with
+/// `prefix`, in seconds.
+fn threads_user_sys(prefix: &str) -> (f64, f64) {
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+        return (0.0, 0.0);
+    };
+    let mut total = (0.0, 0.0);
+    for task in tasks.flatten() {
+        let stat = std::fs::read_to_string(task.path().join("stat")).unwrap_or_default();
+        let Some((head, after)) = stat.rsplit_once(')') else {
+            continue;
+        };
+        if !head.split_once('(').is_some_and(|(_, comm)| comm.starts_with(prefix)) {
+            continue;
+        }
+        let f: Vec<f64> = after.split_whitespace().filter_map(|x| x.parse().ok()).collect();
+        total.0 += f.get(10).copied().unwrap_or(0.0) / 100.0;
+        total.1 += f.get(11).copied().unwrap_or(0.0) / 100.0;
+    }
+    total
+}
+
 /// Read a whole HTTP response off a raw socket, counting `data:` lines:
 /// no HTTP parser, no JSON, no timing.
 async fn bare_read(addr: &str, body: &[u8]) -> usize {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let mut sock = tokio::net::TcpStream::connect(addr).await.expect("connect");
-    let head = format!("POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n", body.len());
+    let head = format!(
+        "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
     sock.write_all(head.as_bytes()).await.expect("write");
     sock.write_all(body).await.expect("write");
     let mut buf = vec![0u8; 64 * 1024];
@@ -111,12 +141,37 @@ fn load(client_rt: &tokio::runtime::Runtime, server_rt: &tokio::runtime::Runtime
     println!("    {:<40} {:>12} {:>12} {:>12} {:>10}", "reader", "CPU/token", "user", "system", "tok/s");
     let client = Client::new(&server.url(), "fake-model", ClientConfig::default()).expect("client");
     let addr = server.url().trim_start_matches("http://").to_string();
-    let body = sparktest_endpoint::chat_body("fake-model", &streamed()).expect("body").to_string().into_bytes();
-    let rows: [(&str, &dyn Fn() -> usize); 2] = [
+    let req = streamed();
+    let body = sparktest_endpoint::chat_body("fake-model", &req).expect("body").to_string().into_bytes();
+    // The harness's own flavour: a multi-thread runtime with two workers,
+    // the calls spawned onto it, its threads' CPU summed by name.
+    let harness_rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_name(HARNESS_THREADS)
+        .enable_all()
+        .build()
+        .expect("harness runtime");
+    let on_harness_rt = || {
+        let (client, req) = (client.clone(), req.clone());
+        let all = harness_rt.spawn(async move {
+            stream::iter(0..LOAD_REQUESTS)
+                .map(|_| {
+                    let (client, req) = (client.clone(), req.clone());
+                    tokio::spawn(async move { client.chat(&req).await })
+                })
+                .buffer_unordered(LOAD_CONCURRENCY)
+                .map(|r| r.expect("task").expect("the loopback stream").timing.chunk_arrivals_ms.len())
+                .fold(0, |a, n| async move { a + n })
+                .await
+        });
+        harness_rt.block_on(all).expect("task")
+    };
+    let rows: [(&str, &dyn Fn() -> usize); 3] = [
+        ("sparktest client, harness runtime", &on_harness_rt),
         ("sparktest client (Client::chat)", &|| {
             client_rt.block_on(
                 stream::iter(0..LOAD_REQUESTS)
-                    .map(|_| client.chat(&streamed()))
+                    .map(|_| client.chat(&req))
                     .buffer_unordered(LOAD_CONCURRENCY)
                     .map(|r| r.expect("the loopback stream").timing.chunk_arrivals_ms.len())
                     .fold(0, |a, n| async move { a + n }),
@@ -132,11 +187,16 @@ fn load(client_rt: &tokio::runtime::Runtime, server_rt: &tokio::runtime::Runtime
         }),
     ];
     for (name, run) in rows {
-        let (u0, s0) = thread_user_sys();
+        let cpu = || {
+            let (u, s) = thread_user_sys();
+            let (hu, hs) = threads_user_sys(HARNESS_THREADS);
+            (u + hu, s + hs)
+        };
+        let (u0, s0) = cpu();
         let t0 = Instant::now();
         let n = run();
         let wall = t0.elapsed().as_secs_f64();
-        let (u1, s1) = thread_user_sys();
+        let (u1, s1) = cpu();
         assert!(n >= LOAD_REQUESTS * LOAD_TOKENS, "{n} chunks");
         let (user, sys) = (u1 - u0, s1 - s0);
         println!(
@@ -236,7 +296,12 @@ fn large_events(rt: &tokio::runtime::Runtime) {
     };
     let new_big = time(&|| parse_stream(&big, false), 1, RUNS);
     let new_small = time(&|| parse_stream(&small, false), 1024, RUNS);
-    println!("    {:<44} {:>7.0} MB/s {:>7.0} MB/s", "sse::Parser (this crate)", mb(bytes(&big)) / new_big, mb(bytes(&small)) / new_small);
+    println!(
+        "    {:<44} {:>7.0} MB/s {:>7.0} MB/s",
+        "sse::Parser (this crate)",
+        mb(bytes(&big)) / new_big,
+        mb(bytes(&small)) / new_small
+    );
     // The old parser rescans its buffer per read: one run is enough to see it.
     let old_big = time(&|| rt.block_on(parse_stream_before(big.clone())), 1, 1);
     let old_small = time(&|| rt.block_on(parse_stream_before(small.clone())), 1024, RUNS);
@@ -262,7 +327,12 @@ fn parse_path(rt: &tokio::runtime::Runtime) {
     let blocks: Vec<Bytes> = whole.chunks(BLOCK).map(Bytes::copy_from_slice).collect();
     let datas: Vec<&str> = events.iter().map(|e| e.trim_start_matches("data: ").trim_end()).collect();
 
-    println!("(a) SSE parse path, in memory: {} events, {:.1} MB, {:.0} B/event", events.len(), mb(bytes), bytes as f64 / events.len() as f64);
+    println!(
+        "(a) SSE parse path, in memory: {} events, {:.1} MB, {:.0} B/event",
+        events.len(),
+        mb(bytes),
+        bytes as f64 / events.len() as f64
+    );
     println!("    {:<40} {:>12} {:>9}", "path", "events/s", "MB/s");
     let rows: [(&str, &dyn Fn() -> usize); 5] = [
         ("sse::Parser + JSON, one chunk per event", &|| parse_stream(&per_event, true)),
@@ -340,7 +410,9 @@ fn ceiling(client_rt: &tokio::runtime::Runtime, server_rt: &tokio::runtime::Runt
         let busy = median(calls.iter().map(|c| c.client_cpu / c.wall * 100.0).collect());
         println!("    {:<34} {:>10.0} {:>13.2} µs {:>15.2} µs {:>10.0}%", name, rate, cpu, proc, busy);
     }
-    println!("    (process CPU includes the fake server; /proc/self/stat ticks are 10 ms, the client's thread is read from schedstat in ns)");
+    println!(
+        "    (process CPU includes the fake server; /proc/self/stat ticks are 10 ms, the client's thread is read from schedstat in ns)"
+    );
     println!();
 }
 

@@ -11,6 +11,7 @@
 //!
 //! Every limit is explicit ([`ClientConfig`]): the server is untrusted input.
 
+use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -63,7 +64,12 @@ pub struct RetryBudget {
 impl RetryBudget {
     /// A budget of `total` waiting for the whole run.
     pub fn new(total: Duration, max_attempts: u32) -> Self {
-        RetryBudget { max_attempts, first_backoff: Duration::from_millis(500), max_backoff: Duration::from_secs(30), left: Mutex::new(total) }
+        RetryBudget {
+            max_attempts,
+            first_backoff: Duration::from_millis(500),
+            max_backoff: Duration::from_secs(30),
+            left: Mutex::new(total),
+        }
     }
 
     /// No retries at all.
@@ -150,11 +156,16 @@ pub fn redact_url(url: &str) -> String {
         }
         None => url.to_string(),
     };
-    let Some((base, query)) = url.split_once('?') else { return url };
+    let Some((base, query)) = url.split_once('?') else {
+        return url;
+    };
     let query: Vec<String> = query
         .split('&')
         .map(|pair| match pair.split_once('=') {
-            Some((k, _)) if ["key", "api_key", "apikey", "api-key", "token", "access_token", "secret", "password"].contains(&k.to_ascii_lowercase().as_str()) => {
+            Some((k, _))
+                if ["key", "api_key", "apikey", "api-key", "token", "access_token", "secret", "password"]
+                    .contains(&k.to_ascii_lowercase().as_str()) =>
+            {
                 format!("{k}=[redacted]")
             }
             _ => pair.to_string(),
@@ -302,11 +313,18 @@ impl Client {
             if too_long || attempt >= retry.max_attempts || !retry.take(wait) {
                 let body = self.error_body(resp).await;
                 let why = if too_long {
-                    format!("the server asked to wait {} s, more than a retry waits ({} s)", asked.unwrap_or_default().as_secs(), retry.max_backoff.as_secs())
+                    format!(
+                        "the server asked to wait {} s, more than a retry waits ({} s)",
+                        asked.unwrap_or_default().as_secs(),
+                        retry.max_backoff.as_secs()
+                    )
                 } else if attempt >= retry.max_attempts {
                     format!("gave up after {attempt} attempts")
                 } else {
-                    format!("gave up after {attempt} attempts: the run's retry budget has {:.1} s left", retry.left().as_secs_f64())
+                    format!(
+                        "gave up after {attempt} attempts: the run's retry budget has {:.1} s left",
+                        retry.left().as_secs_f64()
+                    )
                 };
                 return Err(CallError::Unanswered { status, body: format!("{} ({why})", clip(&body)) });
             }
@@ -331,13 +349,13 @@ impl Client {
             return Err(too_large(cap));
         }
         let mut out = Vec::new();
+        let mut idle = Idle::new(self.config.timeouts.idle);
         loop {
-            let next = if out.is_empty() { Ok(resp.chunk().await) } else { tokio::time::timeout(self.config.timeouts.idle, resp.chunk()).await };
-            let chunk = match next {
-                Err(_) => return Err(stalled(self.config.timeouts.idle, out.len())),
-                Ok(Err(err)) => return Err(self.lost(err)),
-                Ok(Ok(None)) => return Ok(out),
-                Ok(Ok(Some(chunk))) => chunk,
+            let chunk = match idle.next(&mut resp).await {
+                None => return Err(stalled(self.config.timeouts.idle, out.len())),
+                Some(Err(err)) => return Err(self.lost(err)),
+                Some(Ok(None)) => return Ok(out),
+                Some(Ok(Some(chunk))) => chunk,
             };
             if out.len() + chunk.len() > cap {
                 return Err(too_large(cap));
@@ -378,27 +396,24 @@ impl Client {
     /// finish reason arrived and the connection then closed cleanly; the
     /// usage chunk, the `[DONE]` line, a role-only first chunk and
     /// keep-alive comments are each optional.
-    async fn read_stream(&self, mut resp: reqwest::Response, started: Instant, shape: Shape) -> Result<Reply, CallError> {
+    async fn read_stream(
+        &self,
+        mut resp: reqwest::Response,
+        started: Instant,
+        shape: Shape,
+    ) -> Result<Reply, CallError> {
         let cfg = &self.config;
         let mut parser = sse::Parser::new(cfg.max_event_bytes);
         let mut acc = StreamAcc::default();
         let mut events = Vec::new();
         let mut read = 0usize;
-        let mut first = true;
         let mut done = false;
+        let mut idle = Idle::new(cfg.timeouts.idle);
         while !done {
-            // Before the first byte only the total limit applies (a long
-            // prompt's prefill may take minutes); after it, silence longer
-            // than the idle limit is a stall.
-            let next = if first {
-                Ok(resp.chunk().await)
-            } else {
-                tokio::time::timeout(cfg.timeouts.idle, resp.chunk()).await
-            };
-            let chunk = match next {
-                Err(_) => return Err(stalled(cfg.timeouts.idle, read)),
-                Ok(Err(err)) => return Err(self.lost(err)),
-                Ok(Ok(None)) => {
+            let chunk = match idle.next(&mut resp).await {
+                None => return Err(stalled(cfg.timeouts.idle, read)),
+                Some(Err(err)) => return Err(self.lost(err)),
+                Some(Ok(None)) => {
                     if parser.finish(&mut events) {
                         acc.cut_line = true;
                     }
@@ -407,9 +422,8 @@ impl Client {
                     }
                     break;
                 }
-                Ok(Ok(Some(chunk))) => chunk,
+                Some(Ok(Some(chunk))) => chunk,
             };
-            first = false;
             let at = millis(started);
             read += chunk.len();
             if read > cfg.max_reply_bytes {
@@ -434,12 +448,59 @@ impl Client {
     }
 }
 
+/// The idle limit on a body. Before the first byte only the total limit
+/// applies (a long prompt's prefill may take minutes); after it, silence
+/// longer than the idle limit is a stall. One timer serves the whole body:
+/// it is re-armed only when it fires early (bytes came since it was set),
+/// not once per read, which would cost a timer-wheel insert and removal per
+/// streamed token.
+struct Idle {
+    limit: Duration,
+    last: tokio::time::Instant,
+    timer: Option<Pin<Box<tokio::time::Sleep>>>,
+}
+
+impl Idle {
+    fn new(limit: Duration) -> Self {
+        Idle { limit, last: tokio::time::Instant::now(), timer: None }
+    }
+
+    /// The next chunk of the body; `None` when it stalled.
+    async fn next(&mut self, resp: &mut reqwest::Response) -> Option<reqwest::Result<Option<bytes::Bytes>>> {
+        let Idle { limit, last, timer } = self;
+        let got = loop {
+            let Some(timer) = timer.as_mut() else {
+                break resp.chunk().await;
+            };
+            tokio::select! {
+                biased;
+                got = resp.chunk() => break got,
+                () = timer.as_mut() => {
+                    let deadline = *last + *limit;
+                    if tokio::time::Instant::now() >= deadline {
+                        return None;
+                    }
+                    timer.as_mut().reset(deadline);
+                }
+            }
+        };
+        *last = tokio::time::Instant::now();
+        if timer.is_none() {
+            *timer = Some(Box::pin(tokio::time::sleep_until(*last + *limit)));
+        }
+        Some(got)
+    }
+}
+
 fn too_large(cap: usize) -> CallError {
     CallError::Lost(format!("reply too large: more than {} bytes (max-reply-mib)", cap))
 }
 
 fn stalled(idle: Duration, read: usize) -> CallError {
-    CallError::Lost(format!("stream stalled: no byte for {:.0} s (idle-timeout-secs) after {read} bytes", idle.as_secs_f64()))
+    CallError::Lost(format!(
+        "stream stalled: no byte for {:.0} s (idle-timeout-secs) after {read} bytes",
+        idle.as_secs_f64()
+    ))
 }
 
 #[derive(Clone, Copy, PartialEq)]
@@ -505,7 +566,9 @@ fn message_json(m: &Message) -> Value {
                 .iter()
                 .map(|p| match p {
                     ContentPart::Text(text) => json!({"type": "text", "text": text}),
-                    ContentPart::ImageUrl(url) => json!({"type": "image_url", "image_url": {"url": url}}),
+                    ContentPart::ImageUrl(url) => {
+                        json!({"type": "image_url", "image_url": {"url": url}})
+                    }
                 })
                 .collect(),
         ),
@@ -518,7 +581,9 @@ fn message_json(m: &Message) -> Value {
             "tool_calls".into(),
             m.tool_calls
                 .iter()
-                .map(|c| json!({"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}))
+                .map(
+                    |c| json!({"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}),
+                )
                 .collect(),
         );
     }
@@ -543,7 +608,9 @@ fn merge_extra(body: &mut Map<String, Value>, extra: &Option<String>) -> Result<
                 }
                 body.extend(fields)
             }
-            _ => return Err(CallError::Invalid("extra-body must be a JSON object".into())),
+            _ => {
+                return Err(CallError::Invalid("extra-body must be a JSON object".into()));
+            }
         }
     }
     Ok(())
@@ -728,6 +795,52 @@ struct StreamAcc {
 /// More tool calls in one reply than any agent makes: a hostile stream.
 const MAX_TOOL_CALLS: usize = 1024;
 
+/// A stream chunk as most are: text, and maybe the finish reason. Anything
+/// else present (usage, timings, tool calls, an error) sends the chunk down
+/// the general path.
+#[derive(serde::Deserialize)]
+struct FastChunk<'a> {
+    #[serde(borrow, default)]
+    model: Option<std::borrow::Cow<'a, str>>,
+    #[serde(borrow, default)]
+    choices: Vec<FastChoice<'a>>,
+    #[serde(default)]
+    usage: Option<serde::de::IgnoredAny>,
+    #[serde(default)]
+    timings: Option<serde::de::IgnoredAny>,
+    #[serde(default)]
+    error: Option<serde::de::IgnoredAny>,
+}
+
+#[derive(serde::Deserialize)]
+struct FastChoice<'a> {
+    #[serde(borrow, default)]
+    delta: Option<FastDelta<'a>>,
+    #[serde(borrow, default)]
+    text: Option<std::borrow::Cow<'a, str>>,
+    #[serde(borrow, default)]
+    finish_reason: Option<std::borrow::Cow<'a, str>>,
+}
+
+#[derive(serde::Deserialize)]
+struct FastDelta<'a> {
+    #[serde(borrow, default)]
+    content: Option<std::borrow::Cow<'a, str>>,
+    #[serde(borrow, default)]
+    reasoning_content: Option<std::borrow::Cow<'a, str>>,
+    #[serde(default)]
+    tool_calls: Option<serde::de::IgnoredAny>,
+}
+
+impl FastChunk<'_> {
+    fn plain(&self) -> bool {
+        self.usage.is_none()
+            && self.timings.is_none()
+            && self.error.is_none()
+            && self.choices.iter().all(|c| c.delta.as_ref().is_none_or(|d| d.tool_calls.is_none()))
+    }
+}
+
 impl StreamAcc {
     /// Take one event's data; true when it was the `[DONE]` sentinel.
     fn event(&mut self, data: &str, at: f64, shape: Shape) -> Result<bool, CallError> {
@@ -736,6 +849,14 @@ impl StreamAcc {
             return Ok(true);
         }
         if data.is_empty() {
+            return Ok(false);
+        }
+        // Most chunks carry a few characters of text and nothing else: read
+        // those into borrowed fields without building a JSON tree.
+        if let Ok(fast) = serde_json::from_str::<FastChunk<'_>>(data)
+            && fast.plain()
+        {
+            self.fast(fast, at, shape);
             return Ok(false);
         }
         let value: Value = serde_json::from_str(data)
@@ -747,13 +868,52 @@ impl StreamAcc {
             if let Some(status @ (400 | 413 | 422)) = code {
                 return Err(CallError::Rejected { status, body: clip(&err.to_string()) });
             }
-            return Err(CallError::Lost(format!("the server reported an error mid-stream: {}", clip(&err.to_string()))));
+            return Err(CallError::Lost(format!(
+                "the server reported an error mid-stream: {}",
+                clip(&err.to_string())
+            )));
         }
         self.chunk(&value, at, shape);
         if self.too_many_calls {
             return Err(CallError::Lost(format!("reply too large: more than {MAX_TOOL_CALLS} tool calls")));
         }
         Ok(false)
+    }
+
+    /// The same as [`StreamAcc::chunk`] for a plain chunk.
+    fn fast(&mut self, f: FastChunk<'_>, at: f64, shape: Shape) {
+        if self.model.is_none() {
+            self.model = f.model.map(|m| m.into_owned());
+        }
+        let Some(choice) = f.choices.into_iter().next() else {
+            return;
+        };
+        if let Some(reason) = choice.finish_reason {
+            self.finish_reason = Some(reason.into_owned());
+        }
+        let mut carries = false;
+        match shape {
+            Shape::Chat => {
+                let Some(delta) = choice.delta else { return };
+                if let Some(text) = delta.content.filter(|t| !t.is_empty()) {
+                    self.text.push_str(&text);
+                    carries = true;
+                }
+                if let Some(text) = delta.reasoning_content.filter(|t| !t.is_empty()) {
+                    self.reasoning.get_or_insert_with(String::new).push_str(&text);
+                    carries = true;
+                }
+            }
+            Shape::Completion => {
+                if let Some(text) = choice.text.filter(|t| !t.is_empty()) {
+                    self.text.push_str(&text);
+                    carries = true;
+                }
+            }
+        }
+        if carries {
+            self.arrivals.push(at);
+        }
     }
 
     fn chunk(&mut self, value: &Value, at: f64, shape: Shape) {
@@ -765,14 +925,18 @@ impl StreamAcc {
             self.usage = Some(usage);
         }
         server_timings(value, &mut self.timing);
-        let Some(choice) = value.pointer("/choices/0") else { return };
+        let Some(choice) = value.pointer("/choices/0") else {
+            return;
+        };
         if let Some(reason) = str_of(choice.get("finish_reason")) {
             self.finish_reason = Some(reason);
         }
         let mut carries = false;
         match shape {
             Shape::Chat => {
-                let Some(delta) = choice.get("delta") else { return };
+                let Some(delta) = choice.get("delta") else {
+                    return;
+                };
                 if let Some(text) = delta.get("content").and_then(Value::as_str).filter(|t| !t.is_empty()) {
                     self.text.push_str(text);
                     carries = true;
@@ -792,7 +956,10 @@ impl StreamAcc {
                                 continue;
                             }
                             None => {
-                                self.calls.push((index, ToolCall { id: String::new(), name: String::new(), arguments: String::new() }));
+                                self.calls.push((
+                                    index,
+                                    ToolCall { id: String::new(), name: String::new(), arguments: String::new() },
+                                ));
                                 self.call_slots.insert(index, self.calls.len() - 1);
                                 self.calls.len() - 1
                             }
@@ -850,6 +1017,42 @@ impl StreamAcc {
 mod tests {
     use super::*;
 
+    /// The typed fast path reads a plain chunk exactly as the JSON-tree path
+    /// does, and leaves every other chunk to it.
+    #[test]
+    fn fast_path_matches_general_path() {
+        let chunks = [
+            r#"{"id":"x","model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":null},"finish_reason":null}]}"#,
+            r#"{"model":"m","choices":[{"index":0,"delta":{"content":"Hi \"you\" \u00e9"},"finish_reason":null}]}"#,
+            r#"{"model":"m","choices":[{"index":0,"delta":{"reasoning_content":"hm"}}]}"#,
+            r#"{"model":"m","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c","function":{"name":"f","arguments":"{}"}}]}}]}"#,
+            r#"{"model":"m","choices":[{"index":0,"delta":{"content":"!"},"finish_reason":"stop"}],"error":null}"#,
+            r#"{"model":"m","choices":[],"usage":{"prompt_tokens":3,"completion_tokens":2},"timings":{"prompt_ms":1.5,"predicted_ms":2.5}}"#,
+            r#"{"model":7,"choices":[{"delta":{"content":"odd model"}}]}"#,
+        ];
+        let mut fast = StreamAcc::default();
+        let mut tree = StreamAcc::default();
+        for (i, data) in chunks.iter().enumerate() {
+            assert!(!fast.event(data, i as f64, Shape::Chat).expect("chunk"));
+            tree.chunk(&serde_json::from_str(data).expect("json"), i as f64, Shape::Chat);
+        }
+        let (fast, tree) = (fast.finish(), tree.finish());
+        assert_eq!(fast.text, tree.text);
+        assert_eq!(fast.text, "Hi \"you\" \u{e9}!odd model");
+        assert_eq!(fast.reasoning, tree.reasoning);
+        assert_eq!(fast.tool_calls, tree.tool_calls);
+        assert_eq!(fast.tool_calls.len(), 1);
+        assert_eq!(fast.finish_reason, tree.finish_reason);
+        assert_eq!(fast.model, tree.model);
+        assert_eq!(fast.usage, tree.usage);
+        assert_eq!(fast.usage.completion_tokens, Some(2));
+        assert_eq!(fast.timing.server_decode_ms, Some(2.5));
+        assert_eq!(fast.timing.chunk_arrivals_ms, tree.timing.chunk_arrivals_ms);
+        // A chunk that is an error is never taken as plain text.
+        let mut acc = StreamAcc::default();
+        assert!(acc.event(r#"{"error":{"message":"boom"},"choices":[]}"#, 0.0, Shape::Chat).is_err());
+    }
+
     #[test]
     fn role_only_chunk_does_not_start_ttft() {
         let mut acc = StreamAcc::default();
@@ -868,7 +1071,11 @@ mod tests {
         let mut acc = StreamAcc::default();
         acc.chunk(&json!({"choices":[{"delta":{"tool_calls":[{"index":0,"id":"c1","function":{"name":"get_weather","arguments":"{\"ci"}}]}}]}), 1.0, Shape::Chat);
         acc.chunk(&json!({"choices":[{"delta":{"tool_calls":[{"index":1,"id":"c2","function":{"name":"get_time","arguments":"{}"}}]}}]}), 2.0, Shape::Chat);
-        acc.chunk(&json!({"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"arguments":"ty\":\"Oslo\"}"}}]}}]}), 3.0, Shape::Chat);
+        acc.chunk(
+            &json!({"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"arguments":"ty\":\"Oslo\"}"}}]}}]}),
+            3.0,
+            Shape::Chat,
+        );
         let reply = acc.finish();
         assert_eq!(reply.tool_calls.len(), 2);
         assert_eq!(reply.tool_calls[0].name, "get_weather");
@@ -926,7 +1133,11 @@ mod tests {
     fn chat_body_shapes() {
         let mut req = ChatRequest::new(vec![Message::text(Role::User, "hi")]);
         req.stream = true;
-        req.tools.push(ToolDef { name: "f".into(), description: "d".into(), parameters: "{\"type\":\"object\"}".into() });
+        req.tools.push(ToolDef {
+            name: "f".into(),
+            description: "d".into(),
+            parameters: "{\"type\":\"object\"}".into(),
+        });
         req.tool_choice = Some(ToolChoice::Function("f".into()));
         req.extra_body = Some("{\"cache_prompt\":false}".into());
         let body = chat_body("m", &req).unwrap();
