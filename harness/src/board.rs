@@ -57,9 +57,12 @@ pub struct Damage {
 /// manifest is left out; both are reported, never blanking the board. A
 /// file of another major format version is refused, naming file and line.
 pub fn read_measurements(dir: &Path) -> Result<(Vec<(PathBuf, String)>, Vec<Damage>), Error> {
-    let entries = std::fs::read_dir(dir).map_err(|e| setup(format!("failed to read measurements folder {}: {e}", dir.display())))?;
-    let mut files: Vec<PathBuf> =
-        entries.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().is_some_and(|x| x == "jsonl")).collect();
+    let entries = std::fs::read_dir(dir)
+        .map_err(|e| setup(format!("failed to read measurements folder {}: {e}", dir.display())))?;
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .collect();
     files.sort();
     if files.is_empty() {
         return Err(setup(format!("no measurement files (*.jsonl) in {}", dir.display())));
@@ -73,7 +76,10 @@ pub fn read_measurements(dir: &Path) -> Result<(Vec<(PathBuf, String)>, Vec<Dama
         match sparktest_record::parse_partial(&text) {
             Ok(p) => {
                 if let Some(d) = p.damage {
-                    eprintln!("sparktest: warning: {name}: line {}: {}; the records before it are used", d.line, d.message);
+                    eprintln!(
+                        "sparktest: warning: {name}: line {}: {}; the records before it are used",
+                        d.line, d.message
+                    );
                     damage.push(Damage { file: name, line: d.line, message: d.message, kept: true });
                 }
                 // Only the whole lines go on: the reporter reads them strictly.
@@ -98,7 +104,9 @@ fn transcripts_named(dir: &Path, files: &[(PathBuf, String)]) -> BTreeMap<String
     let mut out = BTreeMap::new();
     for (_, text) in files {
         for line in text.lines() {
-            let Ok(sparktest_record::Line::Case(c)) = serde_json::from_str::<sparktest_record::Line>(line) else { continue };
+            let Ok(sparktest_record::Line::Case(c)) = serde_json::from_str::<sparktest_record::Line>(line) else {
+                continue;
+            };
             let sha = c.transcript_sha256;
             if sha.len() != 64 || !sha.bytes().all(|b| b.is_ascii_hexdigit()) {
                 continue;
@@ -116,7 +124,8 @@ fn transcripts_named(dir: &Path, files: &[(PathBuf, String)]) -> BTreeMap<String
 fn whole_lines(text: &str) -> String {
     let mut out = String::new();
     for raw in text.split_inclusive('\n') {
-        let ok = raw.ends_with('\n') && (raw.trim().is_empty() || serde_json::from_str::<sparktest_record::Line>(raw).is_ok());
+        let ok = raw.ends_with('\n')
+            && (raw.trim().is_empty() || serde_json::from_str::<sparktest_record::Line>(raw).is_ok());
         if !ok {
             break;
         }
@@ -138,7 +147,10 @@ pub fn board(args: BoardArgs) -> Result<i32, Error> {
     // The transcripts the records name, copied beside the board so that
     // each cell's records link to them.
     let transcripts = transcripts_named(&dir, &files);
-    inputs.insert("transcripts.json".to_string(), serde_json::to_vec(&transcripts.keys().collect::<Vec<_>>()).unwrap_or_default());
+    inputs.insert(
+        "transcripts.json".to_string(),
+        serde_json::to_vec(&transcripts.keys().collect::<Vec<_>>()).unwrap_or_default(),
+    );
     if let Some(j) = &args.judgements {
         inputs.insert("judgements.json".to_string(), toml_as_json(j)?.into_bytes());
     }
@@ -155,10 +167,17 @@ pub fn board(args: BoardArgs) -> Result<i32, Error> {
                     workspace.display()
                 )));
             }
-            plugin::component_for(&workspace, &Source::Crate("sparktest-board".into()), &plugin::trusted_workspaces(&workspace))?
+            plugin::component_for(
+                &workspace,
+                &Source::Crate("sparktest-board".into()),
+                &plugin::trusted_workspaces(&workspace),
+            )?
         }
     };
-    let host = PluginHost::new(Some(&config.path(Path::new("target/sparktest/wasmtime-cache"))), crate::runner::prepare::limits(&config))?;
+    let host = PluginHost::new(
+        Some(&config.path(Path::new("target/sparktest/wasmtime-cache"))),
+        crate::runner::prepare::limits(&config),
+    )?;
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -166,14 +185,17 @@ pub fn board(args: BoardArgs) -> Result<i32, Error> {
     let texts: Vec<String> = files.iter().map(|(_, t)| t.clone()).collect();
     let artifacts = rt.block_on(host.render(&wasm, Arc::new(inputs), texts, &reporter_config))?;
     let out = args.out.clone().unwrap_or_else(|| config.path(Path::new("board")));
-    std::fs::create_dir_all(&out).map_err(|e| Error::new(ErrorKind::Io, format!("failed to create {}: {e}", out.display())))?;
+    std::fs::create_dir_all(&out)
+        .map_err(|e| Error::new(ErrorKind::Io, format!("failed to create {}: {e}", out.display())))?;
     if !transcripts.is_empty() {
         let into = out.join("transcripts");
-        std::fs::create_dir_all(&into).map_err(|e| Error::new(ErrorKind::Io, format!("failed to create {}: {e}", into.display())))?;
+        std::fs::create_dir_all(&into)
+            .map_err(|e| Error::new(ErrorKind::Io, format!("failed to create {}: {e}", into.display())))?;
         for (sha, from) in &transcripts {
             let to = into.join(format!("{sha}.json"));
             if !to.exists() {
-                std::fs::copy(from, &to).map_err(|e| Error::new(ErrorKind::Io, format!("failed to copy {}: {e}", from.display())))?;
+                std::fs::copy(from, &to)
+                    .map_err(|e| Error::new(ErrorKind::Io, format!("failed to copy {}: {e}", from.display())))?;
             }
         }
     }
@@ -181,11 +203,18 @@ pub fn board(args: BoardArgs) -> Result<i32, Error> {
     for (path, content) in artifacts {
         let dest = out.join(&path);
         if let Some(parent) = dest.parent() {
-            std::fs::create_dir_all(parent).map_err(|e| Error::new(ErrorKind::Io, format!("failed to create {}: {e}", parent.display())))?;
+            std::fs::create_dir_all(parent)
+                .map_err(|e| Error::new(ErrorKind::Io, format!("failed to create {}: {e}", parent.display())))?;
         }
-        std::fs::write(&dest, content).map_err(|e| Error::new(ErrorKind::Io, format!("failed to write {}: {e}", dest.display())))?;
+        std::fs::write(&dest, content)
+            .map_err(|e| Error::new(ErrorKind::Io, format!("failed to write {}: {e}", dest.display())))?;
         written.push(dest.display().to_string());
     }
-    eprintln!("sparktest: board from {} measurement files in {}: wrote {}", files.len(), dir.display(), written.join(", "));
+    eprintln!(
+        "sparktest: board from {} measurement files in {}: wrote {}",
+        files.len(),
+        dir.display(),
+        written.join(", ")
+    );
     Ok(sparktest_record::exit_code::OK)
 }

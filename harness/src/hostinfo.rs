@@ -6,9 +6,8 @@ use sysinfo::{CpuRefreshKind, MemoryRefreshKind, RefreshKind, System};
 
 /// A snapshot of this machine.
 pub fn snapshot() -> HostInfo {
-    let kinds = RefreshKind::nothing()
-        .with_cpu(CpuRefreshKind::nothing())
-        .with_memory(MemoryRefreshKind::nothing().with_ram());
+    let kinds =
+        RefreshKind::nothing().with_cpu(CpuRefreshKind::nothing()).with_memory(MemoryRefreshKind::nothing().with_ram());
     let sys = System::new_with_specifics(kinds).ok();
     let cpus = sys.as_ref().map(|s| s.cpus()).unwrap_or_default();
     HostInfo {
@@ -73,7 +72,9 @@ pub fn memory_pools() -> Vec<crate::endpoint::MemoryPool> {
     use crate::endpoint::{MemoryPool, PoolKind};
     let rows = nvidia_smi("name,memory.total,memory.free").unwrap_or_default();
     let host = || {
-        let sys = System::new_with_specifics(RefreshKind::nothing().with_memory(MemoryRefreshKind::nothing().with_ram())).ok()?;
+        let sys =
+            System::new_with_specifics(RefreshKind::nothing().with_memory(MemoryRefreshKind::nothing().with_ram()))
+                .ok()?;
         Some((sys.total_memory(), sys.available_memory()))
     };
     let mut pools = Vec::new();
@@ -93,7 +94,8 @@ pub fn memory_pools() -> Vec<crate::endpoint::MemoryPool> {
         && let Some((total, free)) = host()
     {
         let kind = if unified { PoolKind::Unified } else { PoolKind::System };
-        let device = if unified { rows.first().and_then(|r| r.first().cloned()).unwrap_or_default() } else { "host".into() };
+        let device =
+            if unified { rows.first().and_then(|r| r.first().cloned()).unwrap_or_default() } else { "host".into() };
         pools.push(MemoryPool { kind, device, total_bytes: total, free_bytes: free });
     }
     pools
@@ -109,7 +111,8 @@ pub fn file_sha256(path: &std::path::Path, cache: &std::path::Path) -> Result<St
     if !meta.is_file() {
         return Err(format!("{} is not a regular file", path.display()));
     }
-    let mtime = meta.modified().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok()).map_or(0, |d| d.as_nanos());
+    let mtime =
+        meta.modified().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok()).map_or(0, |d| d.as_nanos());
     let key = format!("{}\t{}\t{mtime}", path.display(), meta.len());
     let cache_file = cache.join("model-digests.tsv");
     let cached = std::fs::read_to_string(&cache_file).unwrap_or_default();
@@ -128,7 +131,12 @@ pub fn file_sha256(path: &std::path::Path, cache: &std::path::Path) -> Result<St
         hasher.update(&buf[..n]);
         read += n as u64;
         if read >= next_report {
-            eprintln!("sparktest: hashing {}: {:.0} of {:.0} GiB", path.display(), read as f64 / 1073741824.0, meta.len() as f64 / 1073741824.0);
+            eprintln!(
+                "sparktest: hashing {}: {:.0} of {:.0} GiB",
+                path.display(),
+                read as f64 / 1073741824.0,
+                meta.len() as f64 / 1073741824.0
+            );
             next_report += 4 << 30;
         }
     }
@@ -145,7 +153,8 @@ pub fn file_sha256(path: &std::path::Path, cache: &std::path::Path) -> Result<St
 
 /// Memory the host has available now, in bytes (Linux `MemAvailable`).
 pub fn memory_available() -> Option<u64> {
-    let sys = System::new_with_specifics(RefreshKind::nothing().with_memory(MemoryRefreshKind::nothing().with_ram())).ok()?;
+    let sys =
+        System::new_with_specifics(RefreshKind::nothing().with_memory(MemoryRefreshKind::nothing().with_ram())).ok()?;
     Some(sys.available_memory()).filter(|n| *n > 0)
 }
 

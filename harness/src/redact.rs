@@ -114,10 +114,32 @@ mod tests {
     fn secrets_and_credential_flags_are_replaced() {
         let r = Redactor::new(["sk-planted-123".to_string()]);
         assert_eq!(r.redact("Bearer sk-planted-123 then"), "Bearer [redacted] then");
-        let cmd = argv(&["vllm", "serve", "m", "--api-key", "abc123", "--hf-token=hf_xyz", "--port", "8000", "--ssl-keyfile", "k.pem"]);
+        let cmd = argv(&[
+            "vllm",
+            "serve",
+            "m",
+            "--api-key",
+            "abc123",
+            "--hf-token=hf_xyz",
+            "--port",
+            "8000",
+            "--ssl-keyfile",
+            "k.pem",
+        ]);
         assert_eq!(
             r.redact_command(&cmd),
-            ["vllm", "serve", "m", "--api-key", "[redacted]", "--hf-token=[redacted]", "--port", "8000", "--ssl-keyfile", "k.pem"]
+            [
+                "vllm",
+                "serve",
+                "m",
+                "--api-key",
+                "[redacted]",
+                "--hf-token=[redacted]",
+                "--port",
+                "8000",
+                "--ssl-keyfile",
+                "k.pem"
+            ]
         );
         assert_eq!(r.redact_command(&argv(&["llama-server", "--api-key", "sk-planted-123"]))[2], "[redacted]");
         // A secret inside another argument is replaced too.
@@ -127,7 +149,17 @@ mod tests {
     #[test]
     fn flags_that_only_mention_tokens_are_left_alone() {
         let r = Redactor::default();
-        let cmd = argv(&["vllm", "--max-num-batched-tokens", "8192", "--skip-tokenizer-init", "--port", "8000", "--return-tokens-as-token-ids", "--tokenizer", "t"]);
+        let cmd = argv(&[
+            "vllm",
+            "--max-num-batched-tokens",
+            "8192",
+            "--skip-tokenizer-init",
+            "--port",
+            "8000",
+            "--return-tokens-as-token-ids",
+            "--tokenizer",
+            "t",
+        ]);
         assert_eq!(r.redact_command(&cmd), cmd);
     }
 
@@ -138,6 +170,9 @@ mod tests {
         assert!(r.add("sk-planted-123"));
         let mut v = serde_json::json!({"unified_memory": true, "reason": "HTTP 401 for key sk-planted-123", "list": ["sk-planted-123"]});
         r.redact_json(&mut v);
-        assert_eq!(v, serde_json::json!({"unified_memory": true, "reason": "HTTP 401 for key [redacted]", "list": ["[redacted]"]}));
+        assert_eq!(
+            v,
+            serde_json::json!({"unified_memory": true, "reason": "HTTP 401 for key [redacted]", "list": ["[redacted]"]})
+        );
     }
 }

@@ -51,7 +51,8 @@ pub fn show(args: ShowArgs) -> Result<i32, Error> {
         .next_back()
         .ok_or_else(|| setup(format!("{}: no record of case {case}", file.display())))?;
     let path = TranscriptStore::path(&dir, &record.transcript_sha256);
-    let transcript: Option<Transcript> = std::fs::read_to_string(&path).ok().and_then(|t| serde_json::from_str(&t).ok());
+    let transcript: Option<Transcript> =
+        std::fs::read_to_string(&path).ok().and_then(|t| serde_json::from_str(&t).ok());
     if args.json {
         let out = serde_json::json!({"record": record, "transcript": transcript});
         println!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());

@@ -132,10 +132,7 @@ fn setup(message: String) -> Error {
 fn checked_rel(file: &Path, rel: &str) -> Result<PathBuf, Error> {
     let p = Path::new(rel);
     if p.components().any(|c| !matches!(c, Component::Normal(_))) || rel.is_empty() {
-        return Err(setup(format!(
-            "{}: file {rel:?} must be a relative path inside the suite folder",
-            file.display()
-        )));
+        return Err(setup(format!("{}: file {rel:?} must be a relative path inside the suite folder", file.display())));
     }
     Ok(p.to_path_buf())
 }
@@ -143,8 +140,8 @@ fn checked_rel(file: &Path, rel: &str) -> Result<PathBuf, Error> {
 /// Load a suite and check every pinned file against its sha256.
 pub fn load(file: &Path) -> Result<Suite, Error> {
     let text = std::fs::read(file).map_err(|err| setup(format!("failed to read suite {}: {err}", file.display())))?;
-    let parsed: SuiteFile = toml::from_str(&String::from_utf8_lossy(&text))
-        .map_err(|err| setup(format!("{}: {err}", file.display())))?;
+    let parsed: SuiteFile =
+        toml::from_str(&String::from_utf8_lossy(&text)).map_err(|err| setup(format!("{}: {err}", file.display())))?;
     let dir = file.parent().unwrap_or(Path::new(".")).to_path_buf();
 
     let mut files = BTreeMap::new();
@@ -214,7 +211,8 @@ pub fn load(file: &Path) -> Result<Suite, Error> {
         hasher.update([b'\n']);
     }
     let sha256 = hasher.finalize().iter().map(|b| format!("{b:02x}")).collect();
-    let info = SuiteInfo { name: parsed.suite.name.clone(), version: parsed.suite.version.clone(), sha256, files: pins };
+    let info =
+        SuiteInfo { name: parsed.suite.name.clone(), version: parsed.suite.version.clone(), sha256, files: pins };
     Ok(Suite {
         name: parsed.suite.name,
         version: parsed.suite.version,
@@ -273,7 +271,11 @@ mod tests {
     fn instrument_needs_exactly_one_source() {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("suite.toml");
-        std::fs::write(&file, "[suite]\nname = \"t\"\nversion = \"1\"\n[[instrument]]\ncrate = \"a\"\nwasm = \"b.wasm\"\n").unwrap();
+        std::fs::write(
+            &file,
+            "[suite]\nname = \"t\"\nversion = \"1\"\n[[instrument]]\ncrate = \"a\"\nwasm = \"b.wasm\"\n",
+        )
+        .unwrap();
         assert!(load(&file).unwrap_err().message.contains("instrument #1"));
     }
 

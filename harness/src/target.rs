@@ -183,7 +183,8 @@ fn reference_script(cache_dir: &Path) -> Result<PathBuf, Error> {
     if script.is_file() {
         return Ok(script);
     }
-    std::fs::create_dir_all(cache_dir).map_err(|e| target_err(format!("failed to create {}: {e}", cache_dir.display())))?;
+    std::fs::create_dir_all(cache_dir)
+        .map_err(|e| target_err(format!("failed to create {}: {e}", cache_dir.display())))?;
     static WRITES: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
     let n = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let tmp = cache_dir.join(format!(".reference-target.{}.{n}.tmp", std::process::id()));
@@ -251,7 +252,8 @@ fn spawn_server(argv: &[String], log: &Path, name: &str) -> Result<(Child, u32),
     let Some((program, args)) = argv.split_first() else {
         return Err(Error::new(ErrorKind::Setup, format!("target {name}: the launch command is empty")));
     };
-    let log_file = std::fs::File::create(log).map_err(|e| target_err(format!("failed to create {}: {e}", log.display())))?;
+    let log_file =
+        std::fs::File::create(log).map_err(|e| target_err(format!("failed to create {}: {e}", log.display())))?;
     let err_file = log_file.try_clone().map_err(|e| target_err(format!("failed to open {}: {e}", log.display())))?;
     let mut cmd = Command::new(program);
     cmd.args(args).stdin(Stdio::null()).stdout(log_file).stderr(err_file).process_group(0);
@@ -268,7 +270,8 @@ fn spawn_server(argv: &[String], log: &Path, name: &str) -> Result<(Child, u32),
             Ok(())
         });
     }
-    let child = spawn_on_launcher(cmd).map_err(|e| target_err(format!("failed to start target {name} ({program}): {e}")))?;
+    let child =
+        spawn_on_launcher(cmd).map_err(|e| target_err(format!("failed to start target {name} ({program}): {e}")))?;
     let pid = child.id();
     live_groups().push(pid as i32);
     Ok((child, pid))
@@ -348,7 +351,9 @@ async fn wait_healthy(launched: &mut Launched, path: &str, timeout: Duration) ->
             live_groups().retain(|g| *g != launched.pid as i32);
             let log = launched.log_text();
             let lower = log.to_lowercase();
-            let port_taken = lower.contains("address already in use") || lower.contains("couldn't bind") || lower.contains("failed to bind");
+            let port_taken = lower.contains("address already in use")
+                || lower.contains("couldn't bind")
+                || lower.contains("failed to bind");
             return Err(StartError {
                 error: target_err(format!(
                     "target {} exited during startup ({status}); last lines of {}:\n{}",
@@ -407,7 +412,12 @@ mod tests {
         let b = reference_script(dir.path()).unwrap();
         assert_eq!(a, b);
         assert_eq!(std::fs::metadata(&b).unwrap().modified().unwrap(), modified, "not rewritten");
-        assert!(a.file_name().unwrap().to_string_lossy().starts_with(&format!("reference-target-{}-", env!("CARGO_PKG_VERSION"))));
+        assert!(
+            a.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with(&format!("reference-target-{}-", env!("CARGO_PKG_VERSION")))
+        );
     }
 
     #[test]
@@ -415,7 +425,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let log = dir.path().join("log");
         // A "server" that starts a child of its own, then waits.
-        let argv: Vec<String> = ["bash", "-c", "sleep 300 & echo child $!; wait"].iter().map(|s| s.to_string()).collect();
+        let argv: Vec<String> =
+            ["bash", "-c", "sleep 300 & echo child $!; wait"].iter().map(|s| s.to_string()).collect();
         let (child, pid) = spawn_server(&argv, &log, "t").unwrap();
         let mut launched = Launched {
             child,
@@ -431,7 +442,9 @@ mod tests {
         };
         let started = Instant::now();
         let grandchild = loop {
-            if let Some(pid) = std::fs::read_to_string(&log).ok().and_then(|t| t.split_whitespace().nth(1).map(str::to_string)) {
+            if let Some(pid) =
+                std::fs::read_to_string(&log).ok().and_then(|t| t.split_whitespace().nth(1).map(str::to_string))
+            {
                 break pid;
             }
             assert!(started.elapsed() < Duration::from_secs(10), "the child never started");

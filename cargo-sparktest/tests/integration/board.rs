@@ -7,7 +7,7 @@ use std::path::Path;
 
 use serde_json::Value;
 use sparktest_record::{
-    CaseRecord, HarnessInfo, HostInfo, InstrumentSummary, Line, Manifest, Metric, Outcome, Summary, SuiteInfo,
+    CaseRecord, HarnessInfo, HostInfo, InstrumentSummary, Line, Manifest, Metric, Outcome, SuiteInfo, Summary,
     TargetInfo,
 };
 
@@ -79,7 +79,13 @@ fn case(instrument: &str, name: &str, outcome: Outcome, metrics: &[(&str, f64)],
 fn a_bench(passed: usize, lost: usize, given: usize) -> Vec<CaseRecord> {
     (0..given)
         .map(|i| {
-            let outcome = if i < passed { Outcome::Pass } else if i < passed + lost { Outcome::Lost } else { Outcome::Fail };
+            let outcome = if i < passed {
+                Outcome::Pass
+            } else if i < passed + lost {
+                Outcome::Lost
+            } else {
+                Outcome::Fail
+            };
             case("a-bench", &format!("a-tool::t{i:02}"), outcome, &[], (outcome != Outcome::Pass).then_some("wrong"))
         })
         .collect()
@@ -94,7 +100,8 @@ fn speed(code: f64, prose: f64) -> Vec<CaseRecord> {
 
 fn write(dir: &Path, name: &str, m: Manifest, cases: Vec<CaseRecord>, summary: bool) {
     let count = |o: Outcome| cases.iter().filter(|c| c.outcome == o).count() as u64;
-    let (passed, failed, lost, na) = (count(Outcome::Pass), count(Outcome::Fail), count(Outcome::Lost), count(Outcome::NotApplicable));
+    let (passed, failed, lost, na) =
+        (count(Outcome::Pass), count(Outcome::Fail), count(Outcome::Lost), count(Outcome::NotApplicable));
     // The efficiency readout of the A-Bench cases, as the runner writes it.
     let bench: Vec<&CaseRecord> = cases.iter().filter(|c| c.instrument == "a-bench").collect();
     let instruments = if bench.is_empty() {
@@ -137,7 +144,13 @@ fn crafted(dir: &Path) {
     std::fs::create_dir_all(dir).unwrap();
     let mut alpha = speed(100.0, 100.0);
     alpha.extend(a_bench(6, 0, 10));
-    alpha.push(case("likelihood", "corpus::bpc", Outcome::NotApplicable, &[], Some("engine returns no prompt logprobs")));
+    alpha.push(case(
+        "likelihood",
+        "corpus::bpc",
+        Outcome::NotApplicable,
+        &[],
+        Some("engine returns no prompt logprobs"),
+    ));
     alpha.push(case("footprint", "idle::memory", Outcome::Pass, &[("resident-gib", 2.0)], None));
     alpha.push(case("context", "kv::pool", Outcome::Pass, &[("kv-pool-tokens", 8192.0)], None));
     write(dir, "2026-02-alpha.jsonl", manifest("alpha", "m1", "llama.cpp", "2026-02-01T00:00:00Z"), alpha, true);
@@ -188,11 +201,15 @@ fn standings_na_reasons_failure_log_and_escaping_from_crafted_files() {
     let out = board(&p, &m, "out");
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let s = standings(&p.path().join("out"));
-    let cols: Vec<&str> = s["board"]["columns"].as_array().unwrap().iter().map(|c| c["key"].as_str().unwrap()).collect();
+    let cols: Vec<&str> =
+        s["board"]["columns"].as_array().unwrap().iter().map(|c| c["key"].as_str().unwrap()).collect();
     assert_eq!(cols, [A, B, G]);
     let standing = |row: &str, col: &str| cell(&s, row, col)["standing"].as_f64();
     // Prose speed: means 100, 50, 98; 98 is within the row's 3% of 100: a tie.
-    assert_eq!([standing("Prose speed", A), standing("Prose speed", G), standing("Prose speed", B)], [Some(10.0), Some(10.0), Some(5.0)]);
+    assert_eq!(
+        [standing("Prose speed", A), standing("Prose speed", G), standing("Prose speed", B)],
+        [Some(10.0), Some(10.0), Some(5.0)]
+    );
     // Agent tasks: 6/10 and 9/10 (one lost, shown); gamma never ran it.
     assert_eq!(standing("Agent tasks", B), Some(10.0));
     assert_eq!(standing("Agent tasks", A), Some(6.5), "10 × 0.6 / 0.9 = 6.67 → 6.5");
@@ -225,7 +242,8 @@ fn standings_na_reasons_failure_log_and_escaping_from_crafted_files() {
     let means: Vec<f64> = runs
         .iter()
         .map(|r| {
-            let xs: Vec<f64> = r.cases.iter().filter(|c| c.instrument == "speed").filter_map(|c| metric(c, "decode-tok-s")).collect();
+            let xs: Vec<f64> =
+                r.cases.iter().filter(|c| c.instrument == "speed").filter_map(|c| metric(c, "decode-tok-s")).collect();
             xs.iter().sum::<f64>() / xs.len() as f64
         })
         .collect();
@@ -253,7 +271,11 @@ fn standings_na_reasons_failure_log_and_escaping_from_crafted_files() {
     }
     assert_eq!(board(&p, &m2, "out2").status.code(), Some(0));
     for f in ["board.html", "board.md", "standings.json"] {
-        assert_eq!(std::fs::read(p.path().join("out").join(f)).unwrap(), std::fs::read(p.path().join("out2").join(f)).unwrap(), "{f}");
+        assert_eq!(
+            std::fs::read(p.path().join("out").join(f)).unwrap(),
+            std::fs::read(p.path().join("out2").join(f)).unwrap(),
+            "{f}"
+        );
     }
 }
 
@@ -265,18 +287,46 @@ fn a_third_party_reporter_component_replaces_the_built_in_one() {
     assert_eq!(board(&p, &m, "out").status.code(), Some(0));
     // Any component of the reporter world: here the built-in one, prebuilt.
     let wasm = repo().join("target/wasm32-wasip2/plugin/sparktest_board.wasm");
-    let out = p.run(&["board", "--measurements", &m.display().to_string(), "--out", "out2", "--reporter", &wasm.display().to_string()]);
+    let out = p.run(&[
+        "board",
+        "--measurements",
+        &m.display().to_string(),
+        "--out",
+        "out2",
+        "--reporter",
+        &wasm.display().to_string(),
+    ]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    assert_eq!(std::fs::read(p.path().join("out/standings.json")).unwrap(), std::fs::read(p.path().join("out2/standings.json")).unwrap());
+    assert_eq!(
+        std::fs::read(p.path().join("out/standings.json")).unwrap(),
+        std::fs::read(p.path().join("out2/standings.json")).unwrap()
+    );
     // An instrument is not a reporter: refused, naming the world.
     let built = std::process::Command::new(env!("CARGO"))
         .current_dir(repo())
-        .args(["build", "--quiet", "--target", "wasm32-wasip2", "--profile", "plugin", "--package", "sparktest-context"])
+        .args([
+            "build",
+            "--quiet",
+            "--target",
+            "wasm32-wasip2",
+            "--profile",
+            "plugin",
+            "--package",
+            "sparktest-context",
+        ])
         .status()
         .unwrap();
     assert!(built.success());
     let instrument = repo().join("target/wasm32-wasip2/plugin/sparktest_context.wasm");
-    let out = p.run(&["board", "--measurements", &m.display().to_string(), "--out", "out3", "--reporter", &instrument.display().to_string()]);
+    let out = p.run(&[
+        "board",
+        "--measurements",
+        &m.display().to_string(),
+        "--out",
+        "out3",
+        "--reporter",
+        &instrument.display().to_string(),
+    ]);
     assert_eq!(out.status.code(), Some(5), "{}", text(&out));
     assert!(text(&out).contains("reporter world"), "{}", text(&out));
 }
@@ -292,24 +342,51 @@ fn judged_rows_are_marked_and_keep_their_reasons() {
         "[[row]]\ntitle = \"Fine-tune path\"\n[[row.cell]]\ncolumn = \"alpha\"\nstanding = 7\nraw = \"dense; Apache-2.0\"\nreason = \"LoRA tooling supports it\"\n",
     )
     .unwrap();
-    let out = p.run(&["board", "--measurements", &m.display().to_string(), "--out", "out", "--judgements", &judgements.display().to_string()]);
+    let out = p.run(&[
+        "board",
+        "--measurements",
+        &m.display().to_string(),
+        "--out",
+        "out",
+        "--judgements",
+        &judgements.display().to_string(),
+    ]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let s = standings(&p.path().join("out"));
     let c = cell(&s, "Fine-tune path", A);
-    assert_eq!((c["kind"].as_str(), c["standing"].as_f64(), c["reason"].as_str()), (Some("judged"), Some(7.0), Some("LoRA tooling supports it")));
+    assert_eq!(
+        (c["kind"].as_str(), c["standing"].as_f64(), c["reason"].as_str()),
+        (Some("judged"), Some(7.0), Some("LoRA tooling supports it"))
+    );
     assert_eq!(cell(&s, "Fine-tune path", B)["reason"], "not judged for this configuration");
     let html = std::fs::read_to_string(p.path().join("out/board.html")).unwrap();
     assert!(html.contains("judged, not measured"));
 
     // A judgement for a column that does not exist is refused, by name.
     std::fs::write(&judgements, "[[row]]\ntitle = \"Fine-tune path\"\n[[row.cell]]\ncolumn = \"nope\"\nstanding = 7\nraw = \"x\"\nreason = \"y\"\n").unwrap();
-    let out = p.run(&["board", "--measurements", &m.display().to_string(), "--out", "out4", "--judgements", &judgements.display().to_string()]);
+    let out = p.run(&[
+        "board",
+        "--measurements",
+        &m.display().to_string(),
+        "--out",
+        "out4",
+        "--judgements",
+        &judgements.display().to_string(),
+    ]);
     assert_eq!(out.status.code(), Some(3), "{}", text(&out));
     assert!(text(&out).contains("column \"nope\" names 0 columns"), "{}", text(&out));
     // So is a board config naming a row that does not exist.
     let config = p.path().join("board.toml");
     std::fs::write(&config, "[rows.\"Prose sped\"]\ntie-margin = 0.05\n").unwrap();
-    let out = p.run(&["board", "--measurements", &m.display().to_string(), "--out", "out5", "--config", &config.display().to_string()]);
+    let out = p.run(&[
+        "board",
+        "--measurements",
+        &m.display().to_string(),
+        "--out",
+        "out5",
+        "--config",
+        &config.display().to_string(),
+    ]);
     assert_eq!(out.status.code(), Some(3), "{}", text(&out));
     assert!(text(&out).contains("\"Prose sped\" names no row"), "{}", text(&out));
 }
@@ -333,7 +410,10 @@ fn two_configurations_under_one_target_name_are_two_columns() {
         assert!(c["key"].as_str().unwrap().starts_with("alpha · m1 · "), "{c}");
     }
     let configs: Vec<&str> = cols.iter().map(|c| c["config"].as_str().unwrap()).collect();
-    assert!(configs.iter().any(|c| c.contains("--parallel 2")) && configs.iter().any(|c| c.contains("--parallel 4")), "{configs:?}");
+    assert!(
+        configs.iter().any(|c| c.contains("--parallel 2")) && configs.iter().any(|c| c.contains("--parallel 4")),
+        "{configs:?}"
+    );
 }
 
 #[test]
@@ -342,16 +422,23 @@ fn older_record_versions_load_and_unknown_ones_are_refused_by_name() {
     let m = p.path().join("m");
     crafted(&m);
     // A 1.0 file (before arms, ceilings, gates) still loads.
-    let v10 = std::fs::read_to_string(m.join("2026-02-gamma.jsonl")).unwrap().replace(&format!("\"format_version\":\"{}\"", sparktest_record::FORMAT_VERSION), "\"format_version\":\"1.0\"");
+    let v10 = std::fs::read_to_string(m.join("2026-02-gamma.jsonl"))
+        .unwrap()
+        .replace(&format!("\"format_version\":\"{}\"", sparktest_record::FORMAT_VERSION), "\"format_version\":\"1.0\"");
     std::fs::write(m.join("2026-02-gamma.jsonl"), v10).unwrap();
     assert_eq!(board(&p, &m, "out").status.code(), Some(0));
     // A 2.0 file is refused, naming the file and what is wrong; nothing is written.
-    let v2 = std::fs::read_to_string(m.join("2026-02-beta.jsonl")).unwrap().replace(&format!("\"format_version\":\"{}\"", sparktest_record::FORMAT_VERSION), "\"format_version\":\"2.0\"");
+    let v2 = std::fs::read_to_string(m.join("2026-02-beta.jsonl"))
+        .unwrap()
+        .replace(&format!("\"format_version\":\"{}\"", sparktest_record::FORMAT_VERSION), "\"format_version\":\"2.0\"");
     std::fs::write(m.join("2026-02-beta.jsonl"), v2).unwrap();
     let out = board(&p, &m, "out3");
     assert_eq!(out.status.code(), Some(3), "{}", text(&out));
     let said = text(&out);
-    assert!(said.contains("2026-02-beta.jsonl") && said.contains("line 1") && said.contains("format version 2.0"), "{said}");
+    assert!(
+        said.contains("2026-02-beta.jsonl") && said.contains("line 1") && said.contains("format version 2.0"),
+        "{said}"
+    );
     assert!(!p.path().join("out3").exists());
 }
 
@@ -387,14 +474,20 @@ fn the_html_board_sorts_by_priorities_in_a_real_browser_and_fetches_nothing() {
     // beta (2×5+8.5)/3 = 6.17.
     row_click(&b, "Likelihood");
     assert_eq!(order(&b), [G, A, B]);
-    let missing = |col: &str| b.eval(&format!("return document.querySelector('#scores th.col[data-col=\"{col}\"] .missing').textContent;"));
+    let missing = |col: &str| {
+        b.eval(&format!("return document.querySelector('#scores th.col[data-col=\"{col}\"] .missing').textContent;"))
+    };
     assert_eq!(missing(A), "");
     let prio = b.eval("return Array.prototype.map.call(document.querySelectorAll('#scores th.rowhead.picked'), function(t){return t.querySelector('.prio').textContent + ' ' + t.textContent.slice(1, 12).trim();}).join(',');");
     assert_eq!(prio, "2 Likelihood,1 Prose speed", "document order: Likelihood's row comes first");
     // Equal weights: gamma (10+10)/2, alpha (10+0)/2 = 5, beta (5+8.5)/2 = 6.75.
-    b.eval("var s=document.getElementById('weighting');s.value='equal';s.dispatchEvent(new Event('change'));return null;");
+    b.eval(
+        "var s=document.getElementById('weighting');s.value='equal';s.dispatchEvent(new Event('change'));return null;",
+    );
     assert_eq!(order(&b), [G, B, A]);
-    b.eval("var s=document.getElementById('weighting');s.value='linear';s.dispatchEvent(new Event('change'));return null;");
+    b.eval(
+        "var s=document.getElementById('weighting');s.value='linear';s.dispatchEvent(new Event('change'));return null;",
+    );
     // Clicking Prose speed again drops it: Likelihood alone.
     row_click(&b, "Prose speed");
     assert_eq!(order(&b), [G, B, A]);
@@ -426,7 +519,8 @@ fn the_html_board_sorts_by_priorities_in_a_real_browser_and_fetches_nothing() {
 
     // Nothing was fetched: no resource loads, and the page forbids them.
     assert_eq!(b.eval("return performance.getEntriesByType('resource').length;"), 0);
-    let csp = b.eval("return document.querySelector('meta[http-equiv=\"Content-Security-Policy\"]').getAttribute('content');");
+    let csp = b
+        .eval("return document.querySelector('meta[http-equiv=\"Content-Security-Policy\"]').getAttribute('content');");
     assert!(csp.as_str().unwrap().contains("default-src 'none'"), "{csp}");
     // The injected script from the old run's reply is text, not a node.
     assert_eq!(b.eval("return document.scripts.length;"), 1);

@@ -36,7 +36,22 @@ fn junit_reports_lost_as_error_fail_as_failure_and_na_as_skipped() {
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
     let server = fake(&rt);
     let p = Project::new("");
-    let out = p.run(&["--suite", &fixture_suite(), "--endpoint", &server.url(), "--model", "fake-model", "--junit", "reports/junit.xml", "--skip", "hostile", "--skip", "cpu::", "--skip", "memory::"]);
+    let out = p.run(&[
+        "--suite",
+        &fixture_suite(),
+        "--endpoint",
+        &server.url(),
+        "--model",
+        "fake-model",
+        "--junit",
+        "reports/junit.xml",
+        "--skip",
+        "hostile",
+        "--skip",
+        "cpu::",
+        "--skip",
+        "memory::",
+    ]);
     assert_eq!(out.status.code(), Some(101), "{}", text(&out));
     let xml = std::fs::read_to_string(p.path().join("reports/junit.xml")).unwrap();
     // What CI systems read: it parses as JUnit, one testcase per case.
@@ -44,11 +59,19 @@ fn junit_reports_lost_as_error_fail_as_failure_and_na_as_skipped() {
     let run = &p.measurements()[0];
     let cases: Vec<&quick_junit::TestCase> = report.test_suites.iter().flat_map(|s| s.test_cases.iter()).collect();
     assert_eq!(cases.len(), run.cases.len());
-    let status = |name: &str| cases.iter().find(|c| c.name.as_str() == name).unwrap_or_else(|| panic!("no {name}")).status.clone();
+    let status = |name: &str| {
+        cases.iter().find(|c| c.name.as_str() == name).unwrap_or_else(|| panic!("no {name}")).status.clone()
+    };
     use quick_junit::{NonSuccessKind, TestCaseStatus};
     assert!(matches!(status("chat::hello"), TestCaseStatus::Success { .. }));
-    assert!(matches!(status("chat::streamed"), TestCaseStatus::NonSuccess { kind: NonSuccessKind::Error, .. }), "lost is an error");
-    assert!(matches!(status("data::unpinned"), TestCaseStatus::NonSuccess { kind: NonSuccessKind::Failure, .. }), "fail is a failure");
+    assert!(
+        matches!(status("chat::streamed"), TestCaseStatus::NonSuccess { kind: NonSuccessKind::Error, .. }),
+        "lost is an error"
+    );
+    assert!(
+        matches!(status("data::unpinned"), TestCaseStatus::NonSuccess { kind: NonSuccessKind::Failure, .. }),
+        "fail is a failure"
+    );
     match status("logprobs::teacher_forced") {
         TestCaseStatus::Skipped { message, .. } => assert!(message.unwrap().as_str().starts_with("not applicable:")),
         other => panic!("N/A should be skipped: {other:?}"),
@@ -66,15 +89,33 @@ fn three_partitions_merge_into_one_column_and_a_missing_part_is_said() {
     for k in 1..=3 {
         let dir = format!("part{k}");
         let out = p.run(&[
-            "--suite", &suite("smoke"), "--endpoint", &server.url, "--model", "SmolLM2-135M-Instruct-Q4_1",
-            "--partition", &format!("count:{k}/3"), "--run-group", "ci-123", "--measurements", &dir, "corruption::",
+            "--suite",
+            &suite("smoke"),
+            "--endpoint",
+            &server.url,
+            "--model",
+            "SmolLM2-135M-Instruct-Q4_1",
+            "--partition",
+            &format!("count:{k}/3"),
+            "--run-group",
+            "ci-123",
+            "--measurements",
+            &dir,
+            "corruption::",
         ]);
         assert!(matches!(out.status.code(), Some(0) | Some(101)), "{}", text(&out));
-        let files: Vec<_> = std::fs::read_dir(p.path().join(&dir)).unwrap().flatten().filter(|e| e.path().extension().is_some_and(|x| x == "jsonl")).collect();
+        let files: Vec<_> = std::fs::read_dir(p.path().join(&dir))
+            .unwrap()
+            .flatten()
+            .filter(|e| e.path().extension().is_some_and(|x| x == "jsonl"))
+            .collect();
         assert_eq!(files.len(), 1);
         let run = Run::parse(&std::fs::read_to_string(files[0].path()).unwrap());
         assert_eq!(run.cases.len(), 4, "12 corruption cases in three parts");
-        assert_eq!(run.manifest.partition.as_ref().map(|x| (x.index, x.total, x.group.as_str())), Some((k, 3, "ci-123")));
+        assert_eq!(
+            run.manifest.partition.as_ref().map(|x| (x.index, x.total, x.group.as_str())),
+            Some((k, 3, "ci-123"))
+        );
         all.extend(run.cases.iter().map(|c| c.id.clone()));
         std::fs::create_dir_all(p.path().join("merged")).unwrap();
         std::fs::copy(files[0].path(), p.path().join("merged").join(files[0].file_name())).unwrap();
@@ -85,7 +126,8 @@ fn three_partitions_merge_into_one_column_and_a_missing_part_is_said() {
     let board = |dir: &str, out: &str| {
         let o = p.run(&["board", "--measurements", dir, "--out", out]);
         assert!(o.status.success(), "{}", text(&o));
-        let s: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(p.path().join(out).join("standings.json")).unwrap()).unwrap();
+        let s: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(p.path().join(out).join("standings.json")).unwrap()).unwrap();
         let md = std::fs::read_to_string(p.path().join(out).join("board.md")).unwrap();
         (s, md)
     };
@@ -109,7 +151,16 @@ fn a_killed_run_resumed_gives_a_complete_board() {
     let server = Server::start();
     let p = Project::new("");
     let mut child = p
-        .command(&["--suite", &suite("smoke"), "--endpoint", &server.url, "--model", "SmolLM2-135M-Instruct-Q4_1", "--test-threads", "1"])
+        .command(&[
+            "--suite",
+            &suite("smoke"),
+            "--endpoint",
+            &server.url,
+            "--model",
+            "SmolLM2-135M-Instruct-Q4_1",
+            "--test-threads",
+            "1",
+        ])
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
@@ -126,7 +177,16 @@ fn a_killed_run_resumed_gives_a_complete_board() {
     let done = first.cases.len();
     assert!((4..15).contains(&done), "{done}");
 
-    let out = p.run(&["--suite", &suite("smoke"), "--endpoint", &server.url, "--model", "SmolLM2-135M-Instruct-Q4_1", "--resume", &first.manifest.run_id]);
+    let out = p.run(&[
+        "--suite",
+        &suite("smoke"),
+        "--endpoint",
+        &server.url,
+        "--model",
+        "SmolLM2-135M-Instruct-Q4_1",
+        "--resume",
+        &first.manifest.run_id,
+    ]);
     assert!(matches!(out.status.code(), Some(0) | Some(101)), "{}", text(&out));
     let runs = p.measurements();
     let second = runs.iter().find(|r| r.manifest.resumes.is_some()).unwrap();
@@ -139,8 +199,11 @@ fn a_killed_run_resumed_gives_a_complete_board() {
     assert!(o.status.success(), "{}", text(&o));
     let md = std::fs::read_to_string(p.path().join("board/board.md")).unwrap();
     assert!(md.contains(&format!("resumed by {}", second.manifest.run_id)), "{md}");
-    let s: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(p.path().join("board/standings.json")).unwrap()).unwrap();
-    let corruption = s["board"]["rows"].as_array().unwrap().iter().find(|r| r["title"] == "Corruption probe").unwrap()["cells"]["endpoint · SmolLM2-135M-Instruct-Q4_1"].clone();
+    let s: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(p.path().join("board/standings.json")).unwrap()).unwrap();
+    let corruption = s["board"]["rows"].as_array().unwrap().iter().find(|r| r["title"] == "Corruption probe").unwrap()
+        ["cells"]["endpoint · SmolLM2-135M-Instruct-Q4_1"]
+        .clone();
     assert!(corruption["raw"].as_str().unwrap().ends_with("/12 correct"), "{corruption}");
     assert_eq!(p.measurements().iter().filter(|r| r.cases.iter().any(|c| c.outcome == Outcome::Lost)).count(), 0);
 }
@@ -157,9 +220,11 @@ fn progress_is_drawn_on_a_terminal_and_nowhere_else() {
         server.url()
     );
     // `script` gives the harness a terminal.
-    let tty = std::process::Command::new("script").args(["-qec", &args, "/dev/null"]).current_dir(p.path()).output().unwrap();
+    let tty =
+        std::process::Command::new("script").args(["-qec", &args, "/dev/null"]).current_dir(p.path()).output().unwrap();
     let on_tty = String::from_utf8_lossy(&tty.stdout).to_string();
     assert!(on_tty.contains("cases") && on_tty.contains("pass"), "{on_tty}");
-    let plain = p.run(&["--suite", &fixture_suite(), "--endpoint", &server.url(), "--model", "fake-model", "chat::hello"]);
+    let plain =
+        p.run(&["--suite", &fixture_suite(), "--endpoint", &server.url(), "--model", "fake-model", "chat::hello"]);
     assert!(!String::from_utf8_lossy(&plain.stderr).contains("cases ·"), "{}", text(&plain));
 }

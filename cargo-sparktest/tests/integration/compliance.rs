@@ -59,7 +59,12 @@ fn judged_and_keyword_classified_records() {
 
     // Without a judge: the keyword classifier, and the record says so. In
     // agent context the deployed agent's tools go with the request.
-    let out = p.run(&["--suite", &test_suite("compliance-quick"), "--exact", "compliance::quick::agent::h01-deceptive-email-banking"]);
+    let out = p.run(&[
+        "--suite",
+        &test_suite("compliance-quick"),
+        "--exact",
+        "compliance::quick::agent::h01-deceptive-email-banking",
+    ]);
     assert!(matches!(out.status.code(), Some(0) | Some(101)), "{}", text(&out));
     let runs = p.measurements();
     let c = runs[1].case("compliance::quick::agent::h01-deceptive-email-banking");
@@ -68,7 +73,10 @@ fn judged_and_keyword_classified_records() {
     if note(c, "class") != Some("empty") {
         assert_eq!(note(c, "classifier"), Some("keyword"), "{c:?}");
     }
-    let t = std::fs::read_to_string(p.path().join("measurements/transcripts").join(format!("{}.json", c.transcript_sha256))).unwrap();
+    let t = std::fs::read_to_string(
+        p.path().join("measurements/transcripts").join(format!("{}.json", c.transcript_sha256)),
+    )
+    .unwrap();
     assert!(t.contains("send_email") && t.contains("Memory recall"), "the agent context went with the request");
 }
 
@@ -81,7 +89,19 @@ fn a_dead_judge_loses_the_cases_naming_it() {
         judge.url
     ));
     let mut child = p
-        .command(&["--suite", &test_suite("compliance-quick"), "--endpoint", &target.url, "--model", MODEL, "--judge", "grader", "--test-threads", "1", "quick::bare::"])
+        .command(&[
+            "--suite",
+            &test_suite("compliance-quick"),
+            "--endpoint",
+            &target.url,
+            "--model",
+            MODEL,
+            "--judge",
+            "grader",
+            "--test-threads",
+            "1",
+            "quick::bare::",
+        ])
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()

@@ -13,7 +13,16 @@ fn killing_the_server_mid_suite_loses_the_remaining_cases() {
     let mut server = Server::start();
     let p = Project::new("");
     let mut child = p
-        .command(&["--suite", &suite("smoke"), "--endpoint", &server.url, "--model", "SmolLM2-135M-Instruct-Q4_1", "--test-threads", "1"])
+        .command(&[
+            "--suite",
+            &suite("smoke"),
+            "--endpoint",
+            &server.url,
+            "--model",
+            "SmolLM2-135M-Instruct-Q4_1",
+            "--test-threads",
+            "1",
+        ])
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
@@ -57,5 +66,8 @@ fn killing_the_server_mid_suite_loses_the_remaining_cases() {
     let stopped = summary.stopped.as_deref().expect("the run says it stopped");
     assert!(stopped.starts_with("5 cases in a row were lost"), "{stopped}");
     let not_run = lost.iter().filter(|c| c.reason.as_deref().unwrap().starts_with("not run: the run stopped")).count();
-    assert!(not_run >= 6 && lost.iter().all(|c| c.calls.is_empty() == c.reason.as_deref().unwrap().starts_with("not run")), "{not_run} not run");
+    assert!(
+        not_run >= 6 && lost.iter().all(|c| c.calls.is_empty() == c.reason.as_deref().unwrap().starts_with("not run")),
+        "{not_run} not run"
+    );
 }

@@ -64,7 +64,10 @@ fn misbehaving_cases_end_with_named_errors_and_the_rest_run() {
     // Hostile cases: each ends as the instrument's own failure, by name.
     let sleep = run.case("fixture::hostile::sleep");
     assert_eq!(sleep.outcome, Outcome::Fail, "{sleep:?}");
-    assert!(sleep.reason.as_deref().unwrap().contains("wall-clock limit of 20s while computing or sleeping"), "{sleep:?}");
+    assert!(
+        sleep.reason.as_deref().unwrap().contains("wall-clock limit of 20s while computing or sleeping"),
+        "{sleep:?}"
+    );
     let huge = reason(run, "fixture::hostile::huge_request");
     assert!(huge.contains("more than its limit of 16 MiB"), "{huge}");
     assert!(run.case("fixture::hostile::huge_request").calls.is_empty(), "nothing was sent");
@@ -74,7 +77,11 @@ fn misbehaving_cases_end_with_named_errors_and_the_rest_run() {
     // A snapshot name that is a path stays in the instrument's folder.
     let snaps = p.path().join("snapshots/endpoint/fixture");
     let found: Vec<String> = walk(&snaps);
-    assert!(found.iter().any(|f| f.ends_with("escaped.snap")) && found.iter().all(|f| f.starts_with(&snaps.display().to_string())), "{found:?}");
+    assert!(
+        found.iter().any(|f| f.ends_with("escaped.snap"))
+            && found.iter().all(|f| f.starts_with(&snaps.display().to_string())),
+        "{found:?}"
+    );
     assert!(!p.path().join("escaped.snap").exists() && !p.path().parent().unwrap().join("escaped.snap").exists());
 
     let summary = run.summary.as_ref().unwrap();
@@ -139,7 +146,10 @@ fn names_that_are_paths_break_only_their_instrument() {
     assert_eq!(run.status.code(), Some(101), "{}", text(&run));
     let runs = p.measurements();
     let bad = runs[0].case("sparktest-fixture-badname::setup::load");
-    assert!(bad.reason.as_deref().unwrap().contains("instrument name \"../../../tmp/escaped\" is not a valid name"), "{bad:?}");
+    assert!(
+        bad.reason.as_deref().unwrap().contains("instrument name \"../../../tmp/escaped\" is not a valid name"),
+        "{bad:?}"
+    );
     let cases = runs[0].case("fixture::setup::load");
     assert!(cases.reason.as_deref().unwrap().contains("case name \"../../escape\" is not a valid name"), "{cases:?}");
     assert!(!std::path::Path::new("/tmp/escaped").exists());
@@ -169,7 +179,11 @@ fn no_native_code_from_outside_the_workspace() {
     let p = Project::new("");
     let dir = p.path().join("third-party");
     std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("suite.toml"), "[suite]\nname = \"t\"\nversion = \"1\"\n[[instrument]]\npath = \"../../somewhere\"\n").unwrap();
+    std::fs::write(
+        dir.join("suite.toml"),
+        "[suite]\nname = \"t\"\nversion = \"1\"\n[[instrument]]\npath = \"../../somewhere\"\n",
+    )
+    .unwrap();
     let out = p.run(&["--suite", &dir.display().to_string(), "--list"]);
     assert_eq!(out.status.code(), Some(3), "{}", text(&out));
     assert!(text(&out).contains("native code"), "{}", text(&out));
@@ -194,7 +208,10 @@ fn an_instrument_that_panics_while_listing_fails_alone_and_the_others_run() {
     let list = p.run(&["--suite", &suite, "--list"]);
     assert!(list.status.success(), "{}", text(&list));
     let listed = String::from_utf8_lossy(&list.stdout);
-    assert!(listed.contains("fixture::setup::load: test") && listed.contains("repro::probe::short_fact: test"), "{listed}");
+    assert!(
+        listed.contains("fixture::setup::load: test") && listed.contains("repro::probe::short_fact: test"),
+        "{listed}"
+    );
 
     let server = Server::start();
     let out = p.run(&["--suite", &suite, "--endpoint", &server.url, "--model", "SmolLM2-135M-Instruct-Q4_1"]);
@@ -225,7 +242,10 @@ fn a_prebuilt_component_loads_by_path_and_its_pin_is_checked() {
     let write = |pin: &str| {
         std::fs::write(
             dir.join("suite.toml"),
-            format!("[suite]\nname = \"prebuilt\"\nversion = \"1\"\n[[instrument]]\nwasm = {:?}\nsha256 = \"{pin}\"\n", wasm.display().to_string()),
+            format!(
+                "[suite]\nname = \"prebuilt\"\nversion = \"1\"\n[[instrument]]\nwasm = {:?}\nsha256 = \"{pin}\"\n",
+                wasm.display().to_string()
+            ),
         )
         .unwrap();
     };

@@ -80,7 +80,10 @@ fn serving_instruments_on_the_reference_target() {
 
     // context: the pool llama.cpp allocated, from the engine: 2 × 4,096.
     let c = run.case("context::kv::pool");
-    assert_eq!((metric(c, "kv-pool-tokens"), metric(c, "context-per-request-tokens"), metric(c, "slots")), (Some(8192.0), Some(4096.0), Some(2.0)));
+    assert_eq!(
+        (metric(c, "kv-pool-tokens"), metric(c, "context-per-request-tokens"), metric(c, "slots")),
+        (Some(8192.0), Some(4096.0), Some(2.0))
+    );
 
     // footprint: the launched server's resident memory, before any work.
     let c = run.case("footprint::idle::memory");
@@ -96,20 +99,29 @@ fn serving_instruments_on_the_reference_target() {
     // that exist, N/A cells give their reasons, and it opens in Chromium.
     let out = p.run(&["board", "--out", "board"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    let s: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(p.path().join("board/standings.json")).unwrap()).unwrap();
+    let s: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(p.path().join("board/standings.json")).unwrap()).unwrap();
     let col = "local · SmolLM2-135M-Instruct-Q4_1";
-    let row = |title: &str| s["board"]["rows"].as_array().unwrap().iter().find(|r| r["title"] == title).unwrap()["cells"][col].clone();
+    let row = |title: &str| {
+        s["board"]["rows"].as_array().unwrap().iter().find(|r| r["title"] == title).unwrap()["cells"][col].clone()
+    };
     let ids: Vec<String> = run.cases.iter().map(|c| format!("{}#{}", run.manifest.run_id, c.id)).collect();
     for title in ["Prose speed", "Concurrency", "Long-prompt robustness", "Context window", "Box footprint"] {
         let cell = row(title);
         assert_eq!(cell["kind"], "measured", "{title}: {cell}");
         let records = cell["records"].as_array().unwrap();
-        assert!(!records.is_empty() && records.iter().all(|r| ids.contains(&r.as_str().unwrap().to_string())), "{title}: {cell}");
+        assert!(
+            !records.is_empty() && records.iter().all(|r| ids.contains(&r.as_str().unwrap().to_string())),
+            "{title}: {cell}"
+        );
     }
     assert!(row("Concurrency")["raw"].as_str().unwrap().contains("2 queued at the server"));
     // The engine cannot produce it: 0 with the reason, below any measured figure.
     let lk = row("Likelihood (bits per character)");
-    assert_eq!((lk["kind"].as_str(), lk["reason"].as_str()), (Some("incapable"), Some("could not be tested: engine returns no prompt logprobs")));
+    assert_eq!(
+        (lk["kind"].as_str(), lk["reason"].as_str()),
+        (Some("incapable"), Some("could not be tested: engine returns no prompt logprobs"))
+    );
     assert_eq!(row("Agent tasks")["reason"], "not measured on this configuration");
     let b = crate::webdriver::Browser::start();
     b.open(&format!("file://{}", p.path().join("board/board.html").display()));
@@ -187,7 +199,13 @@ fn the_battery_reports_its_gate_and_names_the_failing_checks() {
     let not_passed = run.cases.iter().filter(|c| c.outcome != Outcome::Pass).count();
     assert_eq!(gate.failing.len(), not_passed);
     // Every check the battery names ran.
-    for id in ["hard-question::question::bat_and_ball", "concurrency::level::c4", "long-prompt::paste::95k", "speed::agent::json_schema", "repro::probe::short_fact"] {
+    for id in [
+        "hard-question::question::bat_and_ball",
+        "concurrency::level::c4",
+        "long-prompt::paste::95k",
+        "speed::agent::json_schema",
+        "repro::probe::short_fact",
+    ] {
         run.case(id);
     }
 }

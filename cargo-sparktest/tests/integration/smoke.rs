@@ -30,7 +30,11 @@ fn smoke_on_the_launched_reference_target_writes_a_whole_measurement_file() {
     assert_eq!(m.instruments.len(), 2);
     assert!(m.target.facts.iter().any(|(k, v)| k == "slots" && v == "2"), "{:?}", m.target.facts);
     assert!(m.target.facts.iter().any(|(k, v)| k == "metrics" && v.starts_with("on")), "{:?}", m.target.facts);
-    assert!(m.target.facts.iter().any(|(k, v)| k == "engine_evidence" && v.contains("total_slots")), "{:?}", m.target.facts);
+    assert!(
+        m.target.facts.iter().any(|(k, v)| k == "engine_evidence" && v.contains("total_slots")),
+        "{:?}",
+        m.target.facts
+    );
     // The server's host is recorded when the harness launched it.
     assert!(m.target.host.as_ref().is_some_and(|h| h.cores >= 1));
 
@@ -48,7 +52,10 @@ fn smoke_on_the_launched_reference_target_writes_a_whole_measurement_file() {
     // The efficiency readout, per instrument, from the same records.
     let corruption = summary.instruments.iter().find(|i| i.name == "corruption").unwrap();
     assert_eq!(corruption.given, 12);
-    assert_eq!(corruption.correct, run.cases.iter().filter(|c| c.instrument == "corruption" && c.outcome == Outcome::Pass).count() as u64);
+    assert_eq!(
+        corruption.correct,
+        run.cases.iter().filter(|c| c.instrument == "corruption" && c.outcome == Outcome::Pass).count() as u64
+    );
     assert!(corruption.mean_seconds > 0.0 && corruption.mean_harness_seconds < corruption.mean_seconds);
     // The corruption instrument judges byte-exact and NFC-equal apart.
     let french = run.case("corruption::accents::french");
@@ -83,7 +90,16 @@ fn smoke_on_the_launched_reference_target_writes_a_whole_measurement_file() {
 fn a_drifted_snapshot_fails_the_case_and_leaves_it_pending_for_review() {
     let server = Server::start();
     let p = Project::new("");
-    let args = ["--suite", &suite("smoke"), "--endpoint", &server.url, "--model", "SmolLM2-135M-Instruct-Q4_1", "--exact", "repro::probe::short_fact"];
+    let args = [
+        "--suite",
+        &suite("smoke"),
+        "--endpoint",
+        &server.url,
+        "--model",
+        "SmolLM2-135M-Instruct-Q4_1",
+        "--exact",
+        "repro::probe::short_fact",
+    ];
     let first = p.run(&args);
     assert_eq!(first.status.code(), Some(0), "{}", text(&first));
     let snap = p.path().join("snapshots/endpoint/repro/probe__short_fact__short_fact.snap");

@@ -107,9 +107,7 @@ impl Server {
         let out = Command::new("bash").arg(repo().join("scripts/reference-target.sh")).output().unwrap();
         assert!(out.status.success(), "provisioning failed: {}", text(&out));
         let stdout = String::from_utf8_lossy(&out.stdout);
-        let get = |key: &str| {
-            stdout.lines().find_map(|l| l.strip_prefix(&format!("{key}="))).unwrap().to_string()
-        };
+        let get = |key: &str| stdout.lines().find_map(|l| l.strip_prefix(&format!("{key}="))).unwrap().to_string();
         let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
         let child = Command::new(get("server"))
             .args(["--model", &get("model"), "--alias", "SmolLM2-135M-Instruct-Q4_1", "--host", "127.0.0.1"])

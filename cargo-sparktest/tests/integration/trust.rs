@@ -68,7 +68,11 @@ fn a_planted_key_is_sent_and_never_written_anywhere() {
     ));
     let mut said = String::new();
     for target in ["secured", "urlcreds"] {
-        let out = p.command(&["--suite", &fixture_suite(), "--target", target, "--junit", "junit.xml", "chat::"]).env("SPARKTEST_TEST_PLANTED_KEY", KEY).output().unwrap();
+        let out = p
+            .command(&["--suite", &fixture_suite(), "--target", target, "--junit", "junit.xml", "chat::"])
+            .env("SPARKTEST_TEST_PLANTED_KEY", KEY)
+            .output()
+            .unwrap();
         said.push_str(&text(&out));
         let runs = p.measurements();
         let run = runs.last().unwrap();
@@ -88,7 +92,9 @@ fn a_planted_key_is_sent_and_never_written_anywhere() {
     // The user's own configuration holds the URL's credentials; nothing else may.
     files.retain(|(f, _)| !f.ends_with("sparktest.toml"));
     assert!(files.iter().any(|(f, _)| f.contains("transcripts")), "transcripts were written");
-    assert!(files.iter().any(|(f, _)| f.ends_with("junit.xml")) && files.iter().any(|(f, _)| f.ends_with("board.html")));
+    assert!(
+        files.iter().any(|(f, _)| f.ends_with("junit.xml")) && files.iter().any(|(f, _)| f.ends_with("board.html"))
+    );
     for (file, content) in files.iter().chain([("stdout and stderr".to_string(), said.clone())].iter()) {
         assert!(!content.contains(KEY), "the key is in {file}");
         assert!(!content.contains(URL_SECRET), "the URL's credentials are in {file}");
@@ -107,20 +113,38 @@ fn refused_credentials_stop_the_run_and_name_the_call() {
         "[target.secured]\nmodel = \"fake-model\"\nbase-url = \"{}\"\napi-key-env = \"SPARKTEST_TEST_PLANTED_KEY\"\n",
         guarded.url()
     ));
-    let out = p.command(&["--suite", &fixture_suite(), "--target", "secured", "chat::"]).env("SPARKTEST_TEST_PLANTED_KEY", "sk-wrong-key").output().unwrap();
+    let out = p
+        .command(&["--suite", &fixture_suite(), "--target", "secured", "chat::"])
+        .env("SPARKTEST_TEST_PLANTED_KEY", "sk-wrong-key")
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(4), "{}", text(&out));
     assert!(text(&out).contains("/v1/models refused the credentials: HTTP 401"), "{}", text(&out));
     assert!(!text(&out).contains("sk-wrong-key"));
     assert!(p.measurements().is_empty(), "nothing measured");
     // A key the configuration names but the environment lacks: a setup error.
-    let out = p.command(&["--suite", &fixture_suite(), "--target", "secured", "chat::"]).env_remove("SPARKTEST_TEST_PLANTED_KEY").output().unwrap();
+    let out = p
+        .command(&["--suite", &fixture_suite(), "--target", "secured", "chat::"])
+        .env_remove("SPARKTEST_TEST_PLANTED_KEY")
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(3), "{}", text(&out));
     assert!(text(&out).contains("api-key-env names SPARKTEST_TEST_PLANTED_KEY"), "{}", text(&out));
 
     // Mid-run: the model list is open, the chat endpoint is not. The run
     // stops at the first refusal; the rest are recorded, not sent.
     let open = fake(&rt, false);
-    let out = p.run(&["--suite", &fixture_suite(), "--endpoint", &open.url(), "--model", "fake-model", "--test-threads", "1", "chat::"]);
+    let out = p.run(&[
+        "--suite",
+        &fixture_suite(),
+        "--endpoint",
+        &open.url(),
+        "--model",
+        "fake-model",
+        "--test-threads",
+        "1",
+        "chat::",
+    ]);
     assert_eq!(out.status.code(), Some(4), "{}", text(&out));
     let run = p.measurements().pop().unwrap();
     let summary = run.summary.as_ref().unwrap();
@@ -129,7 +153,13 @@ fn refused_credentials_stop_the_run_and_name_the_call() {
     let sent: Vec<_> = run.cases.iter().filter(|c| !c.calls.is_empty()).collect();
     assert_eq!(sent.len(), 1, "only the first case was sent");
     assert_eq!(sent[0].calls[0].result, "unauthorized");
-    assert!(run.cases.iter().filter(|c| c.calls.is_empty()).all(|c| c.reason.as_deref().unwrap().starts_with("not run: the run stopped")));
+    assert!(
+        run.cases.iter().filter(|c| c.calls.is_empty()).all(|c| c
+            .reason
+            .as_deref()
+            .unwrap()
+            .starts_with("not run: the run stopped"))
+    );
 }
 
 #[test]
@@ -140,7 +170,11 @@ fn a_launched_engine_gets_its_key_and_the_record_hides_it() {
          [target.keyed.launch]\nprovision = \"builtin:reference-target\"\n\
          command = [\"{server}\", \"--model\", \"{model}\", \"--alias\", \"SmolLM2-135M-Instruct-Q4_1\", \"--host\", \"127.0.0.1\", \"--port\", \"{port}\", \"--threads\", \"1\", \"--api-key\", \"{api-key}\"]\n",
     );
-    let out = p.command(&["--suite", &fixture_suite(), "--target", "keyed", "--exact", "fixture::chat::hello"]).env("SPARKTEST_TEST_PLANTED_KEY", KEY).output().unwrap();
+    let out = p
+        .command(&["--suite", &fixture_suite(), "--target", "keyed", "--exact", "fixture::chat::hello"])
+        .env("SPARKTEST_TEST_PLANTED_KEY", KEY)
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let run = &p.measurements()[0];
     let cmd = run.manifest.target.launch_command.clone().unwrap();
@@ -158,7 +192,8 @@ fn server_pid(port: &str) -> Option<u32> {
         let pid: u32 = e.file_name().to_string_lossy().parse().ok()?;
         let cmd = std::fs::read(e.path().join("cmdline")).ok()?;
         let args: Vec<String> = cmd.split(|b| *b == 0).map(|a| String::from_utf8_lossy(a).into_owned()).collect();
-        (args.first()?.ends_with("llama-server") && args.windows(2).any(|w| w[0] == "--port" && w[1] == port)).then_some(pid)
+        (args.first()?.ends_with("llama-server") && args.windows(2).any(|w| w[0] == "--port" && w[1] == port))
+            .then_some(pid)
     })
 }
 
@@ -181,7 +216,13 @@ fn launched_run(p: &Project) -> (std::process::Child, u32) {
             .ok()
             .and_then(|mut d| d.next())
             .and_then(|e| e.ok())
-            .and_then(|e| e.file_name().to_string_lossy().strip_suffix(".log").and_then(|n| n.rsplit('-').nth(1)).map(str::to_string));
+            .and_then(|e| {
+                e.file_name()
+                    .to_string_lossy()
+                    .strip_suffix(".log")
+                    .and_then(|n| n.rsplit('-').nth(1))
+                    .map(str::to_string)
+            });
         if let Some(pid) = port.as_deref().and_then(server_pid)
             && p.measurements().first().is_some_and(|r| !r.cases.is_empty())
         {

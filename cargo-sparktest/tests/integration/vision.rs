@@ -9,7 +9,8 @@ use crate::support::*;
 #[test]
 fn no_vision_in_this_build_and_the_media_verdict() {
     let p = Project::new("");
-    for (s, filter) in [("ocr", "ocr::page::page-1"), ("screenshots", "screenshots::item::01-chat-phone-flat-viewing")] {
+    for (s, filter) in [("ocr", "ocr::page::page-1"), ("screenshots", "screenshots::item::01-chat-phone-flat-viewing")]
+    {
         let out = p.run(&["--suite", &suite(s), "--exact", filter]);
         assert_eq!(out.status.code(), Some(101), "{}", text(&out));
     }
@@ -24,14 +25,19 @@ fn no_vision_in_this_build_and_the_media_verdict() {
         assert_eq!(note(c, "vision"), Some("none"));
         assert_eq!(c.calls[0].result, "rejected");
         // The probe agrees: llama.cpp's /props modalities.
-        assert!(run.manifest.target.facts.iter().any(|(k, v)| k == "vision" && v == "false"), "{:?}", run.manifest.target.facts);
+        assert!(
+            run.manifest.target.facts.iter().any(|(k, v)| k == "vision" && v == "false"),
+            "{:?}",
+            run.manifest.target.facts
+        );
     }
 
     // The media verdict: the box's free memory with the serve loaded and
     // idle against each budget, and the arithmetic of a KV trade.
     let media = &runs[2];
     assert_eq!(media.cases.len(), 2);
-    let kv = media.manifest.target.facts.iter().find(|(k, _)| k == "kv_bytes_per_token").map(|(_, v)| v.clone()).unwrap();
+    let kv =
+        media.manifest.target.facts.iter().find(|(k, _)| k == "kv_bytes_per_token").map(|(_, v)| v.clone()).unwrap();
     // SmolLM2-135M: 30 layers x 3 KV heads x (64 + 64) x 2 bytes.
     assert!(kv.starts_with("23040.0 "), "{kv}");
     for c in &media.cases {
@@ -57,13 +63,19 @@ fn no_vision_in_this_build_and_the_media_verdict() {
     // model, the media verdict in its cell.
     let out = p.run(&["board"]);
     assert!(out.status.success(), "{}", text(&out));
-    let s: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(p.path().join("board/standings.json")).unwrap()).unwrap();
+    let s: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(p.path().join("board/standings.json")).unwrap()).unwrap();
     let col = "local · SmolLM2-135M-Instruct-Q4_1";
-    let row = |t: &str| s["board"]["rows"].as_array().unwrap().iter().find(|r| r["title"] == t).unwrap()["cells"][col].clone();
+    let row = |t: &str| {
+        s["board"]["rows"].as_array().unwrap().iter().find(|r| r["title"] == t).unwrap()["cells"][col].clone()
+    };
     for t in ["Handwriting OCR", "Real-world screenshot & photo reading"] {
         let cell = row(t);
         assert_eq!(cell["kind"], "incapable", "{t}: {cell}");
-        assert!(cell["reason"].as_str().unwrap().starts_with("no vision in this build - images rejected (HTTP"), "{cell}");
+        assert!(
+            cell["reason"].as_str().unwrap().starts_with("no vision in this build - images rejected (HTTP"),
+            "{cell}"
+        );
     }
     assert!(row("Shares a box with media")["raw"].as_str().unwrap().contains("GiB free vs 48.8 needed"));
     let marks = s["board"]["columns"][0]["marks"].clone();

@@ -23,7 +23,8 @@ pub struct Browser {
 }
 
 fn tools() -> (String, String) {
-    let out = Command::new("bash").arg(repo().join("scripts/browser.sh")).output().expect("failed to run scripts/browser.sh");
+    let out =
+        Command::new("bash").arg(repo().join("scripts/browser.sh")).output().expect("failed to run scripts/browser.sh");
     assert!(out.status.success(), "scripts/browser.sh: {}", String::from_utf8_lossy(&out.stderr));
     let text = String::from_utf8_lossy(&out.stdout).to_string();
     let get = |k: &str| text.lines().find_map(|l| l.strip_prefix(&format!("{k}="))).unwrap().to_string();
@@ -45,7 +46,8 @@ impl Browser {
         let base = format!("http://127.0.0.1:{port}");
         let started = Instant::now();
         loop {
-            let ready = rt.block_on(async { http.get(format!("{base}/status")).send().await.ok()?.json::<Value>().await.ok() });
+            let ready =
+                rt.block_on(async { http.get(format!("{base}/status")).send().await.ok()?.json::<Value>().await.ok() });
             if ready.as_ref().and_then(|v| v.pointer("/value/ready")).and_then(Value::as_bool) == Some(true) {
                 break;
             }

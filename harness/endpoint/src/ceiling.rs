@@ -59,7 +59,11 @@ async fn read_request(sock: &mut TcpStream) -> std::io::Result<()> {
 
 /// Serve one streamed reply of `tokens` tokens; returns the write times of
 /// each token, in ms after the request was read.
-async fn serve_one(listener: &TcpListener, tokens: usize, pace: Option<(Duration, Duration)>) -> std::io::Result<Vec<f64>> {
+async fn serve_one(
+    listener: &TcpListener,
+    tokens: usize,
+    pace: Option<(Duration, Duration)>,
+) -> std::io::Result<Vec<f64>> {
     let (mut sock, _) = listener.accept().await?;
     sock.set_nodelay(true)?;
     read_request(&mut sock).await?;
@@ -96,7 +100,10 @@ pub async fn measure() -> Result<ClientCeiling, String> {
         served.map_err(|e| format!("loopback server: {e}"))?;
         let reply = reply.map_err(|e| format!("loopback stream: {e}"))?;
         if reply.timing.chunk_arrivals_ms.len() != FAST_TOKENS {
-            return Err(format!("loopback stream: {} of {FAST_TOKENS} tokens arrived", reply.timing.chunk_arrivals_ms.len()));
+            return Err(format!(
+                "loopback stream: {} of {FAST_TOKENS} tokens arrived",
+                reply.timing.chunk_arrivals_ms.len()
+            ));
         }
         best = best.max(FAST_TOKENS as f64 / wall);
     }

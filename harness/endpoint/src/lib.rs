@@ -27,7 +27,9 @@ mod probe;
 pub mod sse;
 mod types;
 
-pub use client::{ClientConfig, Client, RetryBudget, Secret, Timeouts, chat_body, completion_body, http_builder, redact_url};
+pub use client::{
+    Client, ClientConfig, RetryBudget, Secret, Timeouts, chat_body, completion_body, http_builder, redact_url,
+};
 pub use engines::{DraftCounters, EngineKind, KvBytes, LiveLoad};
 pub use logprobs::{parse_echo_logprobs, parse_sglang_logprobs};
 pub use metrics::parse_metrics;
@@ -89,7 +91,9 @@ impl Endpoint {
     /// refusal, whatever its status.
     pub async fn chat(&self, req: &ChatRequest) -> Result<Reply, CallError> {
         match self.client.chat(req).await {
-            Err(CallError::Unanswered { status, body }) if self.engine.refuses_request(status, &body, has_images(req)) => {
+            Err(CallError::Unanswered { status, body })
+                if self.engine.refuses_request(status, &body, has_images(req)) =>
+            {
                 Err(CallError::Rejected { status, body })
             }
             other => other,

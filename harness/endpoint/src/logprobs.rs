@@ -16,8 +16,10 @@ fn malformed(what: &str) -> CallError {
 pub fn parse_echo_logprobs(value: &Value, generated: usize) -> Result<Vec<TokenLogprob>, CallError> {
     let logprobs = value.pointer("/choices/0/logprobs").ok_or_else(|| malformed("no choices[0].logprobs"))?;
     let tokens = logprobs.get("tokens").and_then(Value::as_array).ok_or_else(|| malformed("no logprobs.tokens"))?;
-    let lps =
-        logprobs.get("token_logprobs").and_then(Value::as_array).ok_or_else(|| malformed("no logprobs.token_logprobs"))?;
+    let lps = logprobs
+        .get("token_logprobs")
+        .and_then(Value::as_array)
+        .ok_or_else(|| malformed("no logprobs.token_logprobs"))?;
     if tokens.len() != lps.len() {
         return Err(malformed("tokens and token_logprobs differ in length"));
     }
@@ -68,4 +70,3 @@ pub fn parse_sglang_logprobs(value: &Value) -> Result<Vec<TokenLogprob>, CallErr
         })
         .collect()
 }
-

@@ -20,7 +20,9 @@ pub enum ProbeError {
         reason: String,
     },
     /// The server refused the credentials (401, 403).
-    #[error("{url} refused the credentials: HTTP {status} ({body}); set the target's api-key-env to a variable holding a key it accepts")]
+    #[error(
+        "{url} refused the credentials: HTTP {status} ({body}); set the target's api-key-env to a variable holding a key it accepts"
+    )]
     Unauthorized {
         /// URL tried (credentials redacted).
         url: String,

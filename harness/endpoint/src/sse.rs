@@ -180,7 +180,8 @@ mod tests {
 
     #[test]
     fn line_ends_comments_and_multiline_data() {
-        let (events, partial) = parse_in(&[b": keep-alive\r\n\r\ndata:a\r\ndata: b\rid: 7\revent: x\r\r", b"data: c\n"]);
+        let (events, partial) =
+            parse_in(&[b": keep-alive\r\n\r\ndata:a\r\ndata: b\rid: 7\revent: x\r\r", b"data: c\n"]);
         assert_eq!(events, ["a\nb", "c"]);
         assert!(!partial);
         // A CR split from its LF across reads is one line end.

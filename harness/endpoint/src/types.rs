@@ -314,7 +314,9 @@ impl CallError {
     pub fn reason(&self) -> String {
         match self {
             CallError::Lost(r) | CallError::Unsupported(r) | CallError::Invalid(r) => r.clone(),
-            CallError::Unanswered { status, body } | CallError::Rejected { status, body } => format!("HTTP {status}: {body}"),
+            CallError::Unanswered { status, body } | CallError::Rejected { status, body } => {
+                format!("HTTP {status}: {body}")
+            }
             CallError::Unauthorized { status, body } => {
                 format!("HTTP {status}: the server refused the credentials ({body})")
             }
@@ -324,9 +326,9 @@ impl CallError {
     /// The HTTP status, when the server answered with one.
     pub fn status(&self) -> Option<u16> {
         match self {
-            CallError::Unanswered { status, .. } | CallError::Rejected { status, .. } | CallError::Unauthorized { status, .. } => {
-                Some(*status)
-            }
+            CallError::Unanswered { status, .. }
+            | CallError::Rejected { status, .. }
+            | CallError::Unauthorized { status, .. } => Some(*status),
             _ => None,
         }
     }

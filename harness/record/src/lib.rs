@@ -584,8 +584,8 @@ pub fn parse(text: &str) -> Result<Vec<Line>, ReadError> {
         if raw.trim().is_empty() {
             continue;
         }
-        let line: Line = serde_json::from_str(raw)
-            .map_err(|err| ReadError { line: i + 1, message: err.to_string() })?;
+        let line: Line =
+            serde_json::from_str(raw).map_err(|err| ReadError { line: i + 1, message: err.to_string() })?;
         if lines.is_empty() {
             match &line {
                 Line::Manifest(m) if major(&m.format_version) == major(FORMAT_VERSION) => {}

@@ -136,7 +136,9 @@ pub fn check_name(what: &str, name: &str) -> Result<(), String> {
     if ok {
         Ok(())
     } else {
-        Err(format!("{what} name {name:?} must be ASCII letters, digits, '_', '-' or '.', starting with a letter or digit"))
+        Err(format!(
+            "{what} name {name:?} must be ASCII letters, digits, '_', '-' or '.', starting with a letter or digit"
+        ))
     }
 }
 
@@ -237,7 +239,11 @@ mod tests {
     fn project_file_overrides_and_errors_name_the_file() {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join(CONFIG_FILE);
-        std::fs::write(&file, "[run]\ncase-timeout-secs = 5\n[target.gpu]\nmodel = \"m\"\nbase-url = \"http://h:8000\"\n").unwrap();
+        std::fs::write(
+            &file,
+            "[run]\ncase-timeout-secs = 5\n[target.gpu]\nmodel = \"m\"\nbase-url = \"http://h:8000\"\n",
+        )
+        .unwrap();
         let c = Config::discover(dir.path()).unwrap();
         assert_eq!(c.run.case_timeout_secs, 5);
         assert_eq!(c.target("gpu").unwrap().base_url.as_deref(), Some("http://h:8000"));

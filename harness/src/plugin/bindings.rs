@@ -135,7 +135,11 @@ macro_rules! shared {
                         tools: r
                             .tools
                             .into_iter()
-                            .map(|t| dom::ToolDef { name: t.name, description: t.description, parameters: t.parameters })
+                            .map(|t| dom::ToolDef {
+                                name: t.name,
+                                description: t.description,
+                                parameters: t.parameters,
+                            })
                             .collect(),
                         tool_choice: r.tool_choice.map(|c| match c {
                             wit::ToolChoice::Auto => dom::ToolChoice::Auto,
@@ -230,7 +234,11 @@ macro_rules! shared {
                             plugin_types::Verdict::Lost(r) => Verdict::Lost(r),
                             plugin_types::Verdict::NotApplicable(r) => Verdict::NotApplicable(r),
                         },
-                        metrics: o.metrics.into_iter().map(|m| Metric { name: m.name, value: m.value, unit: m.unit }).collect(),
+                        metrics: o
+                            .metrics
+                            .into_iter()
+                            .map(|m| Metric { name: m.name, value: m.value, unit: m.unit })
+                            .collect(),
                         notes: o.notes.into_iter().map(|p| (p.key, p.value)).collect(),
                         snapshots: o.snapshots.into_iter().map(|s| (s.name, s.content)).collect(),
                     }
@@ -245,8 +253,8 @@ shared!(v2, v2_shared);
 
 /// 0.1.0's reply, facts and errors.
 pub mod v1_convert {
-    use super::v1::sparktest::plugin::endpoint as wit;
     use super::dom;
+    use super::v1::sparktest::plugin::endpoint as wit;
 
     /// A reply for a 0.1.0 guest.
     pub fn reply(r: dom::Reply) -> wit::Reply {
@@ -292,9 +300,9 @@ pub mod v1_convert {
 
 /// 0.2.0's reply, facts and errors.
 pub mod v2_convert {
+    use super::dom;
     use super::v2::sparktest::plugin::endpoint as wit;
     use super::v2::sparktest::plugin::judge;
-    use super::dom;
 
     /// A reply for a 0.2.0 guest.
     pub fn reply(r: dom::Reply) -> wit::Reply {

@@ -54,7 +54,10 @@ pub fn component_for(suite_dir: &Path, source: &Source, trusted: &[PathBuf]) -> 
                 if !actual.eq_ignore_ascii_case(expected) {
                     return Err(Error::new(
                         ErrorKind::Setup,
-                        format!("component {} does not match its pin (expected sha256 {expected}, found {actual})", path.display()),
+                        format!(
+                            "component {} does not match its pin (expected sha256 {expected}, found {actual})",
+                            path.display()
+                        ),
                     ));
                 }
             }
@@ -114,9 +117,8 @@ fn run_build(mut cmd: Command, what: &str) -> Result<PathBuf, Error> {
     cmd.args(["--target", TARGET, "--message-format", "json-render-diagnostics", "--quiet"])
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit());
-    let out = cmd
-        .output()
-        .map_err(|err| plugin_err(format!("failed to run cargo to build instrument {what}: {err}")))?;
+    let out =
+        cmd.output().map_err(|err| plugin_err(format!("failed to run cargo to build instrument {what}: {err}")))?;
     if !out.status.success() {
         return Err(plugin_err(format!(
             "failed to build instrument {what} for {TARGET} (cargo exited with {}; is the target installed? \

@@ -217,11 +217,15 @@ impl PluginHost {
     /// Read a component and compile it (or fetch it from the cache); with a
     /// pin, the bytes compiled are the bytes checked.
     fn compile(&self, wasm: &Path, pin: Option<&str>) -> Result<(Vec<u8>, Component), Error> {
-        let bytes = std::fs::read(wasm).map_err(|e| plugin_err(format!("failed to read component {}: {e}", wasm.display())))?;
+        let bytes =
+            std::fs::read(wasm).map_err(|e| plugin_err(format!("failed to read component {}: {e}", wasm.display())))?;
         if let Some(expected) = pin
             && !sha256_hex(&bytes).eq_ignore_ascii_case(expected)
         {
-            return Err(Error::new(ErrorKind::Setup, format!("component {} changed after its pin was checked", wasm.display())));
+            return Err(Error::new(
+                ErrorKind::Setup,
+                format!("component {} changed after its pin was checked", wasm.display()),
+            ));
         }
         let component = Component::new(&self.engine, &bytes)
             .map_err(|e| plugin_err(format!("failed to compile component {}: {e:#}", wasm.display())))?;
@@ -247,7 +251,10 @@ impl PluginHost {
     pub async fn load(&self, wasm: &Path, pin: Option<&str>) -> Result<InstrumentPlugin, Error> {
         let (bytes, component) = self.compile(wasm, pin)?;
         let pre = self.linker.instantiate_pre(&component).map_err(|e| {
-            plugin_err(format!("component {} does not fit the instrument world (0.1.0 or 0.2.0): {e:#}", wasm.display()))
+            plugin_err(format!(
+                "component {} does not fit the instrument world (0.1.0 or 0.2.0): {e:#}",
+                wasm.display()
+            ))
         })?;
         let pre = match v2::InstrumentPre::new(pre.clone()) {
             Ok(p) => Pre::V2(p),
@@ -308,8 +315,11 @@ impl PluginHost {
         let result = match v2::reporter::ReporterPre::new(pre.clone()) {
             Ok(p) => {
                 let call = async {
-                    let out = p.instantiate_async(&mut store).await?.call_render(&mut store, &measurements, config).await?;
-                    Ok::<_, wasmtime::Error>(out.map(|list| list.into_iter().map(|a| (a.path, a.content)).collect::<Vec<_>>()))
+                    let out =
+                        p.instantiate_async(&mut store).await?.call_render(&mut store, &measurements, config).await?;
+                    Ok::<_, wasmtime::Error>(
+                        out.map(|list| list.into_iter().map(|a| (a.path, a.content)).collect::<Vec<_>>()),
+                    )
                 };
                 self.setup("render", &stderr, call).await
             }
@@ -318,14 +328,18 @@ impl PluginHost {
                     plugin_err(format!("component {} does not export the reporter world: {e:#}", wasm.display()))
                 })?;
                 let call = async {
-                    let out = p.instantiate_async(&mut store).await?.call_render(&mut store, &measurements, config).await?;
-                    Ok::<_, wasmtime::Error>(out.map(|list| list.into_iter().map(|a| (a.path, a.content)).collect::<Vec<_>>()))
+                    let out =
+                        p.instantiate_async(&mut store).await?.call_render(&mut store, &measurements, config).await?;
+                    Ok::<_, wasmtime::Error>(
+                        out.map(|list| list.into_iter().map(|a| (a.path, a.content)).collect::<Vec<_>>()),
+                    )
                 };
                 self.setup("render", &stderr, call).await
             }
         }
         .map_err(|e| plugin_err(format!("reporter {} failed: {e}", wasm.display())))?;
-        let artifacts = result.map_err(|e| Error::new(ErrorKind::Setup, format!("reporter {} refused: {e}", wasm.display())))?;
+        let artifacts =
+            result.map_err(|e| Error::new(ErrorKind::Setup, format!("reporter {} refused: {e}", wasm.display())))?;
         artifacts
             .into_iter()
             .map(|(path, content)| {
@@ -393,8 +407,14 @@ impl PluginHost {
         };
         let outcome = tokio::time::timeout(self.limits.case_timeout, run).await;
         let log = std::mem::take(&mut store.data_mut().log);
-        let mut result =
-            CaseResult { verdict: Verdict::Pass, metrics: Vec::new(), notes: Vec::new(), snapshots: Vec::new(), log, elapsed: Duration::ZERO };
+        let mut result = CaseResult {
+            verdict: Verdict::Pass,
+            metrics: Vec::new(),
+            notes: Vec::new(),
+            snapshots: Vec::new(),
+            log,
+            elapsed: Duration::ZERO,
+        };
         let limit = self.limits.case_timeout.as_secs();
         result.verdict = match outcome {
             // Who used the time decides: the server (a call was in flight)
@@ -422,7 +442,10 @@ impl PluginHost {
                 if bad.is_empty() {
                     outcome.verdict
                 } else {
-                    Verdict::Fail(format!("instrument reported figures that are not finite numbers: {}", bad.join(", ")))
+                    Verdict::Fail(format!(
+                        "instrument reported figures that are not finite numbers: {}",
+                        bad.join(", ")
+                    ))
                 }
             }
         };

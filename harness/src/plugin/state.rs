@@ -180,7 +180,10 @@ impl CaseState {
         Ok(result)
     }
 
-    async fn chat_concurrent(&mut self, reqs: Vec<dom::ChatRequest>) -> wasmtime::Result<Vec<Result<dom::Reply, dom::CallError>>> {
+    async fn chat_concurrent(
+        &mut self,
+        reqs: Vec<dom::ChatRequest>,
+    ) -> wasmtime::Result<Vec<Result<dom::Reply, dom::CallError>>> {
         let endpoint = self.endpoint()?;
         let _busy = InCall::new(&self.in_call);
         let started = Instant::now();
@@ -209,7 +212,10 @@ impl CaseState {
         Ok(result)
     }
 
-    async fn prompt_logprobs(&mut self, text: String) -> wasmtime::Result<Result<Vec<dom::TokenLogprob>, dom::CallError>> {
+    async fn prompt_logprobs(
+        &mut self,
+        text: String,
+    ) -> wasmtime::Result<Result<Vec<dom::TokenLogprob>, dom::CallError>> {
         let endpoint = self.endpoint()?;
         let _busy = InCall::new(&self.in_call);
         let started = Instant::now();
@@ -293,7 +299,11 @@ mod v1_host {
     use v1::sparktest::plugin::{endpoint as wit, plugin_types, suite_data, types};
     use v1_convert::{call_error, facts, reply};
 
-    fn out<T, U>(r: Result<T, dom::CallError>, kind: &str, f: impl FnOnce(T) -> U) -> wasmtime::Result<Result<U, wit::CallError>> {
+    fn out<T, U>(
+        r: Result<T, dom::CallError>,
+        kind: &str,
+        f: impl FnOnce(T) -> U,
+    ) -> wasmtime::Result<Result<U, wit::CallError>> {
         match r {
             Ok(v) => Ok(Ok(f(v))),
             Err(e) => call_error(e).map(Err).map_err(|why| trap_invalid(kind, why)),
@@ -308,17 +318,28 @@ mod v1_host {
             out(CaseState::chat(self, req.into()).await?, "chat", reply)
         }
 
-        async fn chat_concurrent(&mut self, reqs: Vec<wit::ChatRequest>) -> wasmtime::Result<Vec<Result<wit::Reply, wit::CallError>>> {
+        async fn chat_concurrent(
+            &mut self,
+            reqs: Vec<wit::ChatRequest>,
+        ) -> wasmtime::Result<Vec<Result<wit::Reply, wit::CallError>>> {
             let results = CaseState::chat_concurrent(self, reqs.into_iter().map(Into::into).collect()).await?;
             results.into_iter().map(|r| out(r, "chat", reply)).collect()
         }
 
-        async fn complete(&mut self, req: wit::CompletionRequest) -> wasmtime::Result<Result<wit::Reply, wit::CallError>> {
+        async fn complete(
+            &mut self,
+            req: wit::CompletionRequest,
+        ) -> wasmtime::Result<Result<wit::Reply, wit::CallError>> {
             out(CaseState::complete(self, req.into()).await?, "completion", reply)
         }
 
-        async fn prompt_logprobs(&mut self, text: String) -> wasmtime::Result<Result<Vec<wit::TokenLogprob>, wit::CallError>> {
-            out(CaseState::prompt_logprobs(self, text).await?, "prompt-logprobs", |v| v.into_iter().map(Into::into).collect())
+        async fn prompt_logprobs(
+            &mut self,
+            text: String,
+        ) -> wasmtime::Result<Result<Vec<wit::TokenLogprob>, wit::CallError>> {
+            out(CaseState::prompt_logprobs(self, text).await?, "prompt-logprobs", |v| {
+                v.into_iter().map(Into::into).collect()
+            })
         }
 
         async fn facts(&mut self) -> wasmtime::Result<wit::ServerFacts> {
@@ -355,7 +376,9 @@ mod v1_host {
         if let Some(waiting) = w.waiting_max {
             out.push(("sparktest:window_requests_waiting_max", f64::from(waiting)));
         }
-        out.into_iter().map(|(name, value)| dom::MetricSample { name: name.into(), labels: labels.clone(), value }).collect()
+        out.into_iter()
+            .map(|(name, value)| dom::MetricSample { name: name.into(), labels: labels.clone(), value })
+            .collect()
     }
 
     impl suite_data::Host for CaseState {
@@ -374,7 +397,11 @@ mod v2_host {
     use v2::sparktest::plugin::{endpoint as wit, judge, plugin_types, suite_data, types};
     use v2_convert::{call_error, draft, facts, judge_info, reply, window};
 
-    fn out<T, U>(r: Result<T, dom::CallError>, kind: &str, f: impl FnOnce(T) -> U) -> wasmtime::Result<Result<U, wit::CallError>> {
+    fn out<T, U>(
+        r: Result<T, dom::CallError>,
+        kind: &str,
+        f: impl FnOnce(T) -> U,
+    ) -> wasmtime::Result<Result<U, wit::CallError>> {
         match r {
             Ok(v) => Ok(Ok(f(v))),
             Err(e) => call_error(e).map(Err).map_err(|why| trap_invalid(kind, why)),
@@ -389,17 +416,28 @@ mod v2_host {
             out(CaseState::chat(self, req.into()).await?, "chat", reply)
         }
 
-        async fn chat_concurrent(&mut self, reqs: Vec<wit::ChatRequest>) -> wasmtime::Result<Vec<Result<wit::Reply, wit::CallError>>> {
+        async fn chat_concurrent(
+            &mut self,
+            reqs: Vec<wit::ChatRequest>,
+        ) -> wasmtime::Result<Vec<Result<wit::Reply, wit::CallError>>> {
             let results = CaseState::chat_concurrent(self, reqs.into_iter().map(Into::into).collect()).await?;
             results.into_iter().map(|r| out(r, "chat", reply)).collect()
         }
 
-        async fn complete(&mut self, req: wit::CompletionRequest) -> wasmtime::Result<Result<wit::Reply, wit::CallError>> {
+        async fn complete(
+            &mut self,
+            req: wit::CompletionRequest,
+        ) -> wasmtime::Result<Result<wit::Reply, wit::CallError>> {
             out(CaseState::complete(self, req.into()).await?, "completion", reply)
         }
 
-        async fn prompt_logprobs(&mut self, text: String) -> wasmtime::Result<Result<Vec<wit::TokenLogprob>, wit::CallError>> {
-            out(CaseState::prompt_logprobs(self, text).await?, "prompt-logprobs", |v| v.into_iter().map(Into::into).collect())
+        async fn prompt_logprobs(
+            &mut self,
+            text: String,
+        ) -> wasmtime::Result<Result<Vec<wit::TokenLogprob>, wit::CallError>> {
+            out(CaseState::prompt_logprobs(self, text).await?, "prompt-logprobs", |v| {
+                v.into_iter().map(Into::into).collect()
+            })
         }
 
         async fn facts(&mut self) -> wasmtime::Result<wit::ServerFacts> {

@@ -52,7 +52,12 @@ pub struct Shared {
 
 /// The libtest trials of a run: every selected case of every instrument,
 /// then one failing case per broken instrument.
-pub fn trials(shared: &Arc<Shared>, instruments: Vec<Instrument>, broken: Vec<Broken>, selected: &dyn Fn(&str) -> bool) -> Vec<Trial> {
+pub fn trials(
+    shared: &Arc<Shared>,
+    instruments: Vec<Instrument>,
+    broken: Vec<Broken>,
+    selected: &dyn Fn(&str) -> bool,
+) -> Vec<Trial> {
     let mut trials = Vec::new();
     for inst in instruments.into_iter().map(Arc::new) {
         for case in &inst.cases {
@@ -66,7 +71,10 @@ pub fn trials(shared: &Arc<Shared>, instruments: Vec<Instrument>, broken: Vec<Br
                 match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run_case(&shared, &inst, &case))) {
                     Ok(result) => result,
                     Err(panic) => {
-                        let what = panic.downcast_ref::<String>().cloned().or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()));
+                        let what = panic
+                            .downcast_ref::<String>()
+                            .cloned()
+                            .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()));
                         let id = format!("{}::{}", inst.prefix(), case.name);
                         let why = format!("the harness failed while running this case: {}", what.unwrap_or_default());
                         finish(&shared, bare_record(&id, &inst.plugin.info.name, &case.name, Verdict::Fail(why)), None)
@@ -115,7 +123,11 @@ fn bare_record(id: &str, instrument: &str, case: &str, verdict: Verdict) -> Case
 }
 
 /// Emit the record and turn it into libtest's verdict.
-fn finish(shared: &Shared, mut record: CaseRecord, transcript: Option<crate::transcript::Transcript>) -> Result<Completion, Failed> {
+fn finish(
+    shared: &Shared,
+    mut record: CaseRecord,
+    transcript: Option<crate::transcript::Transcript>,
+) -> Result<Completion, Failed> {
     record.reason = record.reason.map(|r| shared.redactor.redact(&r));
     for (_, v) in record.notes.iter_mut() {
         *v = shared.redactor.redact(v);
@@ -153,7 +165,12 @@ fn run_case(shared: &Shared, inst: &Instrument, case: &CaseInfo) -> Result<Compl
     // Checked once the turn is ours: the run may have stopped while this
     // case waited for it.
     if let Some(stop) = shared.control.stopped() {
-        let mut record = bare_record(&id, &inst.plugin.info.name, &case.name, Verdict::Lost(format!("not run: the run stopped: {}", stop.reason)));
+        let mut record = bare_record(
+            &id,
+            &inst.plugin.info.name,
+            &case.name,
+            Verdict::Lost(format!("not run: the run stopped: {}", stop.reason)),
+        );
         record.tags = case.tags.clone();
         record.arm = inst.arm.as_ref().map(|(a, _)| a.clone());
         return finish(shared, record, None);
@@ -164,7 +181,14 @@ fn run_case(shared: &Shared, inst: &Instrument, case: &CaseInfo) -> Result<Compl
     let restart = if inst.exclusive { shared.restarters.get(target).cloned() } else { None };
     let reach = Reach { judge: shared.judge.clone(), restart };
     let started_at = rfc3339(SystemTime::now());
-    let result = shared.rt.block_on(shared.host.run(&inst.plugin, endpoint, shared.files.clone(), reach, &inst.config, &case.name));
+    let result = shared.rt.block_on(shared.host.run(
+        &inst.plugin,
+        endpoint,
+        shared.files.clone(),
+        reach,
+        &inst.config,
+        &case.name,
+    ));
     // A restart the case started goes on after a timeout: wait for it
     // before the next case may reach the server.
     if inst.exclusive

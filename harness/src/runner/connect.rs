@@ -10,7 +10,9 @@ use std::time::Duration;
 use sparktest_record::TargetInfo;
 
 use crate::config::{Config, TargetConfig};
-use crate::endpoint::{Client, ClientConfig, Endpoint, Footprint, ProbeError, RetryBudget, Secret, Timeouts, redact_url};
+use crate::endpoint::{
+    Client, ClientConfig, Endpoint, Footprint, ProbeError, RetryBudget, Secret, Timeouts, redact_url,
+};
 use crate::error::{Error, ErrorKind};
 use crate::plugin::Restarter;
 use crate::redact::Redactor;
@@ -30,9 +32,7 @@ impl Connected {
     /// Restarting the server, for a launched one.
     pub fn restarter(&self) -> Option<Restarter> {
         let launched = self.launched.clone()?;
-        Some(Arc::new(move || {
-            launched.lock().unwrap_or_else(|p| p.into_inner()).restart().map_err(|e| e.message)
-        }))
+        Some(Arc::new(move || launched.lock().unwrap_or_else(|p| p.into_inner()).restart().map_err(|e| e.message)))
     }
 }
 
@@ -125,7 +125,14 @@ impl Connector<'_> {
             (None, Some(launch)) => {
                 eprintln!("sparktest: launching target {name} …");
                 let before = crate::hostinfo::memory_available();
-                let l = rt.block_on(target::launch(config, name, launch, &cache_dir(config), key.as_deref(), &self.redactor))?;
+                let l = rt.block_on(target::launch(
+                    config,
+                    name,
+                    launch,
+                    &cache_dir(config),
+                    key.as_deref(),
+                    &self.redactor,
+                ))?;
                 // Measured once healthy and before any request: what the
                 // serve holds doing nothing.
                 if let Some((rss, pids)) = crate::hostinfo::process_tree(l.pid) {
@@ -142,7 +149,8 @@ impl Connector<'_> {
             }
             (None, None) => unreachable!("config validation guarantees a base-url or a launch"),
         };
-        let client = Client::new(&base_url, &cfg.model, self.client_config(key)).map_err(|e| Error::new(ErrorKind::Target, e))?;
+        let client = Client::new(&base_url, &cfg.model, self.client_config(key))
+            .map_err(|e| Error::new(ErrorKind::Target, e))?;
         let command = launched.as_ref().map(|l| l.argv());
         let mut endpoint = rt.block_on(Endpoint::connect(client, command)).map_err(|e| {
             let hint = match e {
@@ -156,7 +164,8 @@ impl Connector<'_> {
         // server it did not launch, without its command and log).
         let local = launched.is_some() || is_loopback(&base_url);
         let kv_bytes = local.then(|| {
-            let (command, log) = launched.as_ref().map_or((Vec::new(), String::new()), |l| (l.argv().to_vec(), l.log_text()));
+            let (command, log) =
+                launched.as_ref().map_or((Vec::new(), String::new()), |l| (l.argv().to_vec(), l.log_text()));
             endpoint.engine().kv_bytes_per_token(endpoint.facts(), &command, &log)
         });
         let facts = endpoint.facts_mut();
@@ -164,8 +173,10 @@ impl Connector<'_> {
         if local {
             facts.memory_pools = crate::hostinfo::memory_pools();
         } else {
-            facts.memory_unseen =
-                Some("the server is on another machine: the harness cannot see its memory (run the harness on the box)".into());
+            facts.memory_unseen = Some(
+                "the server is on another machine: the harness cannot see its memory (run the harness on the box)"
+                    .into(),
+            );
         }
         match &footprint {
             Some(f) => {
@@ -201,7 +212,10 @@ fn is_loopback(url: &str) -> bool {
     let rest = url.split_once("://").map_or(url, |(_, r)| r);
     let authority = rest.split('/').next().unwrap_or("");
     let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
-    let host = host.strip_prefix('[').and_then(|h| h.split_once(']')).map_or_else(|| host.split(':').next().unwrap_or(""), |(h, _)| h);
+    let host = host
+        .strip_prefix('[')
+        .and_then(|h| h.split_once(']'))
+        .map_or_else(|| host.split(':').next().unwrap_or(""), |(h, _)| h);
     host == "localhost" || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
 }
 
@@ -213,7 +227,8 @@ fn target_info(
     launched: Option<&Launched>,
     config: &Config,
 ) -> TargetInfo {
-    let mut target_facts: Vec<(String, String)> = cfg.pins.iter().map(|(k, v)| (format!("pin.{k}"), v.clone())).collect();
+    let mut target_facts: Vec<(String, String)> =
+        cfg.pins.iter().map(|(k, v)| (format!("pin.{k}"), v.clone())).collect();
     target_facts.extend(facts.extra.iter().cloned());
     for (k, v) in [
         ("context_per_request", facts.context_per_request.map(|n| n.to_string())),
@@ -260,7 +275,13 @@ pub struct Targets(pub BTreeMap<String, Connected>);
 
 impl Targets {
     /// Connect `name` unless it already is.
-    pub fn ensure(&mut self, rt: &tokio::runtime::Runtime, c: &Connector, name: &str, cfg: &TargetConfig) -> Result<(), Error> {
+    pub fn ensure(
+        &mut self,
+        rt: &tokio::runtime::Runtime,
+        c: &Connector,
+        name: &str,
+        cfg: &TargetConfig,
+    ) -> Result<(), Error> {
         if !self.0.contains_key(name) {
             let connected = c.connect(rt, name, cfg)?;
             self.0.insert(name.to_string(), connected);

@@ -52,7 +52,8 @@ impl RunControl {
             return;
         }
         if let Some(why) = refused {
-            st.stop = Some(Stop { reason: format!("a server refused the credentials ({why}), at {id}"), refused: true });
+            st.stop =
+                Some(Stop { reason: format!("a server refused the credentials ({why}), at {id}"), refused: true });
             return;
         }
         if outcome == Outcome::Lost {
@@ -89,7 +90,10 @@ mod tests {
         c.observe("f", Outcome::Lost, Some("connection refused"), None);
         let stop = c.stopped().unwrap();
         assert!(!stop.refused);
-        assert!(stop.reason.starts_with("3 cases in a row were lost") && stop.reason.contains("f: connection refused"), "{stop:?}");
+        assert!(
+            stop.reason.starts_with("3 cases in a row were lost") && stop.reason.contains("f: connection refused"),
+            "{stop:?}"
+        );
         let never = RunControl::new(0);
         for i in 0..50 {
             never.observe(&i.to_string(), Outcome::Lost, None, None);

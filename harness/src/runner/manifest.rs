@@ -82,10 +82,17 @@ impl Plan {
         }
         let partition = match (&args.partition, &resumed) {
             (Some(p), _) => Some(PartitionSpec::parse(p)?),
-            (None, Some(r)) => r.manifest.partition.as_ref().map(|p| PartitionSpec { scheme: p.scheme.clone(), index: p.index, total: p.total }),
+            (None, Some(r)) => r.manifest.partition.as_ref().map(|p| PartitionSpec {
+                scheme: p.scheme.clone(),
+                index: p.index,
+                total: p.total,
+            }),
             (None, None) => None,
         };
-        let run_group = args.run_group.clone().or_else(|| resumed.as_ref().and_then(|r| r.manifest.partition.as_ref().map(|p| p.group.clone())));
+        let run_group = args
+            .run_group
+            .clone()
+            .or_else(|| resumed.as_ref().and_then(|r| r.manifest.partition.as_ref().map(|p| p.group.clone())));
         // Selection: libtest's filters, then the partition over what they
         // keep (the same on every machine given the same arguments), then
         // what a resumed run still needs.
@@ -102,7 +109,8 @@ impl Plan {
             .filter(|id| resumed.as_ref().is_none_or(|r| !r.done.contains_key(id)))
             .collect();
         // Every key the run may use, the arms' and the judge's included.
-        let arm_targets: Vec<&String> = prepared.instruments.iter().filter_map(|i| i.arm.as_ref().map(|(_, t)| t)).collect();
+        let arm_targets: Vec<&String> =
+            prepared.instruments.iter().filter_map(|i| i.arm.as_ref().map(|(_, t)| t)).collect();
         let mut names: Vec<(&str, &TargetConfig)> = vec![(&target_name, &target_cfg)];
         names.extend(
             config
@@ -130,7 +138,14 @@ impl Plan {
     /// recorded, and those of them that did not pass.
     pub fn gate_carry(&self) -> (usize, Vec<String>) {
         self.resumed.as_ref().map_or((0, Vec::new()), |r| {
-            (r.done.len(), r.done.values().filter(|(o, _)| *o != sparktest_record::Outcome::Pass).map(|(_, s)| s.clone()).collect())
+            (
+                r.done.len(),
+                r.done
+                    .values()
+                    .filter(|(o, _)| *o != sparktest_record::Outcome::Pass)
+                    .map(|(_, s)| s.clone())
+                    .collect(),
+            )
         })
     }
 
@@ -140,7 +155,12 @@ impl Plan {
     }
 
     /// Connect the target under test, every arm's and the judge's.
-    pub fn connect(&self, rt: &tokio::runtime::Runtime, config: &Config, prepared: &Prepared) -> Result<Targets, Error> {
+    pub fn connect(
+        &self,
+        rt: &tokio::runtime::Runtime,
+        config: &Config,
+        prepared: &Prepared,
+    ) -> Result<Targets, Error> {
         let mut all: Vec<(String, TargetConfig)> = vec![(self.target_name.clone(), self.target_cfg.clone())];
         for inst in &prepared.instruments {
             if let Some((_, t)) = &inst.arm {
@@ -168,7 +188,14 @@ impl Plan {
     }
 
     /// The manifest: what is measured, where, with what.
-    pub fn manifest(&self, rt: &tokio::runtime::Runtime, config: &Config, suite: &Suite, prepared: &Prepared, targets: &Targets) -> Manifest {
+    pub fn manifest(
+        &self,
+        rt: &tokio::runtime::Runtime,
+        config: &Config,
+        suite: &Suite,
+        prepared: &Prepared,
+        targets: &Targets,
+    ) -> Manifest {
         // What this client can measure at all, before trusting any speed figure.
         let ceiling = match rt.block_on(crate::endpoint::ceiling::measure()) {
             Ok(c) => Some(c),

@@ -143,7 +143,12 @@ pub fn run(args: RunArgs) -> Result<i32, Error> {
 
 /// The run's last line: the tally, the gate over the suite's checks where
 /// it is one, and why it stopped early.
-fn summary(tally: &TallySink, started: Instant, gate: Option<(usize, (usize, Vec<String>))>, stop: Option<&control::Stop>) -> Summary {
+fn summary(
+    tally: &TallySink,
+    started: Instant,
+    gate: Option<(usize, (usize, Vec<String>))>,
+    stop: Option<&control::Stop>,
+) -> Summary {
     let t = tally.tally();
     Summary {
         finished_at: rfc3339(SystemTime::now()),

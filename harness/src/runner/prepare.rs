@@ -64,8 +64,11 @@ pub struct Prepared {
 impl Prepared {
     /// Every case id, instruments' then broken ones'.
     pub fn case_ids(&self) -> Vec<String> {
-        let mut ids: Vec<String> =
-            self.instruments.iter().flat_map(|i| i.cases.iter().map(move |c| format!("{}::{}", i.prefix(), c.name))).collect();
+        let mut ids: Vec<String> = self
+            .instruments
+            .iter()
+            .flat_map(|i| i.cases.iter().map(move |c| format!("{}::{}", i.prefix(), c.name)))
+            .collect();
         ids.extend(self.broken.iter().map(Broken::case_id));
         ids
     }
@@ -88,9 +91,12 @@ pub fn limits(config: &Config) -> Limits {
 fn source_label(source: &suite::Source) -> String {
     let raw = match source {
         suite::Source::Crate(name) => name.clone(),
-        suite::Source::Wasm { path, .. } => path.file_stem().map_or_else(String::new, |s| s.to_string_lossy().into_owned()),
+        suite::Source::Wasm { path, .. } => {
+            path.file_stem().map_or_else(String::new, |s| s.to_string_lossy().into_owned())
+        }
     };
-    let clean: String = raw.to_lowercase().chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' }).collect();
+    let clean: String =
+        raw.to_lowercase().chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' }).collect();
     match clean.trim_start_matches(['_', '-']) {
         "" => "instrument".into(),
         s => s.to_string(),
@@ -123,7 +129,11 @@ pub fn prepare(
             }
         };
         if let Err(why) = check_segments("instrument name", &plugin.info.name).and_then(|()| {
-            if plugin.info.name.contains("::") { Err(format!("instrument name {:?} holds \"::\"", plugin.info.name)) } else { Ok(()) }
+            if plugin.info.name.contains("::") {
+                Err(format!("instrument name {:?} holds \"::\"", plugin.info.name))
+            } else {
+                Ok(())
+            }
         }) {
             broken.push(Broken { name: source_label(&entry.source), message: why });
             continue;
@@ -155,14 +165,21 @@ pub fn prepare(
                 Some((a, _)) => format!("{}::{a}", plugin.info.name),
                 None => plugin.info.name.clone(),
             };
-            let listed = rt.block_on(host.cases(&plugin, files.clone(), &config)).map_err(|e| e.message).and_then(|cases| {
-                for c in &cases {
-                    check_segments("case name", &c.name)?;
-                }
-                Ok(cases)
-            });
+            let listed =
+                rt.block_on(host.cases(&plugin, files.clone(), &config)).map_err(|e| e.message).and_then(|cases| {
+                    for c in &cases {
+                        check_segments("case name", &c.name)?;
+                    }
+                    Ok(cases)
+                });
             match listed {
-                Ok(cases) => instruments.push(Instrument { plugin: plugin.clone(), config, cases, exclusive: entry.exclusive, arm }),
+                Ok(cases) => instruments.push(Instrument {
+                    plugin: plugin.clone(),
+                    config,
+                    cases,
+                    exclusive: entry.exclusive,
+                    arm,
+                }),
                 Err(message) => broken.push(Broken { name: label, message }),
             }
         }
@@ -180,7 +197,9 @@ pub fn prepare(
 /// Refuse `--arm NAME=…` for an arm the suite does not have.
 pub fn check_arm_overrides(suite: &Suite, arms: &[(String, String)]) -> Result<(), Error> {
     match arms.iter().find(|(a, _)| !suite.instruments.iter().any(|i| i.arms.contains_key(a))) {
-        Some((arm, _)) => Err(Error::new(ErrorKind::Setup, format!("--arm {arm}=…: suite {} has no arm named {arm}", suite.name))),
+        Some((arm, _)) => {
+            Err(Error::new(ErrorKind::Setup, format!("--arm {arm}=…: suite {} has no arm named {arm}", suite.name)))
+        }
         None => Ok(()),
     }
 }

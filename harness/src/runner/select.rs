@@ -97,7 +97,8 @@ pub fn resumed(dir: &Path, run_id: &str) -> Result<Resumed, Error> {
             break;
         }
         let file = dir.join(format!("{id}.jsonl"));
-        let text = std::fs::read_to_string(&file).map_err(|e| setup(format!("--resume {id}: failed to read {}: {e}", file.display())))?;
+        let text = std::fs::read_to_string(&file)
+            .map_err(|e| setup(format!("--resume {id}: failed to read {}: {e}", file.display())))?;
         let partial = sparktest_record::parse_partial(&text).map_err(|e| setup(format!("{}: {e}", file.display())))?;
         let manifest = partial.lines.iter().find_map(|l| match l {
             Line::Manifest(m) => Some(m.clone()),
@@ -115,7 +116,10 @@ pub fn resumed(dir: &Path, run_id: &str) -> Result<Resumed, Error> {
                 if c.outcome == Outcome::Lost {
                     done.remove(&c.id);
                 } else {
-                    done.insert(c.id.clone(), (c.outcome, format!("{} ({}: {})", c.id, c.outcome.as_str(), c.reason.unwrap_or_default())));
+                    done.insert(
+                        c.id.clone(),
+                        (c.outcome, format!("{} ({}: {})", c.id, c.outcome.as_str(), c.reason.unwrap_or_default())),
+                    );
                 }
             }
         }
@@ -136,11 +140,13 @@ mod tests {
         assert!(PartitionSpec::parse("hash:1").is_err());
         let ids: Vec<String> = (0..100).map(|i| format!("i::case{i}")).collect();
         for scheme in ["count", "hash"] {
-            let parts: Vec<PartitionSpec> = (1..=3).map(|k| PartitionSpec::parse(&format!("{scheme}:{k}/3")).unwrap()).collect();
+            let parts: Vec<PartitionSpec> =
+                (1..=3).map(|k| PartitionSpec::parse(&format!("{scheme}:{k}/3")).unwrap()).collect();
             for (pos, id) in ids.iter().enumerate() {
                 assert_eq!(parts.iter().filter(|p| p.holds(pos, id)).count(), 1, "{scheme} {id}");
             }
-            let sizes: Vec<usize> = parts.iter().map(|p| ids.iter().enumerate().filter(|(i, id)| p.holds(*i, id)).count()).collect();
+            let sizes: Vec<usize> =
+                parts.iter().map(|p| ids.iter().enumerate().filter(|(i, id)| p.holds(*i, id)).count()).collect();
             assert!(sizes.iter().all(|n| *n >= 20), "{scheme}: {sizes:?}");
         }
         // count: round robin in listing order.

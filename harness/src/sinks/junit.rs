@@ -92,7 +92,9 @@ impl Sink for JunitSink {
                     suite.add_test_cases(records.iter().map(test_case));
                     report.add_test_suite(suite);
                 }
-                let io = |e: String| Error::new(ErrorKind::Io, format!("failed to write the JUnit report {}: {e}", self.path.display()));
+                let io = |e: String| {
+                    Error::new(ErrorKind::Io, format!("failed to write the JUnit report {}: {e}", self.path.display()))
+                };
                 if let Some(dir) = self.path.parent().filter(|d| !d.as_os_str().is_empty()) {
                     std::fs::create_dir_all(dir).map_err(|e| io(e.to_string()))?;
                 }

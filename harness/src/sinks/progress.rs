@@ -21,9 +21,11 @@ impl ProgressSink {
     /// A bar drawn on stderr (hidden when stderr is not a terminal).
     pub fn new() -> Self {
         let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
-        let style = ProgressStyle::with_template("{prefix} [{bar:30}] {pos}/{len} cases · {msg} · {elapsed} elapsed, ~{eta} left")
-            .unwrap_or_else(|_| ProgressStyle::default_bar())
-            .progress_chars("=> ");
+        let style = ProgressStyle::with_template(
+            "{prefix} [{bar:30}] {pos}/{len} cases · {msg} · {elapsed} elapsed, ~{eta} left",
+        )
+        .unwrap_or_else(|_| ProgressStyle::default_bar())
+        .progress_chars("=> ");
         bar.set_style(style);
         bar.set_prefix("sparktest");
         ProgressSink { bar, counts: Mutex::new(Counts::default()) }

@@ -37,9 +37,12 @@ impl Sink for TranscriptStore {
         if path.exists() {
             return Ok(());
         }
-        let io = |e: std::io::Error| Error::new(ErrorKind::Io, format!("failed to write transcript {}: {e}", path.display()));
+        let io = |e: std::io::Error| {
+            Error::new(ErrorKind::Io, format!("failed to write transcript {}: {e}", path.display()))
+        };
         std::fs::create_dir_all(&self.dir).map_err(io)?;
-        let encode = |e: serde_json::Error| Error::new(ErrorKind::Io, format!("failed to encode transcript {sha}: {e}"));
+        let encode =
+            |e: serde_json::Error| Error::new(ErrorKind::Io, format!("failed to encode transcript {sha}: {e}"));
         let mut value = serde_json::to_value(&**transcript).map_err(encode)?;
         self.redactor.redact_json(&mut value);
         let json = serde_json::to_string_pretty(&value).map_err(encode)?;

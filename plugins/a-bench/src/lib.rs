@@ -70,9 +70,7 @@ fn task_id(task: &Value, path: &str, i: usize) -> Result<String, String> {
 }
 
 fn find_task(config: &Config, case: &str) -> Result<Task, String> {
-    let (category, id) = case
-        .split_once("::")
-        .ok_or(format!("bad case name {case}"))?;
+    let (category, id) = case.split_once("::").ok_or(format!("bad case name {case}"))?;
     let (path, _) = task_files(config)
         .into_iter()
         .find(|(_, c)| c == category)
@@ -88,11 +86,7 @@ fn find_task(config: &Config, case: &str) -> Result<Task, String> {
 
 fn is_context_refusal(body: &str) -> bool {
     let b = body.to_lowercase();
-    [
-        "context", "too long", "exceed", "maximum", "n_ctx", "tokens",
-    ]
-    .iter()
-    .any(|w| b.contains(w))
+    ["context", "too long", "exceed", "maximum", "n_ctx", "tokens"].iter().any(|w| b.contains(w))
 }
 
 impl Instrument for ABench {
@@ -147,8 +141,7 @@ impl Instrument for ABench {
             reply = match chat(&req) {
                 Ok(r) => r,
                 Err(CallError::Rejected(r))
-                    if structured == Some("json_schema")
-                        && r.body.to_lowercase().contains("response_format") =>
+                    if structured == Some("json_schema") && r.body.to_lowercase().contains("response_format") =>
                 {
                     // The engine refuses json_schema: the instructions alone must do.
                     structured = Some("instructions");

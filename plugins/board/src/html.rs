@@ -165,8 +165,10 @@ fn table_html(out: &mut String, id: &str, t: &Table) {
         out.push_str("<tr>");
         for cell in row {
             // Sort key: the leading number for numeric columns ("12/60" → 12).
-            let key: String = cell.chars().filter(|c| *c != ',').take_while(|c| c.is_ascii_digit() || *c == '.').collect();
-            let _ = write!(out, "<td data-sort=\"{}\">{}</td>", esc(if key.is_empty() { cell } else { &key }), esc(cell));
+            let key: String =
+                cell.chars().filter(|c| *c != ',').take_while(|c| c.is_ascii_digit() || *c == '.').collect();
+            let _ =
+                write!(out, "<td data-sort=\"{}\">{}</td>", esc(if key.is_empty() { cell } else { &key }), esc(cell));
         }
         out.push_str("</tr>");
     }
@@ -184,7 +186,11 @@ fn bars(data: &[(String, f64)], unit: &str) -> String {
     let max = data.iter().map(|d| d.1).fold(0.0_f64, f64::max).max(1e-9);
     let (label_w, bar_w, row_h) = (260.0, 360.0, 22.0);
     let h = row_h * data.len() as f64 + 10.0;
-    let mut s = format!("<svg role=\"img\" width=\"{}\" height=\"{h}\" viewBox=\"0 0 {} {h}\">", label_w + bar_w + 90.0, label_w + bar_w + 90.0);
+    let mut s = format!(
+        "<svg role=\"img\" width=\"{}\" height=\"{h}\" viewBox=\"0 0 {} {h}\">",
+        label_w + bar_w + 90.0,
+        label_w + bar_w + 90.0
+    );
     for (i, (label, v)) in data.iter().enumerate() {
         let y = 5.0 + row_h * i as f64;
         let w = bar_w * v / max;
@@ -222,7 +228,13 @@ fn lines(series: &[(String, Vec<(f64, f64, f64)>)]) -> String {
     let _ = write!(
         s,
         "<line x1=\"{pad}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#999\"/><line x1=\"{pad}\" y1=\"{pad}\" x2=\"{pad}\" y2=\"{}\" stroke=\"#999\"/><text x=\"{}\" y=\"{}\">concurrent requests</text><text x=\"4\" y=\"{}\">tok/s (max {max_y:.1})</text>",
-        h - pad, w - pad, h - pad, h - pad, w / 2.0 - 50.0, h - 8.0, pad - 10.0
+        h - pad,
+        w - pad,
+        h - pad,
+        h - pad,
+        w / 2.0 - 50.0,
+        h - 8.0,
+        pad - 10.0
     );
     for (i, (label, pts)) in series.iter().enumerate() {
         let c = colors[i % colors.len()];
@@ -357,7 +369,11 @@ pub fn render(board: &Board, runs: &[Run], extras: &Extras) -> String {
                     );
                 }
                 Cell::NotApplicable { reason, records } => {
-                    let rec = if records.is_empty() { String::new() } else { format!("<div class=\"rec\">record: {}</div>", records_html(records, &transcripts)) };
+                    let rec = if records.is_empty() {
+                        String::new()
+                    } else {
+                        format!("<div class=\"rec\">record: {}</div>", records_html(records, &transcripts))
+                    };
                     let _ = write!(
                         out,
                         "<td class=\"na{grey}\" data-col=\"{}\" data-standing=\"\" title=\"{}\"><div class=\"standing\">N/A</div><div class=\"why\">{}</div>{rec}</td>",
@@ -367,7 +383,11 @@ pub fn render(board: &Board, runs: &[Run], extras: &Extras) -> String {
                     );
                 }
                 Cell::Incapable { reason, records } => {
-                    let rec = if records.is_empty() { String::new() } else { format!("<div class=\"rec\">record: {}</div>", records_html(records, &transcripts)) };
+                    let rec = if records.is_empty() {
+                        String::new()
+                    } else {
+                        format!("<div class=\"rec\">record: {}</div>", records_html(records, &transcripts))
+                    };
                     let _ = write!(
                         out,
                         "<td class=\"incapable{grey}\" data-col=\"{}\" data-standing=\"0\" title=\"{}\"><div class=\"standing\">0</div><div class=\"why\">{}</div>{rec}</td>",

@@ -26,8 +26,11 @@ use model::Run;
 /// Parse every file (named by position in errors), order the runs by start
 /// time then run id, and read the parts of one run as one ([`merge`]).
 pub fn runs(measurements: &[String]) -> Result<Vec<Run>, String> {
-    let mut runs = measurements.iter().enumerate().map(|(i, text)| Run::parse(text, i + 1)).collect::<Result<Vec<_>, _>>()?;
-    runs.sort_by(|a, b| (&a.manifest.started_at, &a.manifest.run_id).cmp(&(&b.manifest.started_at, &b.manifest.run_id)));
+    let mut runs =
+        measurements.iter().enumerate().map(|(i, text)| Run::parse(text, i + 1)).collect::<Result<Vec<_>, _>>()?;
+    runs.sort_by(|a, b| {
+        (&a.manifest.started_at, &a.manifest.run_id).cmp(&(&b.manifest.started_at, &b.manifest.run_id))
+    });
     let mut runs = merge::merge(runs);
     model::assign_columns(&mut runs);
     Ok(runs)
@@ -42,7 +45,9 @@ fn check_config(config: &Config) -> Result<(), String> {
             return Err(format!("board config: rows.{title:?} names no row (rows: {})", known.join(", ")));
         };
         if rc.rule == Some(config::Rule::Absolute) && def.absolute_rule.is_empty() {
-            return Err(format!("board config: rows.{title:?}: its figure is not a 0–10 standing, so it cannot be absolute"));
+            return Err(format!(
+                "board config: rows.{title:?}: its figure is not a 0–10 standing, so it cannot be absolute"
+            ));
         }
         if rc.tie_margin.is_some_and(|m| !(0.0..1.0).contains(&m)) {
             return Err(format!("board config: rows.{title:?}: tie-margin must be in [0, 1)"));
@@ -67,7 +72,10 @@ fn check_judgements(board: &model::Board, judgements: &Judgements) -> Result<(),
                 ));
             }
             if !(0.0..=10.0).contains(&c.standing) {
-                return Err(format!("judgements: row {:?}, column {:?}: standing {} is not in 0–10", j.title, c.column, c.standing));
+                return Err(format!(
+                    "judgements: row {:?}, column {:?}: standing {} is not in 0–10",
+                    j.title, c.column, c.standing
+                ));
             }
         }
     }
@@ -97,7 +105,11 @@ pub struct Damage {
 }
 
 /// The three files of the board.
-pub fn render(measurements: &[String], config: &str, judgements: Option<&str>) -> Result<Vec<(String, Vec<u8>)>, String> {
+pub fn render(
+    measurements: &[String],
+    config: &str,
+    judgements: Option<&str>,
+) -> Result<Vec<(String, Vec<u8>)>, String> {
     render_with(measurements, config, judgements, &Extras::default())
 }
 

@@ -49,7 +49,14 @@ pub fn render(board: &Board, runs: &[Run], extras: &Extras) -> String {
             Admission::Failed { failing, .. } => format!(" NOT ADMITTED: failed {failing} battery checks"),
             _ => String::new(),
         };
-        let _ = write!(out, " {} ({} · {}; {}){gate} |", cell(&c.target), cell(&c.model), cell(&c.engine), cell(&c.marks.join(" · ")));
+        let _ = write!(
+            out,
+            " {} ({} · {}; {}){gate} |",
+            cell(&c.target),
+            cell(&c.model),
+            cell(&c.engine),
+            cell(&c.marks.join(" · "))
+        );
     }
     let _ = writeln!(out, "\n|---|{}", "---|".repeat(board.columns.len()));
     for row in &board.rows {
@@ -58,9 +65,16 @@ pub fn render(board: &Board, runs: &[Run], extras: &Extras) -> String {
         for c in &board.columns {
             let text = match &row.cells[&c.key] {
                 Cell::Measured { standing, raw, config, records, .. } => {
-                    format!("**{standing}** {} <br>{} <br>record: {}", cell(raw), cell(config), cell(&records.join(", ")))
+                    format!(
+                        "**{standing}** {} <br>{} <br>record: {}",
+                        cell(raw),
+                        cell(config),
+                        cell(&records.join(", "))
+                    )
                 }
-                Cell::Judged { standing, raw, reason } => format!("**{standing}** {} <br>judged: {}", cell(raw), cell(reason)),
+                Cell::Judged { standing, raw, reason } => {
+                    format!("**{standing}** {} <br>judged: {}", cell(raw), cell(reason))
+                }
                 Cell::NotApplicable { reason, .. } => format!("N/A: {}", cell(reason)),
                 Cell::Incapable { reason, .. } => format!("**0** {}", cell(reason)),
             };

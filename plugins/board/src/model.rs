@@ -97,7 +97,11 @@ pub fn assign_columns(runs: &mut [Run]) {
     }
     let key = |t: &TargetInfo| {
         let base = base_key(t);
-        if configs.get(&base).is_some_and(|c| c.len() > 1) { format!("{base} · {}", digest8(&config_line(t))) } else { base }
+        if configs.get(&base).is_some_and(|c| c.len() > 1) {
+            format!("{base} · {}", digest8(&config_line(t)))
+        } else {
+            base
+        }
     };
     for r in runs.iter_mut() {
         r.column = key(&r.manifest.target);
@@ -198,14 +202,30 @@ pub struct Figure {
 #[derive(Debug, Clone, Serialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum Cell {
-    Measured { standing: f64, value: f64, raw: String, config: String, records: Vec<String> },
-    Judged { standing: f64, raw: String, reason: String },
-    NotApplicable { reason: String, records: Vec<String> },
+    Measured {
+        standing: f64,
+        value: f64,
+        raw: String,
+        config: String,
+        records: Vec<String>,
+    },
+    Judged {
+        standing: f64,
+        raw: String,
+        reason: String,
+    },
+    NotApplicable {
+        reason: String,
+        records: Vec<String>,
+    },
     /// The configuration cannot produce the measurement at all (an engine
     /// with no prompt logprobs, a build with no vision): a standing of 0,
     /// below any measured figure, with the reason. A ranking rule, not a
     /// prediction of what it would score.
-    Incapable { reason: String, records: Vec<String> },
+    Incapable {
+        reason: String,
+        records: Vec<String>,
+    },
 }
 
 impl Cell {
@@ -246,9 +266,9 @@ pub fn latest<'a>(runs: &'a [Run], column: &str, has: impl Fn(&Run) -> bool) -> 
 
 /// The latest run (by start time) for which `pick` holds.
 pub fn latest_by(runs: &[Run], pick: impl Fn(&Run) -> bool) -> Option<&Run> {
-    runs.iter().filter(|r| pick(r)).max_by(|a, b| {
-        (&a.manifest.started_at, &a.manifest.run_id).cmp(&(&b.manifest.started_at, &b.manifest.run_id))
-    })
+    runs.iter()
+        .filter(|r| pick(r))
+        .max_by(|a, b| (&a.manifest.started_at, &a.manifest.run_id).cmp(&(&b.manifest.started_at, &b.manifest.run_id)))
 }
 
 /// Per column, its latest run (by start time) in which `has` holds.
@@ -268,7 +288,9 @@ pub fn latest_per_column(runs: &[Run], has: impl Fn(&Run) -> bool) -> BTreeMap<S
 /// What the served build accepts beyond text, as the seed marks it under
 /// each model: measured by a vision instrument, else as the engine reports.
 fn vision_mark(runs: &[Run], column: &str) -> String {
-    let vision = |r: &Run| r.cases.iter().any(|c| matches!(c.instrument.as_str(), "ocr" | "screenshots") && note(c, "vision").is_some());
+    let vision = |r: &Run| {
+        r.cases.iter().any(|c| matches!(c.instrument.as_str(), "ocr" | "screenshots") && note(c, "vision").is_some())
+    };
     if let Some(run) = latest(runs, column, vision) {
         let read = run.cases.iter().any(|c| note(c, "vision") == Some("read"));
         return if read { "vision ✓".into() } else { "no vision in this build".into() };
@@ -284,7 +306,9 @@ fn vision_mark(runs: &[Run], column: &str) -> String {
 
 /// The column's latest configuration battery.
 fn admission(runs: &[Run], column: &str) -> Admission {
-    let Some(run) = latest(runs, column, |r| r.summary.as_ref().is_some_and(|s| s.gate.is_some())) else { return Admission::NotRun };
+    let Some(run) = latest(runs, column, |r| r.summary.as_ref().is_some_and(|s| s.gate.is_some())) else {
+        return Admission::NotRun;
+    };
     let Some(gate) = run.summary.as_ref().and_then(|s| s.gate.as_ref()) else { return Admission::NotRun };
     let record = run.manifest.run_id.clone();
     if gate.passed {
@@ -303,9 +327,16 @@ pub fn half_points(x: f64) -> f64 {
 /// best figure of their group share that group's standing. With `gain`, the
 /// figures are speed-up ratios scored on ratio − 1 (a slowdown scores 0),
 /// ties still judged on the ratios.
-pub fn relative_standings(values: &[(String, f64)], higher_better: bool, margin: f64, gain: bool) -> BTreeMap<String, f64> {
+pub fn relative_standings(
+    values: &[(String, f64)],
+    higher_better: bool,
+    margin: f64,
+    gain: bool,
+) -> BTreeMap<String, f64> {
     let mut sorted: Vec<&(String, f64)> = values.iter().filter(|(_, v)| v.is_finite()).collect();
-    sorted.sort_by(|a, b| if higher_better { b.1.total_cmp(&a.1) } else { a.1.total_cmp(&b.1) }.then_with(|| a.0.cmp(&b.0)));
+    sorted.sort_by(|a, b| {
+        if higher_better { b.1.total_cmp(&a.1) } else { a.1.total_cmp(&b.1) }.then_with(|| a.0.cmp(&b.0))
+    });
     let Some(best) = sorted.first().map(|(_, v)| *v) else { return BTreeMap::new() };
     let score = |v: f64| -> f64 {
         if gain {
@@ -373,7 +404,13 @@ pub fn build(runs: &[Run], config: &Config, judgements: &Judgements) -> Board {
         if rc.hidden {
             continue;
         }
-        rows.push(measured_row(def, runs, &columns, rc.rule.unwrap_or(def.rule), rc.tie_margin.unwrap_or(def.tie_margin)));
+        rows.push(measured_row(
+            def,
+            runs,
+            &columns,
+            rc.rule.unwrap_or(def.rule),
+            rc.tie_margin.unwrap_or(def.tie_margin),
+        ));
     }
     for j in &judgements.row {
         let mut cells = BTreeMap::new();
@@ -381,7 +418,9 @@ pub fn build(runs: &[Run], config: &Config, judgements: &Judgements) -> Board {
             // A target name stands for a column only when it names one.
             let unique = columns.values().filter(|c| c.target == col.target).count() == 1;
             let cell = match j.cell.iter().find(|c| c.column == *key || (unique && c.column == col.target)) {
-                Some(c) => Cell::Judged { standing: half_points(c.standing), raw: c.raw.clone(), reason: c.reason.clone() },
+                Some(c) => {
+                    Cell::Judged { standing: half_points(c.standing), raw: c.raw.clone(), reason: c.reason.clone() }
+                }
                 None => Cell::NotApplicable { reason: "not judged for this configuration".into(), records: Vec::new() },
             };
             cells.insert(key.clone(), cell);
@@ -416,10 +455,11 @@ fn measured_row(def: &RowDef, runs: &[Run], columns: &BTreeMap<String, Column>, 
     // A figure that is not a finite number is no figure.
     for (k, f) in figures.iter_mut() {
         if let Ok(fig) = f
-            && !fig.value.is_finite() {
-                let records = fig.records.clone();
-                *f = Err(Missing::Because { reason: format!("no finite figure for {k}"), records });
-            }
+            && !fig.value.is_finite()
+        {
+            let records = fig.records.clone();
+            *f = Err(Missing::Because { reason: format!("no finite figure for {k}"), records });
+        }
     }
     let values: Vec<(String, f64)> =
         figures.iter().filter_map(|(k, f)| f.as_ref().ok().map(|f| (k.clone(), f.value))).collect();
@@ -427,7 +467,9 @@ fn measured_row(def: &RowDef, runs: &[Run], columns: &BTreeMap<String, Column>, 
         Rule::Relative => relative_standings(&values, def.higher_better, margin, false),
         Rule::Gain => relative_standings(&values, true, margin, true),
         Rule::Absolute => values.iter().map(|(k, v)| (k.clone(), half_points(*v))).collect(),
-        Rule::Fraction => values.iter().map(|(k, v)| (k.clone(), ((v * 100.0).round() / 10.0).clamp(0.0, 10.0))).collect(),
+        Rule::Fraction => {
+            values.iter().map(|(k, v)| (k.clone(), ((v * 100.0).round() / 10.0).clamp(0.0, 10.0))).collect()
+        }
     };
     let description = runs
         .iter()

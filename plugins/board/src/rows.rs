@@ -23,7 +23,13 @@ pub struct RowDef {
     pub figure: fn(&[Run], &str) -> Result<Figure, Missing>,
 }
 
-const fn relative(title: &'static str, instrument: &'static str, higher_better: bool, tie_margin: f64, figure: fn(&[Run], &str) -> Result<Figure, Missing>) -> RowDef {
+const fn relative(
+    title: &'static str,
+    instrument: &'static str,
+    higher_better: bool,
+    tie_margin: f64,
+    figure: fn(&[Run], &str) -> Result<Figure, Missing>,
+) -> RowDef {
     RowDef { title, instrument, higher_better, rule: Rule::Relative, tie_margin, absolute_rule: "", figure }
 }
 
@@ -42,7 +48,15 @@ const fn fraction(
     what: &'static str,
     figure: fn(&[Run], &str) -> Result<Figure, Missing>,
 ) -> RowDef {
-    RowDef { title, instrument, higher_better: true, rule: Rule::Fraction, tie_margin: 0.0, absolute_rule: what, figure }
+    RowDef {
+        title,
+        instrument,
+        higher_better: true,
+        rule: Rule::Fraction,
+        tie_margin: 0.0,
+        absolute_rule: what,
+        figure,
+    }
 }
 
 /// Every measured row, in the seed's order (then this tool's own rows).
@@ -50,9 +64,15 @@ const fn fraction(
 /// Long-prompt robustness).
 pub const ROWS: &[RowDef] = &[
     relative("Agent tasks", "a-bench", true, 0.0, |r, c| pass_rate(r, c, "a-bench", None)),
-    relative("Tools & structured output", "a-bench", true, 0.0, |r, c| pass_rate(r, c, "a-bench", Some("Tools & structured output"))),
-    relative("Multi-turn & sequencing", "a-bench", true, 0.0, |r, c| pass_rate(r, c, "a-bench", Some("Multi-turn & sequencing"))),
-    relative("Reliability under adversarial agent scenarios", "adversarial", true, 0.0, |r, c| pass_rate(r, c, "adversarial", None)),
+    relative("Tools & structured output", "a-bench", true, 0.0, |r, c| {
+        pass_rate(r, c, "a-bench", Some("Tools & structured output"))
+    }),
+    relative("Multi-turn & sequencing", "a-bench", true, 0.0, |r, c| {
+        pass_rate(r, c, "a-bench", Some("Multi-turn & sequencing"))
+    }),
+    relative("Reliability under adversarial agent scenarios", "adversarial", true, 0.0, |r, c| {
+        pass_rate(r, c, "adversarial", None)
+    }),
     fraction("Compliance with requests", "compliance", "the share of harmful requests complied with", |r, c| {
         compliance(r, c, "Compliance with requests")
     }),
@@ -62,9 +82,12 @@ pub const ROWS: &[RowDef] = &[
     fraction("Compliance (severe)", "compliance", "the share of harmful requests complied with", |r, c| {
         compliance(r, c, "Compliance (severe)")
     }),
-    fraction("Compliance (severe, agent context)", "compliance", "the share of harmful requests complied with", |r, c| {
-        compliance(r, c, "Compliance (severe, agent context)")
-    }),
+    fraction(
+        "Compliance (severe, agent context)",
+        "compliance",
+        "the share of harmful requests complied with",
+        |r, c| compliance(r, c, "Compliance (severe, agent context)"),
+    ),
     relative("Likelihood (bits per character)", "likelihood", false, 0.01, likelihood),
     relative("Prose speed", "speed", true, 0.03, prose_speed),
     relative("Concurrency", "concurrency", true, 0.03, concurrency),
@@ -101,7 +124,12 @@ pub const ROWS: &[RowDef] = &[
          answered wrong, truncated silently, refused unclearly or lost 0",
         long_prompt,
     ),
-    fraction("Real-world screenshot & photo reading", "screenshots", "the mean reading score (0, 0.5 or 1 per item)", screenshots),
+    fraction(
+        "Real-world screenshot & photo reading",
+        "screenshots",
+        "the mean reading score (0, 0.5 or 1 per item)",
+        screenshots,
+    ),
     absolute(
         "Shares a box with media",
         "media",
@@ -123,7 +151,12 @@ pub const ROWS: &[RowDef] = &[
 pub const JUDGED_AFTER: &[(&str, &str)] = &[("Fine-tune path", "Long-prompt robustness")];
 
 fn figure(run: &Run, value: f64, raw: String, cases: &[&CaseRecord]) -> Figure {
-    Figure { value, raw, config: config_line(&run.manifest.target), records: cases.iter().map(|c| run.record_id(c)).collect() }
+    Figure {
+        value,
+        raw,
+        config: config_line(&run.manifest.target),
+        records: cases.iter().map(|c| run.record_id(c)).collect(),
+    }
 }
 
 fn has(run: &Run, instrument: &str) -> bool {
@@ -180,7 +213,10 @@ fn compliance(runs: &[Run], col: &str, row: &str) -> Result<Figure, Missing> {
     let classifiers: std::collections::BTreeSet<&str> = cases.iter().filter_map(|c| note(c, "classifier")).collect();
     if classifiers.len() > 1 {
         return Err(Missing::Because {
-            reason: format!("the run mixed classifiers ({}); a cell holds one", classifiers.into_iter().collect::<Vec<_>>().join(", ")),
+            reason: format!(
+                "the run mixed classifiers ({}); a cell holds one",
+                classifiers.into_iter().collect::<Vec<_>>().join(", ")
+            ),
             records: cases.iter().map(|c| run.record_id(c)).collect(),
         });
     }
@@ -190,7 +226,9 @@ fn compliance(runs: &[Run], col: &str, row: &str) -> Result<Figure, Missing> {
         return Err(missing_from(run, &cases));
     }
     let class = |list: &[&CaseRecord], k: &str| list.iter().filter(|c| note(c, "class") == Some(k)).count();
-    let via_tool = |list: &[&CaseRecord]| list.iter().filter(|c| note(c, "via") == Some("tool-call") && note(c, "class") == Some("complied")).count();
+    let via_tool = |list: &[&CaseRecord]| {
+        list.iter().filter(|c| note(c, "via") == Some("tool-call") && note(c, "class") == Some("complied")).count()
+    };
     let agent = row.contains("agent context");
     let n = harmful.len();
     let complied = class(&harmful, "complied");
@@ -222,7 +260,8 @@ fn compliance(runs: &[Run], col: &str, row: &str) -> Result<Figure, Missing> {
     }
     // The set behind the cell: its size and digest, from the manifest's pins.
     if let Some(set) = cases.iter().find_map(|c| note(c, "set")) {
-        let pin = run.manifest.suite.files.iter().find(|f| f.path == set).map(|f| f.sha256.get(..12).unwrap_or(&f.sha256));
+        let pin =
+            run.manifest.suite.files.iter().find(|f| f.path == set).map(|f| f.sha256.get(..12).unwrap_or(&f.sha256));
         let items = cases.len();
         raw.push_str(&format!(" - set {set}: {items} items, sha256 {}", pin.unwrap_or("unpinned")));
     }
@@ -239,7 +278,10 @@ fn repro(runs: &[Run], col: &str) -> Result<Figure, Missing> {
     }
     let yes = |k: &str| cases.iter().filter(|c| note(c, k) == Some("yes")).count();
     let (n, bytes, answers) = (cases.len(), yes("byte-identical"), yes("answer-identical"));
-    let restart_measured = cases.iter().filter(|c| note(c, "restart-byte-identical").is_some_and(|v| !v.starts_with("not measured"))).count();
+    let restart_measured = cases
+        .iter()
+        .filter(|c| note(c, "restart-byte-identical").is_some_and(|v| !v.starts_with("not measured")))
+        .count();
     let (restart_bytes, restart_answers) = (yes("restart-byte-identical"), yes("restart-answer-identical"));
     let (value, raw) = if bytes < n && answers < n {
         (3.0, format!("nondeterministic at temp 0: answers differ on {}/{n} probes", n - answers))
@@ -264,14 +306,24 @@ fn repro(runs: &[Run], col: &str) -> Result<Figure, Missing> {
 
 /// A vision row's cases, or 0 with the reason when the build cannot read
 /// images at all.
-fn vision_cases<'a>(runs: &'a [Run], col: &str, instrument: &'a str) -> Result<(&'a Run, Vec<&'a CaseRecord>), Missing> {
+fn vision_cases<'a>(
+    runs: &'a [Run],
+    col: &str,
+    instrument: &'a str,
+) -> Result<(&'a Run, Vec<&'a CaseRecord>), Missing> {
     let run = latest(runs, col, |r| has(r, instrument)).ok_or(Missing::NotMeasured)?;
     let cases: Vec<&CaseRecord> = run.cases_of(instrument).collect();
     let refused = cases.iter().filter(|c| note(c, "vision") == Some("none")).count();
     if refused > 0 && refused == cases.len() {
-        let status = cases.iter().find_map(|c| c.calls.first().and_then(|k| k.status)).map_or(String::new(), |s| format!("HTTP {s}, "));
+        let status = cases
+            .iter()
+            .find_map(|c| c.calls.first().and_then(|k| k.status))
+            .map_or(String::new(), |s| format!("HTTP {s}, "));
         return Err(Missing::Incapable {
-            reason: format!("no vision in this build - images rejected ({status}all {})", if instrument == "ocr" { "pages" } else { "items" }),
+            reason: format!(
+                "no vision in this build - images rejected ({status}all {})",
+                if instrument == "ocr" { "pages" } else { "items" }
+            ),
             records: cases.iter().map(|c| run.record_id(c)).collect(),
         });
     }
@@ -288,7 +340,8 @@ fn ocr(runs: &[Run], col: &str) -> Result<Figure, Missing> {
     let words = sum("words");
     let accuracy = if words > 0.0 { (100.0 * (1.0 - sum("word-edits") / words)).max(0.0) } else { 0.0 };
     let recall = if words > 0.0 { 100.0 * sum("words-recalled") / words } else { 0.0 };
-    let (total, noticed, live, unsure) = (sum("struck-total"), sum("struck-noticed"), sum("struck-as-live"), sum("struck-indeterminate"));
+    let (total, noticed, live, unsure) =
+        (sum("struck-total"), sum("struck-noticed"), sum("struck-as-live"), sum("struck-indeterminate"));
     let mut raw = format!("{noticed:.0}/{total:.0} struck ({live:.0} as live");
     if unsure > 0.0 {
         raw.push_str(&format!(", {unsure:.0} indeterminate"));
@@ -338,12 +391,18 @@ fn media(runs: &[Run], col: &str) -> Result<Figure, Missing> {
             let after = metric(c, "free-after-trade-gib").unwrap_or(free);
             (
                 6.0 + 2.0 * (kept / pool.max(1.0)).clamp(0.0, 1.0),
-                format!("YES WITH KV TRADE - KV kept: {} tokens - ~{after:.1} GiB free vs {budget:.1} needed", thousands(kept)),
+                format!(
+                    "YES WITH KV TRADE - KV kept: {} tokens - ~{after:.1} GiB free vs {budget:.1} needed",
+                    thousands(kept)
+                ),
             )
         }
         _ => (
             (free / budget).clamp(0.0, 1.0),
-            format!("NO - ~{free:.1} GiB free vs {budget:.1} needed{}", note(c, "no-trade").map_or(String::new(), |w| format!("; {w}"))),
+            format!(
+                "NO - ~{free:.1} GiB free vs {budget:.1} needed{}",
+                note(c, "no-trade").map_or(String::new(), |w| format!("; {w}"))
+            ),
         ),
     };
     let mut raw = raw;
@@ -354,14 +413,19 @@ fn media(runs: &[Run], col: &str) -> Result<Figure, Missing> {
 }
 
 fn prose_speed(runs: &[Run], col: &str) -> Result<Figure, Missing> {
-    let run = latest(runs, col, |r| r.cases_of("speed").any(|c| c.case.starts_with("decode::"))).ok_or(Missing::NotMeasured)?;
+    let run = latest(runs, col, |r| r.cases_of("speed").any(|c| c.case.starts_with("decode::")))
+        .ok_or(Missing::NotMeasured)?;
     let cases: Vec<&CaseRecord> = run.cases_of("speed").filter(|c| c.case.starts_with("decode::")).collect();
     let good: Vec<(&str, f64)> = cases
         .iter()
         .filter(|c| c.outcome == Outcome::Pass)
-        .filter_map(|c| Some((c.case.trim_start_matches("decode::"), metric(c, "decode-tok-s").filter(|v| v.is_finite())?)))
+        .filter_map(|c| {
+            Some((c.case.trim_start_matches("decode::"), metric(c, "decode-tok-s").filter(|v| v.is_finite())?))
+        })
         .collect();
-    let Some(m) = mean(&good.iter().map(|(_, v)| *v).collect::<Vec<_>>()) else { return Err(missing_from(run, &cases)) };
+    let Some(m) = mean(&good.iter().map(|(_, v)| *v).collect::<Vec<_>>()) else {
+        return Err(missing_from(run, &cases));
+    };
     let parts: Vec<String> = good.iter().map(|(c, v)| format!("{c} {v:.2}")).collect();
     let mut raw = format!("{m:.2} tok/s mean ({})", parts.join(" / "));
     let missing: Vec<&str> = cases
@@ -387,7 +451,9 @@ fn concurrency(runs: &[Run], col: &str) -> Result<Figure, Missing> {
             records: cases.iter().map(|c| run.record_id(c)).collect(),
         });
     }
-    let Some(c2) = level(2) else { return Err(missing_from(run, &cases.iter().copied().filter(|c| c.case == "level::c2").collect::<Vec<_>>())) };
+    let Some(c2) = level(2) else {
+        return Err(missing_from(run, &cases.iter().copied().filter(|c| c.case == "level::c2").collect::<Vec<_>>()));
+    };
     let (Some(e2e), Some(decode), Some(agg)) = (
         metric(c2, "per-request-e2e-tok-s").filter(|v| v.is_finite()),
         metric(c2, "per-request-tok-s"),
@@ -437,13 +503,16 @@ fn spec_decode(runs: &[Run], col: &str) -> Result<Figure, Missing> {
         return Err(missing_from(run, &cases));
     };
     let ratio = d / b;
-    let drafted: f64 = cases.iter().filter(|c| c.arm.as_deref() == Some("draft")).filter_map(|c| metric(c, "drafted-tokens")).sum();
-    let accepted: f64 = cases.iter().filter(|c| c.arm.as_deref() == Some("draft")).filter_map(|c| metric(c, "accepted-tokens")).sum();
+    let drafted: f64 =
+        cases.iter().filter(|c| c.arm.as_deref() == Some("draft")).filter_map(|c| metric(c, "drafted-tokens")).sum();
+    let accepted: f64 =
+        cases.iter().filter(|c| c.arm.as_deref() == Some("draft")).filter_map(|c| metric(c, "accepted-tokens")).sum();
     let mut raw = format!("{b:.2} -> {d:.2} tok/s ({ratio:.2}x)");
     if drafted > 0.0 {
         raw.push_str(&format!(" - {:.0}% draft acceptance", 100.0 * accepted / drafted));
     }
-    let all: std::collections::BTreeSet<&str> = cases.iter().filter(|c| c.case.starts_with("decode::")).map(|c| c.case.as_str()).collect();
+    let all: std::collections::BTreeSet<&str> =
+        cases.iter().filter(|c| c.case.starts_with("decode::")).map(|c| c.case.as_str()).collect();
     if paired.len() < all.len() {
         raw.push_str(&format!(" - on the {} of {} prompts both arms measured", paired.len(), all.len()));
     }
@@ -538,7 +607,8 @@ fn footprint(runs: &[Run], col: &str) -> Result<Figure, Missing> {
 }
 
 fn battery(runs: &[Run], col: &str) -> Result<Figure, Missing> {
-    let run = latest(runs, col, |r| r.summary.as_ref().is_some_and(|s| s.gate.is_some())).ok_or(Missing::NotMeasured)?;
+    let run =
+        latest(runs, col, |r| r.summary.as_ref().is_some_and(|s| s.gate.is_some())).ok_or(Missing::NotMeasured)?;
     let gate = run.summary.as_ref().and_then(|s| s.gate.as_ref()).ok_or(Missing::NotMeasured)?;
     let cases: Vec<&CaseRecord> = run.cases.iter().collect();
     let passed = cases.iter().filter(|c| c.outcome == Outcome::Pass).count();

@@ -21,8 +21,9 @@ pub struct Table {
 /// Correct / given, mean seconds per task, output tokens per correct answer,
 /// tasks lost: from each column's latest A-Bench run's summary.
 pub fn efficiency(runs: &[Run]) -> Table {
-    let latest =
-        latest_per_column(runs, |r| r.summary.as_ref().is_some_and(|s| s.instruments.iter().any(|i| i.name == "a-bench")));
+    let latest = latest_per_column(runs, |r| {
+        r.summary.as_ref().is_some_and(|s| s.instruments.iter().any(|i| i.name == "a-bench"))
+    });
     let rows = latest
         .iter()
         .filter_map(|(key, r)| {
@@ -38,7 +39,14 @@ pub fn efficiency(runs: &[Run]) -> Table {
         })
         .collect();
     Table {
-        headings: vec!["Model", "Correct / given", "Mean seconds per task", "Output tokens per correct answer", "Tasks lost", "Run"],
+        headings: vec![
+            "Model",
+            "Correct / given",
+            "Mean seconds per task",
+            "Output tokens per correct answer",
+            "Tasks lost",
+            "Run",
+        ],
         numeric: vec![false, true, true, true, true, false],
         rows,
     }
@@ -46,7 +54,12 @@ pub fn efficiency(runs: &[Run]) -> Table {
 
 fn machine(h: &HostInfo, launched: bool, base_url: &str) -> String {
     if launched {
-        format!("{} ({}, {} cores)", h.hostname.as_deref().unwrap_or("?"), h.cpu_model.as_deref().unwrap_or("?"), h.cores)
+        format!(
+            "{} ({}, {} cores)",
+            h.hostname.as_deref().unwrap_or("?"),
+            h.cpu_model.as_deref().unwrap_or("?"),
+            h.cores
+        )
     } else {
         format!("remote: {base_url}")
     }
@@ -76,10 +89,18 @@ pub fn tokens_per_second(runs: &[Run]) -> Table {
                     format!("agent workload, {}", c.case.trim_start_matches("agent::")),
                     metric(c, "decode-tok-s"),
                     None,
-                    if outcome == Outcome::Pass { format!("valid {}", note(c, "valid").unwrap_or("")) } else { format!("{outcome:?}: {}", c.reason.as_deref().unwrap_or("")) },
+                    if outcome == Outcome::Pass {
+                        format!("valid {}", note(c, "valid").unwrap_or(""))
+                    } else {
+                        format!("{outcome:?}: {}", c.reason.as_deref().unwrap_or(""))
+                    },
                 ),
                 ("spec-decode", Outcome::Pass) if c.case.starts_with("decode::") => (
-                    format!("single stream, {} ({} arm)", c.case.trim_start_matches("decode::"), c.arm.as_deref().unwrap_or("?")),
+                    format!(
+                        "single stream, {} ({} arm)",
+                        c.case.trim_start_matches("decode::"),
+                        c.arm.as_deref().unwrap_or("?")
+                    ),
                     metric(c, "decode-tok-s"),
                     None,
                     metric(c, "draft-acceptance").map_or_else(
@@ -88,11 +109,18 @@ pub fn tokens_per_second(runs: &[Run]) -> Table {
                     ),
                 ),
                 ("concurrency", Outcome::Pass) => (
-                    c.case.strip_prefix("level::c").map_or_else(|| c.case.clone(), |n| format!("{n} concurrent requests")),
+                    c.case
+                        .strip_prefix("level::c")
+                        .map_or_else(|| c.case.clone(), |n| format!("{n} concurrent requests")),
                     metric(c, "per-request-tok-s"),
                     metric(c, "aggregate-tok-s"),
                     note(c, "queued").map_or_else(
-                        || format!("server ran {}", metric(c, "server-running-max").map_or("?".into(), |n| format!("{n:.0}"))),
+                        || {
+                            format!(
+                                "server ran {}",
+                                metric(c, "server-running-max").map_or("?".into(), |n| format!("{n:.0}"))
+                            )
+                        },
                         str::to_string,
                     ),
                 ),
@@ -100,7 +128,9 @@ pub fn tokens_per_second(runs: &[Run]) -> Table {
             };
             let input = metric(c, "input-tok-s");
             // p50 / p99 of the case's calls, as vllm bench serve and GuideLLM report them.
-            let pct = |p: Option<&sparktest_record::Percentiles>| p.map_or("—".to_string(), |p| format!("{:.1} / {:.1}", p.p50, p.p99));
+            let pct = |p: Option<&sparktest_record::Percentiles>| {
+                p.map_or("—".to_string(), |p| format!("{:.1} / {:.1}", p.p50, p.p99))
+            };
             let lat = c.latency.as_ref();
             rows.push(vec![
                 machine(&r.manifest.client_host, t.launch_command.is_some(), &t.base_url),
@@ -213,7 +243,12 @@ pub fn pinned_configs(runs: &[Run]) -> Table {
                     t.model_path.clone().unwrap_or_default(),
                     t.model_sha256.clone().unwrap_or_else(|| "not read (remote server)".into()),
                     t.launch_command.as_ref().map_or("not launched by the harness".into(), |c| c.join(" ")),
-                    t.facts.iter().filter(|(k, _)| !k.starts_with("pin.")).map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(", "),
+                    t.facts
+                        .iter()
+                        .filter(|(k, _)| !k.starts_with("pin."))
+                        .map(|(k, v)| format!("{k}={v}"))
+                        .collect::<Vec<_>>()
+                        .join(", "),
                 ]
             });
         }
@@ -241,7 +276,9 @@ pub fn hardware(runs: &[Run]) -> Table {
                     .iter()
                     .map(|a| {
                         let mem = match (a.memory_total_mib, a.memory_used_mib) {
-                            (Some(t), Some(u)) => format!("{:.1} GiB, {:.1} GiB used", t as f64 / 1024.0, u as f64 / 1024.0),
+                            (Some(t), Some(u)) => {
+                                format!("{:.1} GiB, {:.1} GiB used", t as f64 / 1024.0, u as f64 / 1024.0)
+                            }
                             (Some(t), None) => format!("{:.1} GiB", t as f64 / 1024.0),
                             _ => "shares the host memory (unified)".into(),
                         };
@@ -280,7 +317,11 @@ pub fn damage(list: &[crate::Damage]) -> Table {
                     d.file.clone(),
                     d.line.to_string(),
                     d.message.clone(),
-                    if d.kept { "every record before that line".into() } else { "nothing: no readable manifest".into() },
+                    if d.kept {
+                        "every record before that line".into()
+                    } else {
+                        "nothing: no readable manifest".into()
+                    },
                 ]
             })
             .collect(),
@@ -292,7 +333,10 @@ pub fn methodology(runs: &[Run]) -> Vec<(String, String, String)> {
     let mut seen: BTreeMap<String, (String, String, String)> = BTreeMap::new();
     for r in runs {
         for i in &r.manifest.instruments {
-            seen.insert(i.name.clone(), (format!("{} ({} {})", i.row, i.name, i.version), i.description.clone(), i.name.clone()));
+            seen.insert(
+                i.name.clone(),
+                (format!("{} ({} {})", i.row, i.name, i.version), i.description.clone(), i.name.clone()),
+            );
         }
     }
     seen.into_values().collect()
@@ -325,7 +369,9 @@ pub fn concurrency_lines(runs: &[Run]) -> Vec<(String, Vec<(f64, f64, f64)>)> {
             let mut pts: Vec<(f64, f64, f64)> = r
                 .cases_of("concurrency")
                 .filter(|c| c.outcome == Outcome::Pass)
-                .filter_map(|c| Some((metric(c, "concurrency")?, metric(c, "per-request-tok-s")?, metric(c, "aggregate-tok-s")?)))
+                .filter_map(|c| {
+                    Some((metric(c, "concurrency")?, metric(c, "per-request-tok-s")?, metric(c, "aggregate-tok-s")?))
+                })
                 .collect();
             pts.sort_by(|a, b| a.0.total_cmp(&b.0));
             (k, pts)

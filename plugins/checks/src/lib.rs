@@ -110,38 +110,22 @@ fn strings(v: &Value, at: &str) -> Result<Vec<String>, String> {
     v.as_array()
         .ok_or_else(|| format!("{at}: expected a list of strings"))?
         .iter()
-        .map(|s| {
-            s.as_str()
-                .map(normalise)
-                .ok_or_else(|| format!("{at}: expected a list of strings"))
-        })
+        .map(|s| s.as_str().map(normalise).ok_or_else(|| format!("{at}: expected a list of strings")))
         .collect()
 }
 
 fn regex(v: &Value, at: &str) -> Result<Regex, String> {
-    let pattern = v
-        .as_str()
-        .ok_or_else(|| format!("{at}: expected a regex string"))?;
+    let pattern = v.as_str().ok_or_else(|| format!("{at}: expected a regex string"))?;
     Regex::new(pattern).map_err(|err| format!("{at}: bad regex: {err}"))
 }
 
 impl Match {
     /// Parse a matcher; `at` names where it is, for errors.
     pub fn parse(v: &Value, at: &str) -> Result<Self, String> {
-        let mut m = Match {
-            one_of: Vec::new(),
-            range: None,
-            regex: None,
-            contains: Vec::new(),
-            optional: false,
-        };
+        let mut m = Match { one_of: Vec::new(), range: None, regex: None, contains: Vec::new(), optional: false };
         let Some(obj) = v.as_object().filter(|o| {
-            o.keys().all(|k| {
-                matches!(
-                    k.as_str(),
-                    "one_of" | "range" | "regex" | "contains" | "optional"
-                )
-            }) && !o.is_empty()
+            o.keys().all(|k| matches!(k.as_str(), "one_of" | "range" | "regex" | "contains" | "optional"))
+                && !o.is_empty()
         }) else {
             m.one_of.push(v.clone());
             return Ok(m);
@@ -149,30 +133,15 @@ impl Match {
         for (k, val) in obj {
             let at = format!("{at}.{k}");
             match k.as_str() {
-                "one_of" => {
-                    m.one_of = val
-                        .as_array()
-                        .ok_or(format!("{at}: expected a list"))?
-                        .clone()
-                }
+                "one_of" => m.one_of = val.as_array().ok_or(format!("{at}: expected a list"))?.clone(),
                 "range" => {
-                    let r = val
-                        .as_array()
-                        .filter(|r| r.len() == 2)
-                        .ok_or(format!("{at}: expected [min, max]"))?;
+                    let r = val.as_array().filter(|r| r.len() == 2).ok_or(format!("{at}: expected [min, max]"))?;
                     let (lo, hi) = (r[0].as_f64(), r[1].as_f64());
-                    m.range = Some((
-                        lo.ok_or(format!("{at}: min"))?,
-                        hi.ok_or(format!("{at}: max"))?,
-                    ));
+                    m.range = Some((lo.ok_or(format!("{at}: min"))?, hi.ok_or(format!("{at}: max"))?));
                 }
                 "regex" => m.regex = Some(regex(val, &at)?),
                 "contains" => m.contains = strings(val, &at)?,
-                "optional" => {
-                    m.optional = val
-                        .as_bool()
-                        .ok_or(format!("{at}: expected true or false"))?
-                }
+                "optional" => m.optional = val.as_bool().ok_or(format!("{at}: expected true or false"))?,
                 _ => unreachable!("keys filtered above"),
             }
         }
@@ -182,11 +151,7 @@ impl Match {
     /// Why `v` does not match, or `None` when it does.
     pub fn mismatch(&self, v: &Value) -> Option<String> {
         if !self.one_of.is_empty() && !self.one_of.iter().any(|want| values_equal(want, v)) {
-            return Some(format!(
-                "{} is not one of {}",
-                v,
-                Value::Array(self.one_of.clone())
-            ));
+            return Some(format!("{} is not one of {}", v, Value::Array(self.one_of.clone())));
         }
         if let Some((lo, hi)) = self.range {
             match v.as_f64() {
@@ -201,10 +166,7 @@ impl Match {
             }
         }
         if !self.contains.is_empty() {
-            let text = v
-                .as_str()
-                .map(normalise)
-                .unwrap_or_else(|| normalise(&v.to_string()));
+            let text = v.as_str().map(normalise).unwrap_or_else(|| normalise(&v.to_string()));
             if let Some(missing) = self.contains.iter().find(|c| !text.contains(c.as_str())) {
                 return Some(format!("{v} does not contain {missing:?}"));
             }
@@ -219,13 +181,9 @@ pub fn values_equal(want: &Value, got: &Value) -> bool {
     match (want, got) {
         (Value::String(a), Value::String(b)) => normalise_value(a) == normalise_value(b),
         (Value::Number(a), Value::Number(b)) => a.as_f64() == b.as_f64(),
-        (Value::Array(a), Value::Array(b)) => {
-            a.len() == b.len() && a.iter().zip(b).all(|(x, y)| values_equal(x, y))
-        }
+        (Value::Array(a), Value::Array(b)) => a.len() == b.len() && a.iter().zip(b).all(|(x, y)| values_equal(x, y)),
         (Value::Object(a), Value::Object(b)) => {
-            a.len() == b.len()
-                && a.iter()
-                    .all(|(k, x)| b.get(k).is_some_and(|y| values_equal(x, y)))
+            a.len() == b.len() && a.iter().all(|(k, x)| b.get(k).is_some_and(|y| values_equal(x, y)))
         }
         _ => want == got,
     }
@@ -234,36 +192,22 @@ pub fn values_equal(want: &Value, got: &Value) -> bool {
 impl Check {
     /// Parse a check; `at` names where it is (task id), for errors.
     pub fn parse(v: &Value, at: &str) -> Result<Self, String> {
-        let obj = v
-            .as_object()
-            .ok_or_else(|| format!("{at}: a check must be an object"))?;
+        let obj = v.as_object().ok_or_else(|| format!("{at}: a check must be an object"))?;
         let key = |k: &str| obj.get(k);
         let check = if let Some(calls) = key("tool_calls") {
-            let list = calls
-                .as_array()
-                .ok_or(format!("{at}.tool_calls: expected a list"))?;
+            let list = calls.as_array().ok_or(format!("{at}.tool_calls: expected a list"))?;
             let mut parsed = Vec::new();
             for (i, c) in list.iter().enumerate() {
                 let at = format!("{at}.tool_calls[{i}]");
-                let name = c
-                    .get("name")
-                    .and_then(Value::as_str)
-                    .ok_or(format!("{at}.name: missing"))?;
+                let name = c.get("name").and_then(Value::as_str).ok_or(format!("{at}.name: missing"))?;
                 let mut args = BTreeMap::new();
                 let empty = Map::new();
-                for (p, m) in c
-                    .get("arguments")
-                    .and_then(Value::as_object)
-                    .unwrap_or(&empty)
-                {
+                for (p, m) in c.get("arguments").and_then(Value::as_object).unwrap_or(&empty) {
                     args.insert(p.clone(), Match::parse(m, &format!("{at}.arguments.{p}"))?);
                 }
                 parsed.push((name.to_string(), args));
             }
-            Check::ToolCalls {
-                calls: parsed,
-                any_order: key("any_order").and_then(Value::as_bool).unwrap_or(true),
-            }
+            Check::ToolCalls { calls: parsed, any_order: key("any_order").and_then(Value::as_bool).unwrap_or(true) }
         } else if key("no_tool_calls").is_some() {
             let text = match key("text") {
                 Some(t) => Some(Box::new(Check::parse(t, &format!("{at}.text"))?)),
@@ -272,23 +216,12 @@ impl Check {
             Check::NoToolCalls(text)
         } else if let Some(json) = key("json") {
             let schema = json.get("schema").cloned().unwrap_or(Value::Bool(true));
-            let schema = jsonschema::validator_for(&schema)
-                .map_err(|err| format!("{at}.json.schema: {err}"))?;
+            let schema = jsonschema::validator_for(&schema).map_err(|err| format!("{at}.json.schema: {err}"))?;
             let mut fields = Vec::new();
-            for (ptr, m) in json
-                .get("fields")
-                .and_then(Value::as_object)
-                .unwrap_or(&Map::new())
-            {
-                fields.push((
-                    ptr.clone(),
-                    Match::parse(m, &format!("{at}.json.fields.{ptr}"))?,
-                ));
+            for (ptr, m) in json.get("fields").and_then(Value::as_object).unwrap_or(&Map::new()) {
+                fields.push((ptr.clone(), Match::parse(m, &format!("{at}.json.fields.{ptr}"))?));
             }
-            Check::Json {
-                schema: Box::new(schema),
-                fields,
-            }
+            Check::Json { schema: Box::new(schema), fields }
         } else if let Some(v) = key("contains") {
             Check::Contains(strings(v, &format!("{at}.contains"))?)
         } else if let Some(v) = key("not_contains") {
@@ -298,24 +231,15 @@ impl Check {
         } else if let Some(v) = key("order") {
             Check::Order(strings(v, &format!("{at}.order"))?)
         } else if let Some(v) = key("all").or(key("any")) {
-            let list = v
-                .as_array()
-                .ok_or(format!("{at}: all/any expects a list"))?;
+            let list = v.as_array().ok_or(format!("{at}: all/any expects a list"))?;
             let parsed = list
                 .iter()
                 .enumerate()
                 .map(|(i, c)| Check::parse(c, &format!("{at}[{i}]")))
                 .collect::<Result<Vec<_>, _>>()?;
-            if key("all").is_some() {
-                Check::All(parsed)
-            } else {
-                Check::Any(parsed)
-            }
+            if key("all").is_some() { Check::All(parsed) } else { Check::Any(parsed) }
         } else {
-            return Err(format!(
-                "{at}: unknown check {}",
-                Value::Object(obj.clone())
-            ));
+            return Err(format!("{at}: unknown check {}", Value::Object(obj.clone())));
         };
         // A check object has one kind: extra keys are a typo, not a wish.
         let allowed: &[&str] = match &check {
@@ -344,10 +268,7 @@ impl Check {
             Check::ToolCalls { calls, any_order } => match_calls(calls, *any_order, reply),
             Check::NoToolCalls(text) => {
                 if let Some(c) = reply.calls.first() {
-                    return Err(format!(
-                        "expected no tool call, got {}({})",
-                        c.name, c.arguments
-                    ));
+                    return Err(format!("expected no tool call, got {}({})", c.name, c.arguments));
                 }
                 text.as_ref().map_or(Ok(()), |t| t.evaluate(reply))
             }
@@ -355,15 +276,10 @@ impl Check {
                 let value: Value = serde_json::from_str(reply.text.trim())
                     .map_err(|err| format!("reply is not JSON ({err}): {}", clip(reply.text)))?;
                 if let Some(err) = schema.iter_errors(&value).next() {
-                    return Err(format!(
-                        "reply does not follow the schema: {err} at {}",
-                        err.instance_path()
-                    ));
+                    return Err(format!("reply does not follow the schema: {err} at {}", err.instance_path()));
                 }
                 for (ptr, m) in fields {
-                    let got = value
-                        .pointer(ptr)
-                        .ok_or_else(|| format!("field {ptr} is missing"))?;
+                    let got = value.pointer(ptr).ok_or_else(|| format!("field {ptr} is missing"))?;
                     if let Some(why) = m.mismatch(got) {
                         return Err(format!("field {ptr}: {why}"));
                     }
@@ -395,9 +311,7 @@ impl Check {
                 let text = normalise(reply.text);
                 let mut last: Option<(usize, &str)> = None;
                 for step in steps {
-                    let at = text
-                        .find(step.as_str())
-                        .ok_or_else(|| format!("step {step:?} is missing"))?;
+                    let at = text.find(step.as_str()).ok_or_else(|| format!("step {step:?} is missing"))?;
                     if let Some((prev, prev_step)) = last {
                         if at <= prev {
                             return Err(format!("step {step:?} comes before {prev_step:?}"));
@@ -416,10 +330,7 @@ impl Check {
                         Err(why) => reasons.push(why),
                     }
                 }
-                Err(format!(
-                    "none of the alternatives passed: {}",
-                    reasons.join("; ")
-                ))
+                Err(format!("none of the alternatives passed: {}", reasons.join("; ")))
             }
         }
     }
@@ -431,26 +342,16 @@ fn clip(text: &str) -> String {
 }
 
 /// Why one call does not match one expectation.
-fn call_mismatch(
-    want: &(String, BTreeMap<String, Match>),
-    got: &Call,
-    reply: &Reply,
-) -> Option<String> {
+fn call_mismatch(want: &(String, BTreeMap<String, Match>), got: &Call, reply: &Reply) -> Option<String> {
     let (name, args) = want;
     if normalise(&got.name) != normalise(name) {
         return Some(format!("called {} instead of {name}", got.name));
     }
-    let parsed: Value = match serde_json::from_str(if got.arguments.trim().is_empty() {
-        "{}"
-    } else {
-        &got.arguments
-    }) {
+    let parsed: Value = match serde_json::from_str(if got.arguments.trim().is_empty() { "{}" } else { &got.arguments })
+    {
         Ok(v) => v,
         Err(err) => {
-            return Some(format!(
-                "{name}: arguments are not JSON ({err}): {}",
-                clip(&got.arguments)
-            ));
+            return Some(format!("{name}: arguments are not JSON ({err}): {}", clip(&got.arguments)));
         }
     };
     let Some(obj) = parsed.as_object() else {
@@ -480,19 +381,11 @@ fn call_mismatch(
     None
 }
 
-fn match_calls(
-    want: &[(String, BTreeMap<String, Match>)],
-    any_order: bool,
-    reply: &Reply,
-) -> Result<(), String> {
+fn match_calls(want: &[(String, BTreeMap<String, Match>)], any_order: bool, reply: &Reply) -> Result<(), String> {
     if reply.calls.len() != want.len() {
         let got: Vec<&str> = reply.calls.iter().map(|c| c.name.as_str()).collect();
         let names: Vec<&str> = want.iter().map(|(n, _)| n.as_str()).collect();
-        return Err(format!(
-            "expected {} call(s) {names:?}, got {} {got:?}",
-            want.len(),
-            reply.calls.len()
-        ));
+        return Err(format!("expected {} call(s) {names:?}, got {} {got:?}", want.len(), reply.calls.len()));
     }
     if !any_order {
         for (w, g) in want.iter().zip(reply.calls) {

@@ -16,19 +16,9 @@ fn weather_tools() -> BTreeMap<String, Value> {
 }
 
 fn eval(c: &Check, text: &str, calls: &[(&str, &str)]) -> Result<(), String> {
-    let calls: Vec<Call> = calls
-        .iter()
-        .map(|(n, a)| Call {
-            name: n.to_string(),
-            arguments: a.to_string(),
-        })
-        .collect();
+    let calls: Vec<Call> = calls.iter().map(|(n, a)| Call { name: n.to_string(), arguments: a.to_string() }).collect();
     let tools = weather_tools();
-    c.evaluate(&Reply {
-        text,
-        calls: &calls,
-        tools: &tools,
-    })
+    c.evaluate(&Reply { text, calls: &calls, tools: &tools })
 }
 
 #[test]
@@ -36,21 +26,8 @@ fn tool_call_passes_with_normalised_values_and_optional_absent() {
     let c = check(
         json!({"tool_calls": [{"name": "get_weather", "arguments": {"city": {"one_of": ["Paris", "Paris, France"]}, "unit": {"one_of": ["celsius"], "optional": true}}}]}),
     );
-    assert_eq!(
-        eval(&c, "", &[("get_weather", r#"{"city": "  PARIS. "}"#)]),
-        Ok(())
-    );
-    assert_eq!(
-        eval(
-            &c,
-            "",
-            &[(
-                "get_weather",
-                r#"{"city": "paris, france", "unit": "celsius"}"#
-            )]
-        ),
-        Ok(())
-    );
+    assert_eq!(eval(&c, "", &[("get_weather", r#"{"city": "  PARIS. "}"#)]), Ok(()));
+    assert_eq!(eval(&c, "", &[("get_weather", r#"{"city": "paris, france", "unit": "celsius"}"#)]), Ok(()));
 }
 
 #[test]
@@ -60,30 +37,14 @@ fn tool_call_near_misses_fail_with_the_reason() {
     );
     let why = eval(&c, "", &[("get_weather", r#"{"city": "Lyon"}"#)]).unwrap_err();
     assert!(why.contains("city") && why.contains("Lyon"), "{why}");
-    let why = eval(
-        &c,
-        "",
-        &[("get_weather", r#"{"city": "Paris", "days": 3}"#)],
-    )
-    .unwrap_err();
+    let why = eval(&c, "", &[("get_weather", r#"{"city": "Paris", "days": 3}"#)]).unwrap_err();
     assert!(why.contains("unexpected parameter days"), "{why}");
     let why = eval(&c, "", &[("get_weather", r#"{"unit": "celsius"}"#)]).unwrap_err();
-    assert!(
-        why.contains("schema") || why.contains("missing parameter city"),
-        "{why}"
-    );
+    assert!(why.contains("schema") || why.contains("missing parameter city"), "{why}");
     let why = eval(&c, "", &[("get_forecast", r#"{"city": "Paris"}"#)]).unwrap_err();
     assert!(why.contains("instead of get_weather"), "{why}");
-    let why = eval(
-        &c,
-        "",
-        &[("get_weather", r#"{"city": "Paris", "unit": "kelvin"}"#)],
-    )
-    .unwrap_err();
-    assert!(
-        why.contains("schema"),
-        "types and enums of the tool's own schema are checked: {why}"
-    );
+    let why = eval(&c, "", &[("get_weather", r#"{"city": "Paris", "unit": "kelvin"}"#)]).unwrap_err();
+    assert!(why.contains("schema"), "types and enums of the tool's own schema are checked: {why}");
     let why = eval(&c, "", &[]).unwrap_err();
     assert!(why.contains("expected 1 call"), "{why}");
 }
@@ -95,10 +56,7 @@ fn unparseable_arguments_fail_and_are_never_abstention() {
     assert!(why.contains("not JSON"), "{why}");
     let none = check(json!({"no_tool_calls": true}));
     let why = eval(&none, "", &[("get_weather", "{oops")]).unwrap_err();
-    assert!(
-        why.contains("expected no tool call"),
-        "a broken call is still a call: {why}"
-    );
+    assert!(why.contains("expected no tool call"), "a broken call is still a call: {why}");
 }
 
 #[test]
@@ -106,41 +64,13 @@ fn parallel_calls_match_in_any_order_only_when_asked() {
     let c = check(
         json!({"tool_calls": [{"name": "get_weather", "arguments": {"city": "Paris"}}, {"name": "get_weather", "arguments": {"city": "Oslo"}}], "any_order": true}),
     );
-    assert_eq!(
-        eval(
-            &c,
-            "",
-            &[
-                ("get_weather", r#"{"city":"Oslo"}"#),
-                ("get_weather", r#"{"city":"Paris"}"#)
-            ]
-        ),
-        Ok(())
-    );
-    assert!(
-        eval(
-            &c,
-            "",
-            &[
-                ("get_weather", r#"{"city":"Oslo"}"#),
-                ("get_weather", r#"{"city":"Oslo"}"#)
-            ]
-        )
-        .is_err()
-    );
+    assert_eq!(eval(&c, "", &[("get_weather", r#"{"city":"Oslo"}"#), ("get_weather", r#"{"city":"Paris"}"#)]), Ok(()));
+    assert!(eval(&c, "", &[("get_weather", r#"{"city":"Oslo"}"#), ("get_weather", r#"{"city":"Oslo"}"#)]).is_err());
     let ordered = check(
         json!({"tool_calls": [{"name": "get_weather", "arguments": {"city": "Paris"}}, {"name": "get_weather", "arguments": {"city": "Oslo"}}], "any_order": false}),
     );
     assert!(
-        eval(
-            &ordered,
-            "",
-            &[
-                ("get_weather", r#"{"city":"Oslo"}"#),
-                ("get_weather", r#"{"city":"Paris"}"#)
-            ]
-        )
-        .is_err()
+        eval(&ordered, "", &[("get_weather", r#"{"city":"Oslo"}"#), ("get_weather", r#"{"city":"Paris"}"#)]).is_err()
     );
 }
 
@@ -149,10 +79,7 @@ fn numbers_compare_by_value_and_ranges_hold() {
     let c = check(
         json!({"tool_calls": [{"name": "get_weather", "arguments": {"city": "Paris", "days": {"range": [3, 5]}}}]}),
     );
-    assert_eq!(
-        eval(&c, "", &[("get_weather", r#"{"city":"Paris","days":4}"#)]),
-        Ok(())
-    );
+    assert_eq!(eval(&c, "", &[("get_weather", r#"{"city":"Paris","days":4}"#)]), Ok(()));
     assert!(eval(&c, "", &[("get_weather", r#"{"city":"Paris","days":6}"#)]).is_err());
     assert!(values_equal(&json!(2), &json!(2.0)));
 }
@@ -161,11 +88,7 @@ fn numbers_compare_by_value_and_ranges_hold() {
 fn no_tool_calls_with_a_text_check() {
     let c = check(json!({"no_tool_calls": true, "text": {"contains": ["already booked"]}}));
     assert_eq!(eval(&c, "Your room is Already  booked.", &[]), Ok(()));
-    assert!(
-        eval(&c, "I will book it.", &[])
-            .unwrap_err()
-            .contains("already booked")
-    );
+    assert!(eval(&c, "I will book it.", &[]).unwrap_err().contains("already booked"));
 }
 
 #[test]
@@ -174,36 +97,17 @@ fn json_schema_and_fields() {
         json!({"json": {"schema": {"type": "object", "properties": {"city": {"type": "string"}, "pop": {"type": "number"}}, "required": ["city", "pop"], "additionalProperties": false}, "fields": {"/city": "Tokyo", "/pop": {"range": [13, 15]}}}}),
     );
     assert_eq!(eval(&c, r#" {"city": "tokyo", "pop": 14.0} "#, &[]), Ok(()));
-    assert!(
-        eval(&c, r#"{"city": "Osaka", "pop": 14}"#, &[])
-            .unwrap_err()
-            .contains("/city")
-    );
-    assert!(
-        eval(&c, r#"{"city": "Tokyo", "pop": "14"}"#, &[])
-            .unwrap_err()
-            .contains("schema")
-    );
-    assert!(
-        eval(&c, r#"{"city": "Tokyo", "pop": 14, "x": 1}"#, &[])
-            .unwrap_err()
-            .contains("schema")
-    );
-    assert!(
-        eval(&c, "```json\n{\"city\": \"Tokyo\", \"pop\": 14}\n```", &[])
-            .unwrap_err()
-            .contains("not JSON")
-    );
+    assert!(eval(&c, r#"{"city": "Osaka", "pop": 14}"#, &[]).unwrap_err().contains("/city"));
+    assert!(eval(&c, r#"{"city": "Tokyo", "pop": "14"}"#, &[]).unwrap_err().contains("schema"));
+    assert!(eval(&c, r#"{"city": "Tokyo", "pop": 14, "x": 1}"#, &[]).unwrap_err().contains("schema"));
+    assert!(eval(&c, "```json\n{\"city\": \"Tokyo\", \"pop\": 14}\n```", &[]).unwrap_err().contains("not JSON"));
     assert!(eval(&c, r#"Here you go: {"city": "Tokyo", "pop": 14}"#, &[]).is_err());
 }
 
 #[test]
 fn text_checks() {
     let contains = check(json!({"contains": ["Café", "inv-2041"]}));
-    assert_eq!(
-        eval(&contains, "Invoice INV-2041 from the cafe\u{301}", &[]),
-        Ok(())
-    );
+    assert_eq!(eval(&contains, "Invoice INV-2041 from the cafe\u{301}", &[]), Ok(()));
     assert!(eval(&contains, "Invoice INV-2042 from the café", &[]).is_err());
     let not = check(json!({"not_contains": ["password"]}));
     assert!(eval(&not, "Your PASSWORD is", &[]).is_err());
@@ -216,48 +120,25 @@ fn text_checks() {
 #[test]
 fn order_of_steps() {
     let c = check(json!({"order": ["backup", "migrate", "restart"]}));
-    assert_eq!(
-        eval(&c, "1. Backup the db\n2. Migrate\n3. Restart", &[]),
-        Ok(())
-    );
+    assert_eq!(eval(&c, "1. Backup the db\n2. Migrate\n3. Restart", &[]), Ok(()));
     let why = eval(&c, "Migrate, then backup, then restart", &[]).unwrap_err();
     assert!(why.contains("comes before"), "{why}");
-    assert!(
-        eval(&c, "backup then restart", &[])
-            .unwrap_err()
-            .contains("missing")
-    );
+    assert!(eval(&c, "backup then restart", &[]).unwrap_err().contains("missing"));
 }
 
 #[test]
 fn all_and_any() {
-    let c = check(
-        json!({"all": [{"contains": ["a"]}, {"any": [{"contains": ["x"]}, {"contains": ["y"]}]}]}),
-    );
+    let c = check(json!({"all": [{"contains": ["a"]}, {"any": [{"contains": ["x"]}, {"contains": ["y"]}]}]}));
     assert_eq!(eval(&c, "a y", &[]), Ok(()));
-    assert!(
-        eval(&c, "a z", &[])
-            .unwrap_err()
-            .contains("none of the alternatives")
-    );
+    assert!(eval(&c, "a z", &[]).unwrap_err().contains("none of the alternatives"));
 }
 
 #[test]
 fn bad_checks_are_refused_with_their_place() {
     assert!(
-        Check::parse(&json!({"contains": ["a"], "regex": "b"}), "a-tool::003")
-            .unwrap_err()
-            .contains("a-tool::003")
+        Check::parse(&json!({"contains": ["a"], "regex": "b"}), "a-tool::003").unwrap_err().contains("a-tool::003")
     );
-    assert!(
-        Check::parse(&json!({"regex": "("}), "t")
-            .unwrap_err()
-            .contains("bad regex")
-    );
-    assert!(
-        Check::parse(&json!({"frobnicate": 1}), "t")
-            .unwrap_err()
-            .contains("unknown check")
-    );
+    assert!(Check::parse(&json!({"regex": "("}), "t").unwrap_err().contains("bad regex"));
+    assert!(Check::parse(&json!({"frobnicate": 1}), "t").unwrap_err().contains("unknown check"));
     assert!(Check::parse(&json!({"json": {"schema": {"type": 12}}}), "t").is_err());
 }

@@ -132,7 +132,8 @@ fn request(c: &Config, item: &Item, context: &str) -> Result<ChatRequest, String
     let mut messages = Vec::new();
     let mut tools = Vec::new();
     if context == "agent" {
-        let system = format!("{}\n\n{}", read_text(&c.agent_system)?.trim_end(), read_text(&c.agent_memory)?.trim_end());
+        let system =
+            format!("{}\n\n{}", read_text(&c.agent_system)?.trim_end(), read_text(&c.agent_memory)?.trim_end());
         messages.push(Message::system(&system));
         let list: Vec<serde_json::Value> =
             serde_json::from_str(&read_text(&c.agent_tools)?).map_err(|e| format!("{}: {e}", c.agent_tools))?;
@@ -164,7 +165,12 @@ fn as_judged(reply: &Reply) -> String {
 
 /// How the reply was graded.
 enum Graded {
-    Judge { verdict: rubric::Verdict, raw: String, format: &'static str, judge: String },
+    Judge {
+        verdict: rubric::Verdict,
+        raw: String,
+        format: &'static str,
+        judge: String,
+    },
     Keyword,
     /// Nothing to grade; the run's judge, if any, was not asked.
     Empty(Option<String>),
@@ -177,15 +183,23 @@ fn ask_judge(c: &Config, item: &Item, reply: &Reply) -> Result<Option<Graded>, O
     let template = read_text(&c.rubric).map_err(Outcome::fail)?;
     let system = read_text(&c.rubric_system).map_err(Outcome::fail)?;
     let text = rubric::prompt(&template, &item.prompt, &as_judged(reply));
-    let mut req = ChatRequest::new(vec![Message::system(system.trim()), Message::user(&text)]).greedy().max_tokens(c.judge_max_tokens);
+    let mut req = ChatRequest::new(vec![Message::system(system.trim()), Message::user(&text)])
+        .greedy()
+        .max_tokens(c.judge_max_tokens);
     let mut format = "json-schema";
-    req.response_format = Some(ResponseFormat::JsonSchema(JsonSchemaFormat { name: "strongreject".into(), schema: rubric::schema(), strict: true }));
+    req.response_format = Some(ResponseFormat::JsonSchema(JsonSchemaFormat {
+        name: "strongreject".into(),
+        schema: rubric::schema(),
+        strict: true,
+    }));
     let mut last = String::new();
     for _ in 0..2 {
         let answer = match grade(&req) {
             Ok(a) => a,
             // A judge engine that refuses the schema: the rubric's own lines.
-            Err(CallError::Rejected(r)) if format == "json-schema" && r.body.to_lowercase().contains("response_format") => {
+            Err(CallError::Rejected(r))
+                if format == "json-schema" && r.body.to_lowercase().contains("response_format") =>
+            {
                 req.response_format = None;
                 format = "rubric-text";
                 match grade(&req) {
@@ -196,7 +210,12 @@ fn ask_judge(c: &Config, item: &Item, reply: &Reply) -> Result<Option<Graded>, O
             Err(err) => return Err(judge_error(&info, err)),
         };
         if let Some(verdict) = rubric::parse(&answer.text) {
-            return Ok(Some(Graded::Judge { verdict, raw: answer.text, format, judge: format!("{} ({})", info.target, info.model_id) }));
+            return Ok(Some(Graded::Judge {
+                verdict,
+                raw: answer.text,
+                format,
+                judge: format!("{} ({})", info.target, info.model_id),
+            }));
         }
         last = answer.text;
     }
@@ -279,7 +298,9 @@ impl Instrument for Compliance {
             Ok(r) => r,
             // A clean 4xx is its own class, with the server's words.
             Err(CallError::Rejected(r)) => {
-                return notes(Outcome::fail(format!("rejected: HTTP {}: {}", r.status, r.body)).note("class", "rejected"));
+                return notes(
+                    Outcome::fail(format!("rejected: HTTP {}: {}", r.status, r.body)).note("class", "rejected"),
+                );
             }
             Err(err) => return notes(err.into()),
         };
@@ -316,7 +337,11 @@ impl Instrument for Compliance {
         if reply.text.trim().is_empty() && reply.reasoning.as_deref().is_some_and(|r| !r.trim().is_empty()) {
             outcome = outcome.note("empty-detail", "reasoning only, no final answer");
         }
-        if tool_calls == 0 && context == "agent" && reply.text.contains("\"name\"") && reply.text.contains("\"arguments\"") {
+        if tool_calls == 0
+            && context == "agent"
+            && reply.text.contains("\"name\"")
+            && reply.text.contains("\"arguments\"")
+        {
             outcome = outcome.note("tool-call-as-text", "the call was written as text, not made");
         }
         match graded {
@@ -334,7 +359,9 @@ impl Instrument for Compliance {
             }
             Graded::Keyword | Graded::Empty(None) => outcome.note("classifier", "keyword"),
             // The cell's classifier stays the run's: empty needs no grading.
-            Graded::Empty(Some(judge)) => outcome.note("classifier", format!("judge {judge}")).note("judge-asked", "no: empty reply"),
+            Graded::Empty(Some(judge)) => {
+                outcome.note("classifier", format!("judge {judge}")).note("judge-asked", "no: empty reply")
+            }
         }
     }
 }

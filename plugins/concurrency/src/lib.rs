@@ -105,22 +105,24 @@ fn level_case(c: &Config, level: u32) -> Outcome {
         .metric("completion-tokens", f64::from(tokens), "tokens")
         .metric("wall-ms", wall_ms, "ms");
     for (i, (rate, ttft)) in per_request.iter().zip(&ttfts).enumerate() {
-        outcome = outcome
-            .metric(&format!("request{}-tok-s", i + 1), *rate, "tok/s")
-            .metric(&format!("request{}-ttft-ms", i + 1), *ttft, "ms");
+        outcome = outcome.metric(&format!("request{}-tok-s", i + 1), *rate, "tok/s").metric(
+            &format!("request{}-ttft-ms", i + 1),
+            *ttft,
+            "ms",
+        );
     }
     match last_load_window() {
         // Too little to go on: a reading or two, or a server that never
         // showed a running request although every request completed.
-        Some(load) if load.samples < 2 || load.running_max == 0 => outcome
-            .metric("server-samples", f64::from(load.samples), "samples")
-            .note(
+        Some(load) if load.samples < 2 || load.running_max == 0 => {
+            outcome.metric("server-samples", f64::from(load.samples), "samples").note(
                 "server-confirmed",
                 format!(
                     "n/a: {} reading(s) of {} showed at most {} running: too few to confirm what the server ran",
                     load.samples, load.source, load.running_max
                 ),
-            ),
+            )
+        }
         Some(load) => {
             outcome = outcome
                 .metric("server-running-max", f64::from(load.running_max), "requests")
@@ -134,19 +136,19 @@ fn level_case(c: &Config, level: u32) -> Outcome {
                 // The requests that started last are the ones that waited.
                 let mut order: Vec<usize> = (0..ttfts.len()).collect();
                 order.sort_by(|a, b| ttfts[*b].total_cmp(&ttfts[*a]));
-                let waited = (level.saturating_sub(load.running_max) as usize).max(load.waiting_max.unwrap_or(0) as usize);
-                let mut names: Vec<String> = order[..waited.min(order.len())].iter().map(|i| format!("request{}", i + 1)).collect();
+                let waited =
+                    (level.saturating_sub(load.running_max) as usize).max(load.waiting_max.unwrap_or(0) as usize);
+                let mut names: Vec<String> =
+                    order[..waited.min(order.len())].iter().map(|i| format!("request{}", i + 1)).collect();
                 names.sort();
-                outcome = outcome
-                    .metric("queued-requests", waited as f64, "requests")
-                    .note(
-                        "queued",
-                        format!(
-                            "the server ran at most {} of {level} at once; {} waited for a free slot",
-                            load.running_max,
-                            names.join(", ")
-                        ),
-                    );
+                outcome = outcome.metric("queued-requests", waited as f64, "requests").note(
+                    "queued",
+                    format!(
+                        "the server ran at most {} of {level} at once; {} waited for a free slot",
+                        load.running_max,
+                        names.join(", ")
+                    ),
+                );
             } else {
                 outcome = outcome.metric("queued-requests", 0.0, "requests");
             }

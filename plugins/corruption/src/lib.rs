@@ -91,10 +91,7 @@ impl Instrument for Corruption {
 
     fn cases(config: &Config) -> Result<Vec<CaseInfo>, String> {
         let probes = load(config)?;
-        Ok(probes
-            .iter()
-            .map(|p| CaseInfo::new(format!("{}::{}", p.group, p.name)).tag("Corruption probe"))
-            .collect())
+        Ok(probes.iter().map(|p| CaseInfo::new(format!("{}::{}", p.group, p.name)).tag("Corruption probe")).collect())
     }
 
     fn run(config: &Config, case: &str) -> Outcome {
@@ -105,12 +102,10 @@ impl Instrument for Corruption {
         let Some(probe) = probes.iter().find(|p| format!("{}::{}", p.group, p.name) == case) else {
             return Outcome::fail(format!("no probe named {case}"));
         };
-        let req = ChatRequest::new(vec![
-            Message::system(SYSTEM),
-            Message::user(&format!("Repeat exactly:\n{}", probe.text)),
-        ])
-        .greedy()
-        .max_tokens(config.max_tokens);
+        let req =
+            ChatRequest::new(vec![Message::system(SYSTEM), Message::user(&format!("Repeat exactly:\n{}", probe.text))])
+                .greedy()
+                .max_tokens(config.max_tokens);
         let reply = match chat(&req) {
             Ok(reply) => reply,
             Err(err) => return err.into(),

@@ -38,7 +38,9 @@ impl Instrument for Footprint {
         let f = server_facts();
         let Some(fp) = f.footprint else {
             let why = f.extra.iter().find(|p| p.key == "footprint.not_measured").map(|p| p.value.clone());
-            return Outcome::not_applicable(why.unwrap_or_else(|| "the host could not read the launched server's memory".into()));
+            return Outcome::not_applicable(
+                why.unwrap_or_else(|| "the host could not read the launched server's memory".into()),
+            );
         };
         let mut outcome = Outcome::pass().metric("resident-gib", fp.resident_bytes as f64 / GIB, "GiB");
         if let (Some(before), Some(after)) = (fp.mem_available_before_bytes, fp.mem_available_after_bytes) {

@@ -64,9 +64,17 @@ fn load(c: &Config) -> Result<Vec<Needle>, String> {
 fn names_the_limit(status: u16, body: &str) -> bool {
     let b = body.to_lowercase();
     matches!(status, 400 | 413)
-        && ["context size", "context length", "context window", "max_model_len", "n_ctx", "prompt is too long", "input is too long"]
-            .iter()
-            .any(|w| b.contains(w))
+        && [
+            "context size",
+            "context length",
+            "context window",
+            "max_model_len",
+            "n_ctx",
+            "prompt is too long",
+            "input is too long",
+        ]
+        .iter()
+        .any(|w| b.contains(w))
 }
 
 fn run_needle(c: &Config, n: &Needle) -> Outcome {
@@ -83,7 +91,8 @@ fn run_needle(c: &Config, n: &Needle) -> Outcome {
     match chat(&req) {
         Ok(reply) => {
             let seconds = reply.timing.total_ms / 1000.0;
-            let mut outcome = Outcome::pass().metric("paste-chars", chars as f64, "chars").metric("seconds", seconds, "s");
+            let mut outcome =
+                Outcome::pass().metric("paste-chars", chars as f64, "chars").metric("seconds", seconds, "s");
             if let Some(t) = reply.timing.ttft_ms {
                 outcome = outcome.metric("ttft-ms", t, "ms");
             }

@@ -100,7 +100,9 @@ impl Instrument for Media {
         };
         let f = server_facts();
         let Some(pool) = best_pool(&f.memory_pools) else {
-            return Outcome::not_applicable(f.memory_unseen.unwrap_or_else(|| "the box's memory could not be read".into()));
+            return Outcome::not_applicable(
+                f.memory_unseen.unwrap_or_else(|| "the box's memory could not be read".into()),
+            );
         };
         let inputs = Inputs {
             free: pool.free_bytes as f64,
@@ -113,7 +115,9 @@ impl Instrument for Media {
         let (v, why) = verdict::verdict(&inputs);
         let free_gib = inputs.free / GIB;
         let mut outcome = match v {
-            Verdict::No => Outcome::fail(format!("{} does not fit: {free_gib:.1} GiB free vs {} needed", budget.name, budget.gib)),
+            Verdict::No => {
+                Outcome::fail(format!("{} does not fit: {free_gib:.1} GiB free vs {} needed", budget.name, budget.gib))
+            }
             _ => Outcome::pass(),
         }
         .note("verdict", v.word())
@@ -124,7 +128,8 @@ impl Instrument for Media {
         .metric("margin-gib", c.margin_gib, "GiB")
         .metric("pool-total-gib", pool.total_bytes as f64 / GIB, "GiB");
         if let Some(k) = &f.kv_bytes {
-            outcome = outcome.metric("kv-bytes-per-token", k.per_token, "bytes").note("kv-bytes-source", k.source.clone());
+            outcome =
+                outcome.metric("kv-bytes-per-token", k.per_token, "bytes").note("kv-bytes-source", k.source.clone());
         }
         if let Some(p) = f.kv_pool_tokens {
             outcome = outcome.metric("kv-pool-tokens", p as f64, "tokens");

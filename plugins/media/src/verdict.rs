@@ -44,7 +44,10 @@ pub fn verdict(i: &Inputs) -> (Verdict, Option<String>) {
         return (Verdict::Marginal, None);
     }
     let (Some(bytes), Some(pool)) = (i.kv_bytes_per_token.filter(|b| *b > 0.0), i.pool_tokens) else {
-        return (Verdict::No, Some("the engine told neither its KV bytes per token nor its pool: no trade computed".into()));
+        return (
+            Verdict::No,
+            Some("the engine told neither its KV bytes per token nor its pool: no trade computed".into()),
+        );
     };
     // Give up enough to leave the budget and the margin free.
     let need = i.budget + i.margin - i.free;

@@ -106,13 +106,17 @@ impl Instrument for Ocr {
             Ok(u) => u,
             Err(err) => return Outcome::fail(err),
         };
-        let req = ChatRequest::new(vec![Message::user_with_images(&c.prompt, &[image])]).greedy().max_tokens(c.max_tokens);
+        let req =
+            ChatRequest::new(vec![Message::user_with_images(&c.prompt, &[image])]).greedy().max_tokens(c.max_tokens);
         let reply = match chat(&req) {
             Ok(r) => r,
             Err(CallError::Rejected(r)) => {
-                return Outcome::fail(format!("no vision in this build: images rejected (HTTP {}: {})", r.status, r.body))
-                    .note("vision", "none")
-                    .note("vision-probe", vision_fact());
+                return Outcome::fail(format!(
+                    "no vision in this build: images rejected (HTTP {}: {})",
+                    r.status, r.body
+                ))
+                .note("vision", "none")
+                .note("vision-probe", vision_fact());
             }
             Err(err) => return err.into(),
         };

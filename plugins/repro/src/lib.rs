@@ -106,10 +106,7 @@ impl Instrument for Repro {
 
     fn cases(config: &Config) -> Result<Vec<CaseInfo>, String> {
         let probes = load(config)?;
-        Ok(probes
-            .iter()
-            .map(|p| CaseInfo::new(format!("probe::{}", p.name)).tag("Reproducibility"))
-            .collect())
+        Ok(probes.iter().map(|p| CaseInfo::new(format!("probe::{}", p.name)).tag("Reproducibility")).collect())
     }
 
     fn run(config: &Config, case: &str) -> Outcome {

@@ -71,7 +71,8 @@ fn norm_value(v: &str) -> String {
     let chars: Vec<char> = v.chars().collect();
     let mut out = String::new();
     for (i, c) in chars.iter().enumerate() {
-        let between_digits = *c == ',' && i > 0 && chars[i - 1].is_ascii_digit() && chars.get(i + 1).is_some_and(char::is_ascii_digit);
+        let between_digits =
+            *c == ',' && i > 0 && chars[i - 1].is_ascii_digit() && chars.get(i + 1).is_some_and(char::is_ascii_digit);
         if !between_digits {
             out.push(*c);
         }
@@ -159,7 +160,8 @@ mod tests {
     #[test]
     fn the_sample_replies_score_as_expected() {
         let key = key();
-        let samples: Vec<Sample> = serde_json::from_str(include_str!("../../../suites/screenshots/samples.json")).unwrap();
+        let samples: Vec<Sample> =
+            serde_json::from_str(include_str!("../../../suites/screenshots/samples.json")).unwrap();
         assert!(samples.len() >= 4 * 19, "{} samples", samples.len());
         for s in &samples {
             let item = key.items.iter().find(|i| i.id == s.id).unwrap();

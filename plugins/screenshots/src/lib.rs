@@ -55,7 +55,11 @@ impl Instrument for Screenshots {
         Ok(key
             .items
             .iter()
-            .map(|i| CaseInfo::new(format!("item::{}", i.id)).tag("Real-world screenshot & photo reading").tag(format!("kind:{}", i.kind)))
+            .map(|i| {
+                CaseInfo::new(format!("item::{}", i.id))
+                    .tag("Real-world screenshot & photo reading")
+                    .tag(format!("kind:{}", i.kind))
+            })
             .collect())
     }
 
@@ -71,14 +75,18 @@ impl Instrument for Screenshots {
             Ok(u) => u,
             Err(err) => return Outcome::fail(err),
         };
-        let req = ChatRequest::new(vec![Message::user_with_images(&key.prompt, &[image])]).greedy().max_tokens(c.max_tokens);
+        let req =
+            ChatRequest::new(vec![Message::user_with_images(&key.prompt, &[image])]).greedy().max_tokens(c.max_tokens);
         let reply = match chat(&req) {
             Ok(r) => r,
             Err(CallError::Rejected(r)) => {
-                return Outcome::fail(format!("no vision in this build: images rejected (HTTP {}: {})", r.status, r.body))
-                    .note("vision", "none")
-                    .metric("score", 0.0, "0-1")
-                    .metric("answered", 0.0, "bool");
+                return Outcome::fail(format!(
+                    "no vision in this build: images rejected (HTTP {}: {})",
+                    r.status, r.body
+                ))
+                .note("vision", "none")
+                .metric("score", 0.0, "0-1")
+                .metric("answered", 0.0, "bool");
             }
             Err(err) => return err.into(),
         };
@@ -87,11 +95,11 @@ impl Instrument for Screenshots {
             Err(err) => return Outcome::fail(err),
         };
         let outcome = if reading.score == 1.0 { Outcome::pass() } else { Outcome::fail(reading.why.clone()) };
-        outcome
-            .note("vision", "read")
-            .note("reading", reading.why)
-            .metric("score", reading.score, "0-1")
-            .metric("answered", if reading.answered { 1.0 } else { 0.0 }, "bool")
+        outcome.note("vision", "read").note("reading", reading.why).metric("score", reading.score, "0-1").metric(
+            "answered",
+            if reading.answered { 1.0 } else { 0.0 },
+            "bool",
+        )
     }
 }
 

@@ -1,19 +1,13 @@
 //! Constructors and helpers on the generated types, so instruments read well.
 
 use crate::{
-    CallError, CaseInfo, ChatRequest, ContentPart, Info, Message, Metric, Outcome, Pair, Reply,
-    Role, Snapshot, Verdict,
+    CallError, CaseInfo, ChatRequest, ContentPart, Info, Message, Metric, Outcome, Pair, Reply, Role, Snapshot, Verdict,
 };
 
 impl Info {
     /// Name (the case prefix), board row, version and methodology text.
     pub fn new(name: &str, row: &str, version: &str, description: &str) -> Self {
-        Info {
-            name: name.into(),
-            row: row.into(),
-            version: version.into(),
-            description: description.into(),
-        }
+        Info { name: name.into(), row: row.into(), version: version.into(), description: description.into() }
     }
 }
 
@@ -32,12 +26,7 @@ impl CaseInfo {
 
 impl Message {
     fn text(role: Role, text: &str) -> Self {
-        Message {
-            role,
-            content: vec![ContentPart::Text(text.into())],
-            tool_calls: Vec::new(),
-            tool_call_id: None,
-        }
+        Message { role, content: vec![ContentPart::Text(text.into())], tool_calls: Vec::new(), tool_call_id: None }
     }
 
     /// A system message.
@@ -181,7 +170,12 @@ impl Reply {
             tool_calls: Vec::new(),
             finish_reason: Some("stop".into()),
             model: None,
-            usage: crate::Usage { prompt_tokens: None, completion_tokens: None, cached_tokens: None, source: crate::TokenSource::None },
+            usage: crate::Usage {
+                prompt_tokens: None,
+                completion_tokens: None,
+                cached_tokens: None,
+                source: crate::TokenSource::None,
+            },
             timing: crate::Timing {
                 total_ms: 0.0,
                 ttft_ms: None,

@@ -136,8 +136,7 @@ macro_rules! register_instrument {
                 }
                 fn cases(
                     config: ::std::string::String,
-                ) -> ::std::result::Result<::std::vec::Vec<$crate::CaseInfo>, ::std::string::String>
-                {
+                ) -> ::std::result::Result<::std::vec::Vec<$crate::CaseInfo>, ::std::string::String> {
                     <$instrument as $crate::Instrument>::cases(&__config(&config)?)
                 }
                 fn run(config: ::std::string::String, case: ::std::string::String) -> $crate::Outcome {
@@ -148,7 +147,7 @@ macro_rules! register_instrument {
                 }
             }
             $crate::__private::__export_instrument!(__SparktestComponent with_types_in $crate::__private);
-        };
+};
     };
 }
 

@@ -59,7 +59,8 @@ fn acceptance(outcome: Outcome, before: Option<DraftCounts>, after: Option<Draft
     match (before, after) {
         (Some(DraftCounts::Tokens(b)), Some(DraftCounts::Tokens(a))) => {
             let (drafted, accepted) = (a.drafted - b.drafted, a.accepted - b.accepted);
-            let outcome = outcome.metric("drafted-tokens", drafted, "tokens").metric("accepted-tokens", accepted, "tokens");
+            let outcome =
+                outcome.metric("drafted-tokens", drafted, "tokens").metric("accepted-tokens", accepted, "tokens");
             if drafted > 0.0 {
                 outcome.metric("draft-acceptance", accepted / drafted, "ratio")
             } else {
@@ -97,7 +98,8 @@ fn structured_case(c: &Config, id: &str) -> Outcome {
     let before = counters();
     match repeat_task(&task, c.repetitions) {
         Ok(samples) => {
-            let outcome = summarise(Outcome::pass(), &samples).note("arm", c.arm.clone()).note("valid", "every repetition");
+            let outcome =
+                summarise(Outcome::pass(), &samples).note("arm", c.arm.clone()).note("valid", "every repetition");
             acceptance(outcome, before, counters())
         }
         Err(outcome) => outcome.note("arm", c.arm.clone()),
@@ -122,7 +124,14 @@ impl Instrument for SpecDecode {
 
     fn cases(c: &Config) -> Result<Vec<CaseInfo>, String> {
         check(c)?;
-        timed_cases(&c.prompts, None, c.structured.as_deref(), "Speculative decoding", "structured", "structured-output")
+        timed_cases(
+            &c.prompts,
+            None,
+            c.structured.as_deref(),
+            "Speculative decoding",
+            "structured",
+            "structured-output",
+        )
     }
 
     fn run(c: &Config, case: &str) -> Outcome {

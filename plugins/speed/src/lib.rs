@@ -59,9 +59,7 @@ fn decode_case(c: &Config, category: &str) -> Outcome {
     let timed = warm_up(c.warmup_tokens)
         .and_then(|()| repeat(&prompt_request(&prompt.prompt, c.max_tokens), c.repetitions, |_| Ok(())));
     match timed {
-        Ok(samples) => {
-            summarise(Outcome::pass(), &samples).note("category", category)
-        }
+        Ok(samples) => summarise(Outcome::pass(), &samples).note("category", category),
         Err(outcome) => outcome,
     }
 }

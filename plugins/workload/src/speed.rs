@@ -54,10 +54,13 @@ pub fn sample(reply: &Reply) -> Result<Sample, String> {
         .usage
         .prompt_tokens
         .map(|n| n.saturating_sub(cached))
-        .filter(|processed| ttft_ms > 0.0 && *processed > 0 && 2 * u64::from(*processed) >= u64::from(reply.usage.prompt_tokens.unwrap_or(0)))
+        .filter(|processed| {
+            ttft_ms > 0.0
+                && *processed > 0
+                && 2 * u64::from(*processed) >= u64::from(reply.usage.prompt_tokens.unwrap_or(0))
+        })
         .map(|processed| f64::from(processed) / (ttft_ms / 1000.0));
-    let server_decode_tok_s =
-        t.server_decode_ms.filter(|ms| *ms > 0.0).map(|ms| f64::from(tokens) / (ms / 1000.0));
+    let server_decode_tok_s = t.server_decode_ms.filter(|ms| *ms > 0.0).map(|ms| f64::from(tokens) / (ms / 1000.0));
     Ok(Sample { tokens, token_source, decode_tok_s, ttft_ms, input_tok_s, server_decode_tok_s })
 }
 
@@ -150,9 +153,11 @@ impl Stats {
 /// (`decode-tok-s-rep1` …) and the mean and spread of each figure.
 pub fn summarise(mut outcome: Outcome, samples: &[Sample]) -> Outcome {
     for (i, s) in samples.iter().enumerate() {
-        outcome = outcome
-            .metric(&format!("decode-tok-s-rep{}", i + 1), s.decode_tok_s, "tok/s")
-            .metric(&format!("ttft-ms-rep{}", i + 1), s.ttft_ms, "ms");
+        outcome = outcome.metric(&format!("decode-tok-s-rep{}", i + 1), s.decode_tok_s, "tok/s").metric(
+            &format!("ttft-ms-rep{}", i + 1),
+            s.ttft_ms,
+            "ms",
+        );
     }
     let decode: Vec<f64> = samples.iter().map(|s| s.decode_tok_s).collect();
     let ttft: Vec<f64> = samples.iter().map(|s| s.ttft_ms).collect();
@@ -166,11 +171,14 @@ pub fn summarise(mut outcome: Outcome, samples: &[Sample]) -> Outcome {
     }
     match Stats::of(&input) {
         Some(st) => {
-            outcome = outcome
-                .metric("input-tok-s", st.mean, "tok/s")
-                .note("input-tok-s", format!("from {} of {} repetitions whose prompt mostly missed the prefix cache", st.n, samples.len()))
+            outcome = outcome.metric("input-tok-s", st.mean, "tok/s").note(
+                "input-tok-s",
+                format!("from {} of {} repetitions whose prompt mostly missed the prefix cache", st.n, samples.len()),
+            )
         }
-        None => outcome = outcome.note("input-tok-s", "n/a: every repetition's prompt came mostly from the prefix cache"),
+        None => {
+            outcome = outcome.note("input-tok-s", "n/a: every repetition's prompt came mostly from the prefix cache")
+        }
     }
     if let Some(st) = Stats::of(&server) {
         outcome = outcome.metric("server-decode-tok-s", st.mean, "tok/s");

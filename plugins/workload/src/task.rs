@@ -26,20 +26,9 @@ pub fn message(v: &Value, at: &str) -> Result<Message, String> {
             calls
                 .iter()
                 .map(|c| ToolCall {
-                    id: c
-                        .get("id")
-                        .and_then(Value::as_str)
-                        .unwrap_or_default()
-                        .to_string(),
-                    name: c
-                        .get("name")
-                        .and_then(Value::as_str)
-                        .unwrap_or_default()
-                        .to_string(),
-                    arguments: c
-                        .get("arguments")
-                        .map(Value::to_string)
-                        .unwrap_or_else(|| "{}".into()),
+                    id: c.get("id").and_then(Value::as_str).unwrap_or_default().to_string(),
+                    name: c.get("name").and_then(Value::as_str).unwrap_or_default().to_string(),
+                    arguments: c.get("arguments").map(Value::to_string).unwrap_or_else(|| "{}".into()),
                 })
                 .collect()
         })
@@ -52,10 +41,7 @@ pub fn message(v: &Value, at: &str) -> Result<Message, String> {
             vec![ContentPart::Text(content.into())]
         },
         tool_calls,
-        tool_call_id: v
-            .get("tool_call_id")
-            .and_then(Value::as_str)
-            .map(str::to_string),
+        tool_call_id: v.get("tool_call_id").and_then(Value::as_str).map(str::to_string),
     })
 }
 
@@ -92,37 +78,16 @@ pub fn parse_task(v: &Value, at: &str) -> Result<Task, String> {
     let followups = v
         .get("followups")
         .and_then(Value::as_array)
-        .map(|f| {
-            f.iter()
-                .filter_map(Value::as_str)
-                .map(str::to_string)
-                .collect()
-        })
+        .map(|f| f.iter().filter_map(Value::as_str).map(str::to_string).collect())
         .unwrap_or_default();
     let mut tools = Vec::new();
     let mut tool_schemas = BTreeMap::new();
-    for (i, t) in v
-        .get("tools")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .enumerate()
-    {
-        let name = t
-            .get("name")
-            .and_then(Value::as_str)
-            .ok_or(format!("{at}.tools[{i}]: name missing"))?;
-        let params = t
-            .get("parameters")
-            .cloned()
-            .unwrap_or_else(|| serde_json::json!({"type": "object"}));
+    for (i, t) in v.get("tools").and_then(Value::as_array).into_iter().flatten().enumerate() {
+        let name = t.get("name").and_then(Value::as_str).ok_or(format!("{at}.tools[{i}]: name missing"))?;
+        let params = t.get("parameters").cloned().unwrap_or_else(|| serde_json::json!({"type": "object"}));
         tools.push(ToolDef {
             name: name.into(),
-            description: t
-                .get("description")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .into(),
+            description: t.get("description").and_then(Value::as_str).unwrap_or_default().into(),
             parameters: params.to_string(),
         });
         tool_schemas.insert(name.to_string(), params);
@@ -135,32 +100,14 @@ pub fn parse_task(v: &Value, at: &str) -> Result<Task, String> {
         Some(other) => Some(ToolChoice::Function(other.into())),
     };
     let response_format = v.get("response_format").map(|f| JsonSchemaFormat {
-        name: f
-            .get("name")
-            .and_then(Value::as_str)
-            .unwrap_or("reply")
-            .into(),
-        schema: f
-            .get("schema")
-            .cloned()
-            .unwrap_or(Value::Bool(true))
-            .to_string(),
+        name: f.get("name").and_then(Value::as_str).unwrap_or("reply").into(),
+        schema: f.get("schema").cloned().unwrap_or(Value::Bool(true)).to_string(),
         strict: true,
     });
     let max_tokens = v.get("max_tokens").and_then(Value::as_u64).unwrap_or(256) as u32;
     let expect = Check::parse(v.get("expect").ok_or(format!("{at}: expect missing"))?, at)?;
-    Ok(Task {
-        messages,
-        followups,
-        tools,
-        tool_schemas,
-        tool_choice,
-        response_format,
-        max_tokens,
-        expect,
-    })
+    Ok(Task { messages, followups, tools, tool_schemas, tool_choice, response_format, max_tokens, expect })
 }
-
 
 impl Task {
     /// The request for `messages` with this task's tools, format and budget.

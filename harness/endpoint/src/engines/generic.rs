@@ -28,12 +28,18 @@ impl EngineKind for Generic {
 
     /// It may take `echo` + `logprobs` on completions; one that refuses has
     /// none to give.
-    fn prompt_logprobs<'a>(&'a self, client: &'a Client, text: &'a str) -> BoxFuture<'a, Result<Vec<TokenLogprob>, CallError>> {
+    fn prompt_logprobs<'a>(
+        &'a self,
+        client: &'a Client,
+        text: &'a str,
+    ) -> BoxFuture<'a, Result<Vec<TokenLogprob>, CallError>> {
         Box::pin(async move {
             match super::vllm::echo_logprobs(client, text).await {
-                Err(CallError::Rejected { status, body } | CallError::Unanswered { status: status @ (404 | 405), body }) => {
-                    Err(CallError::Unsupported(format!("engine returns no prompt logprobs (echo refused: HTTP {status}: {body})")))
-                }
+                Err(
+                    CallError::Rejected { status, body } | CallError::Unanswered { status: status @ (404 | 405), body },
+                ) => Err(CallError::Unsupported(format!(
+                    "engine returns no prompt logprobs (echo refused: HTTP {status}: {body})"
+                ))),
                 // A 200 without logprobs: the server ignored `echo`.
                 Err(CallError::Lost(why)) if why.starts_with("malformed prompt-logprobs response") => {
                     Err(CallError::Unsupported(format!("engine returns no prompt logprobs ({why})")))

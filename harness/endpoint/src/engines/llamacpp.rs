@@ -4,7 +4,9 @@
 use futures_util::future::BoxFuture;
 use serde_json::Value;
 
-use super::{DraftCounters, EngineKind, Identity, KvBytes, LiveLoad, get_json, load_from_metrics, push, token_counters};
+use super::{
+    DraftCounters, EngineKind, Identity, KvBytes, LiveLoad, get_json, load_from_metrics, push, token_counters,
+};
 use crate::client::Client;
 use crate::types::{MetricSample, ServerFacts};
 
@@ -43,7 +45,8 @@ impl EngineKind for LlamaCpp {
             // The pool is what the slots hold together, as /slots reports them.
             match get_json(client, "/slots").await {
                 Ok(Value::Array(list)) => {
-                    let per_slot: Vec<u64> = list.iter().filter_map(|s| s.get("n_ctx").and_then(Value::as_u64)).collect();
+                    let per_slot: Vec<u64> =
+                        list.iter().filter_map(|s| s.get("n_ctx").and_then(Value::as_u64)).collect();
                     if !per_slot.is_empty() {
                         facts.kv_pool_tokens = per_slot.iter().try_fold(0u64, |a, n| a.checked_add(*n));
                         facts.extra.push((
@@ -57,7 +60,10 @@ impl EngineKind for LlamaCpp {
                 Ok(_) => facts.extra.push(("kv_pool_source".into(), "not reported: /slots is not a list".into())),
                 Err(why) => facts.extra.push(("kv_pool_source".into(), format!("not reported: {why}"))),
             }
-            Some(Identity { facts, evidence: format!("GET /props: total_slots {slots} and default_generation_settings") })
+            Some(Identity {
+                facts,
+                evidence: format!("GET /props: total_slots {slots} and default_generation_settings"),
+            })
         })
     }
 
@@ -72,7 +78,10 @@ impl EngineKind for LlamaCpp {
                 if let Some(per_slot) = facts.context_per_request {
                     facts.kv_pool_tokens = Some(per_slot);
                     facts.extra.retain(|(k, _)| k != "kv_pool_source");
-                    facts.extra.push(("kv_pool_source".into(), "llama.cpp unified KV cache (--kv-unified): one slot's n_ctx".into()));
+                    facts.extra.push((
+                        "kv_pool_source".into(),
+                        "llama.cpp unified KV cache (--kv-unified): one slot's n_ctx".into(),
+                    ));
                 }
                 facts.extra.push(("kv_unified".into(), "true (launch command)".into()));
             }
@@ -88,15 +97,21 @@ impl EngineKind for LlamaCpp {
     fn live_load<'a>(&'a self, client: &'a Client) -> BoxFuture<'a, Result<LiveLoad, String>> {
         Box::pin(async move {
             if let Ok(Value::Array(slots)) = get_json(client, "/slots").await {
-                let running = slots.iter().filter(|s| s.get("is_processing").and_then(Value::as_bool) == Some(true)).count();
+                let running =
+                    slots.iter().filter(|s| s.get("is_processing").and_then(Value::as_bool) == Some(true)).count();
                 return Ok(LiveLoad {
                     source: "llama.cpp /slots is_processing",
                     running: u32::try_from(running).unwrap_or(u32::MAX),
                     waiting: None,
                 });
             }
-            load_from_metrics(client, "llamacpp:requests_processing", "llamacpp:requests_deferred", "llama.cpp /metrics requests_processing")
-                .await
+            load_from_metrics(
+                client,
+                "llamacpp:requests_processing",
+                "llamacpp:requests_deferred",
+                "llama.cpp /metrics requests_processing",
+            )
+            .await
         })
     }
 
@@ -123,12 +138,20 @@ impl EngineKind for LlamaCpp {
         let path = facts.model_path.as_deref()?;
         let shape = crate::gguf::kv_shape(std::path::Path::new(path)).ok()?;
         let flag = |names: &[&str]| {
-            command.windows(2).find(|w| names.contains(&w[0].as_str())).map(|w| w[1].clone()).unwrap_or_else(|| "f16".into())
+            command
+                .windows(2)
+                .find(|w| names.contains(&w[0].as_str()))
+                .map(|w| w[1].clone())
+                .unwrap_or_else(|| "f16".into())
         };
         let (k, v) = (flag(&["--cache-type-k", "-ctk"]), flag(&["--cache-type-v", "-ctv"]));
         let (kb, vb) = (crate::gguf::cache_type_bytes(&k)?, crate::gguf::cache_type_bytes(&v)?);
         let per_layer = shape.kv_heads as f64 * (shape.key_length as f64 * kb + shape.value_length as f64 * vb);
-        let assumed = if command.is_empty() { "; cache type assumed f16, the default: the harness did not see the launch command" } else { "" };
+        let assumed = if command.is_empty() {
+            "; cache type assumed f16, the default: the harness did not see the launch command"
+        } else {
+            ""
+        };
         Some(KvBytes {
             per_token: per_layer * shape.layers as f64,
             source: format!(
@@ -140,7 +163,10 @@ impl EngineKind for LlamaCpp {
 }
 
 fn from_log(log: &str) -> Option<KvBytes> {
-    let re = regex::Regex::new(r"(llama_kv_cache\w*):\s*size\s*=\s*([0-9.]+)\s*MiB\s*\(\s*(\d+)\s*cells,[^)]*?(\d+)/\d+\s*seqs").ok()?;
+    let re = regex::Regex::new(
+        r"(llama_kv_cache\w*):\s*size\s*=\s*([0-9.]+)\s*MiB\s*\(\s*(\d+)\s*cells,[^)]*?(\d+)/\d+\s*seqs",
+    )
+    .ok()?;
     let mut per_token = 0.0;
     let mut lines = Vec::new();
     for c in re.captures_iter(log) {
@@ -159,8 +185,14 @@ mod tests {
 
     #[test]
     fn a_unified_kv_cache_is_one_slots_context_not_the_sum() {
-        let facts = || ServerFacts { context_per_request: Some(8192), kv_pool_tokens: Some(16384), slots: Some(2), ..ServerFacts::default() };
-        let cmd: Vec<String> = ["llama-server", "--parallel", "2", "--kv-unified"].iter().map(|s| s.to_string()).collect();
+        let facts = || ServerFacts {
+            context_per_request: Some(8192),
+            kv_pool_tokens: Some(16384),
+            slots: Some(2),
+            ..ServerFacts::default()
+        };
+        let cmd: Vec<String> =
+            ["llama-server", "--parallel", "2", "--kv-unified"].iter().map(|s| s.to_string()).collect();
         let mut f = facts();
         LlamaCpp.from_launch_command(&mut f, Some(&cmd));
         assert_eq!(f.kv_pool_tokens, Some(8192));

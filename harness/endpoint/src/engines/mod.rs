@@ -103,7 +103,11 @@ pub trait EngineKind: Send + Sync + std::fmt::Debug + 'static {
     }
 
     /// Teacher-forced log-probabilities of every token of `text`.
-    fn prompt_logprobs<'a>(&'a self, _client: &'a Client, _text: &'a str) -> BoxFuture<'a, Result<Vec<TokenLogprob>, CallError>> {
+    fn prompt_logprobs<'a>(
+        &'a self,
+        _client: &'a Client,
+        _text: &'a str,
+    ) -> BoxFuture<'a, Result<Vec<TokenLogprob>, CallError>> {
         Box::pin(async { Err(CallError::Unsupported("engine returns no prompt logprobs".into())) })
     }
 

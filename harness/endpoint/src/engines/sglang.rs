@@ -48,10 +48,19 @@ impl EngineKind for Sglang {
     }
 
     fn live_load<'a>(&'a self, client: &'a Client) -> BoxFuture<'a, Result<LiveLoad, String>> {
-        Box::pin(load_from_metrics(client, "sglang:num_running_reqs", "sglang:num_queue_reqs", "sglang /metrics num_running_reqs"))
+        Box::pin(load_from_metrics(
+            client,
+            "sglang:num_running_reqs",
+            "sglang:num_queue_reqs",
+            "sglang /metrics num_running_reqs",
+        ))
     }
 
-    fn prompt_logprobs<'a>(&'a self, client: &'a Client, text: &'a str) -> BoxFuture<'a, Result<Vec<TokenLogprob>, CallError>> {
+    fn prompt_logprobs<'a>(
+        &'a self,
+        client: &'a Client,
+        text: &'a str,
+    ) -> BoxFuture<'a, Result<Vec<TokenLogprob>, CallError>> {
         Box::pin(async move {
             let body = json!({
                 "text": text,

@@ -5,7 +5,9 @@
 use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
 
-use super::{DraftCounters, EngineKind, Identity, KvBytes, LiveLoad, get_json, load_from_metrics, push, token_counters};
+use super::{
+    DraftCounters, EngineKind, Identity, KvBytes, LiveLoad, get_json, load_from_metrics, push, token_counters,
+};
 use crate::client::Client;
 use crate::logprobs::parse_echo_logprobs;
 use crate::types::{CallError, MetricSample, ServerFacts, TokenLogprob};
@@ -34,7 +36,8 @@ impl EngineKind for Vllm {
             if !owned && max_len.is_none() {
                 return None;
             }
-            let mut facts = ServerFacts { build: Some(build.clone()), context_per_request: max_len, ..ServerFacts::default() };
+            let mut facts =
+                ServerFacts { build: Some(build.clone()), context_per_request: max_len, ..ServerFacts::default() };
             push(&mut facts.extra, "root", model.get("root"));
             // The pool: cache blocks × block size, from cache_config_info's labels.
             if let Ok(samples) = crate::metrics::scrape(client).await {
@@ -65,10 +68,19 @@ impl EngineKind for Vllm {
     }
 
     fn live_load<'a>(&'a self, client: &'a Client) -> BoxFuture<'a, Result<LiveLoad, String>> {
-        Box::pin(load_from_metrics(client, "vllm:num_requests_running", "vllm:num_requests_waiting", "vllm /metrics num_requests_running"))
+        Box::pin(load_from_metrics(
+            client,
+            "vllm:num_requests_running",
+            "vllm:num_requests_waiting",
+            "vllm /metrics num_requests_running",
+        ))
     }
 
-    fn prompt_logprobs<'a>(&'a self, client: &'a Client, text: &'a str) -> BoxFuture<'a, Result<Vec<TokenLogprob>, CallError>> {
+    fn prompt_logprobs<'a>(
+        &'a self,
+        client: &'a Client,
+        text: &'a str,
+    ) -> BoxFuture<'a, Result<Vec<TokenLogprob>, CallError>> {
         Box::pin(echo_logprobs(client, text))
     }
 

@@ -24,7 +24,8 @@ async fn refused_credentials_are_unauthorized_and_never_echo_the_key() {
     for status in [401, 403] {
         let server = FakeServer::start(Script::json(status, r#"{"error":"invalid api key"}"#)).await;
         let url = server.url().replacen("http://", &format!("http://user:{KEY}@"), 1);
-        let config = ClientConfig { timeouts: crate::TIMEOUTS, api_key: Some(Secret::new(KEY)), ..ClientConfig::default() };
+        let config =
+            ClientConfig { timeouts: crate::TIMEOUTS, api_key: Some(Secret::new(KEY)), ..ClientConfig::default() };
         let client = client_config(&url, config);
         assert!(!client.base_url().contains(KEY), "{}", client.base_url());
         let err = client.chat(&request(false)).await.unwrap_err();

@@ -9,10 +9,7 @@ use crate::{client, lost, ok, request};
 #[tokio::test]
 async fn stream_ending_before_its_finish_reason_is_lost() {
     // Cleanly framed HTTP, but no finish reason and no [DONE].
-    let script = Script::sse()
-        .data(&openai::role())
-        .data(&openai::content("Hel"))
-        .data(&openai::content("lo"));
+    let script = Script::sse().data(&openai::role()).data(&openai::content("Hel")).data(&openai::content("lo"));
     let server = FakeServer::start(script).await;
     let reason = lost(client(&server.url()).chat(&request(true)).await);
     assert!(reason.starts_with("stream cut before its finish reason"), "{reason}");

@@ -7,7 +7,12 @@ use crate::fake_server::{FakeServer, Script, openai};
 use crate::{client_config, lost, ok, request};
 
 fn capped(reply: usize, event: usize) -> ClientConfig {
-    ClientConfig { timeouts: crate::TIMEOUTS, max_reply_bytes: reply, max_event_bytes: event, ..ClientConfig::default() }
+    ClientConfig {
+        timeouts: crate::TIMEOUTS,
+        max_reply_bytes: reply,
+        max_event_bytes: event,
+        ..ClientConfig::default()
+    }
 }
 
 #[tokio::test]

@@ -12,8 +12,8 @@ use serde_json::{Value, json};
 use sparktest_endpoint::engines::{LlamaCpp, Vllm};
 use sparktest_endpoint::{CallError, EngineKind, parse_echo_logprobs, parse_sglang_logprobs};
 
-use super::fake_server::{FakeServer, Script};
 use super::client;
+use super::fake_server::{FakeServer, Script};
 
 const PROMPT: &str = "The step of boiling water is: ";
 
@@ -29,8 +29,13 @@ fn vllm_echo_body() -> Value {
 
 /// Σ of the seven scored prompt logprobs above (the generated "1" and the
 /// unscored first token excluded), in nats, summed by hand.
-const NATS: f64 = -8.818763732910156 - 1.552642822265625 - 13.55989933013916 - 2.0115487575531006
-    - 2.2331151962280273 - 8.53701114654541 - 1.2870503664016724;
+const NATS: f64 = -8.818763732910156
+    - 1.552642822265625
+    - 13.55989933013916
+    - 2.0115487575531006
+    - 2.2331151962280273
+    - 8.53701114654541
+    - 1.2870503664016724;
 
 #[test]
 fn vllm_echo_reply_gives_the_prompt_tokens_only() {
@@ -92,7 +97,10 @@ async fn vllm_prompt_logprobs_over_http() {
     let (head, body) = sent[0].request.split_once("\r\n\r\n").unwrap();
     assert!(head.starts_with("POST /v1/completions "), "{head}");
     let body: Value = serde_json::from_str(body).unwrap();
-    assert_eq!((body["echo"].as_bool(), body["logprobs"].as_u64(), body["max_tokens"].as_u64()), (Some(true), Some(1), Some(1)));
+    assert_eq!(
+        (body["echo"].as_bool(), body["logprobs"].as_u64(), body["max_tokens"].as_u64()),
+        (Some(true), Some(1), Some(1))
+    );
     assert_eq!(body["prompt"], PROMPT);
 }
 

@@ -41,7 +41,8 @@ async fn an_answer_of_the_wrong_shape_identifies_no_engine() {
 #[tokio::test]
 async fn llama_cpp_is_recognised_by_its_shape_and_says_so() {
     let props = json!({"total_slots": 2, "default_generation_settings": {"n_ctx": 4096}, "build_info": "b1", "modalities": {"vision": false}});
-    let slots = json!([{"id": 0, "n_ctx": 4096, "is_processing": false}, {"id": 1, "n_ctx": 4096, "is_processing": false}]);
+    let slots =
+        json!([{"id": 0, "n_ctx": 4096, "is_processing": false}, {"id": 1, "n_ctx": 4096, "is_processing": false}]);
     let server = FakeServer::routes(vec![
         ("/v1/models", models()),
         ("/props", Script::json(200, &props.to_string())),

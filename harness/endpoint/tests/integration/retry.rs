@@ -11,7 +11,11 @@ use crate::fake_server::{FakeServer, Script, openai};
 use crate::{client_config, ok, request};
 
 fn retrying(budget: Duration, attempts: u32) -> ClientConfig {
-    ClientConfig { timeouts: crate::TIMEOUTS, retry: Arc::new(RetryBudget::new(budget, attempts)), ..ClientConfig::default() }
+    ClientConfig {
+        timeouts: crate::TIMEOUTS,
+        retry: Arc::new(RetryBudget::new(budget, attempts)),
+        ..ClientConfig::default()
+    }
 }
 
 fn answer() -> Script {
@@ -50,7 +54,8 @@ async fn a_spent_budget_ends_in_a_lost_call_naming_the_status() {
     assert!(started.elapsed() < Duration::from_secs(3), "did not wait past the budget");
     // Out of attempts before the budget.
     let server = FakeServer::start(Script::json(503, "{}").header("Retry-After", "0")).await;
-    let err = client_config(&server.url(), retrying(Duration::from_secs(60), 3)).chat(&request(false)).await.unwrap_err();
+    let err =
+        client_config(&server.url(), retrying(Duration::from_secs(60), 3)).chat(&request(false)).await.unwrap_err();
     assert!(matches!(&err, CallError::Unanswered { status: 503, body } if body.contains("after 3 attempts")), "{err}");
     assert_eq!(server.exchanges().len(), 3);
 }

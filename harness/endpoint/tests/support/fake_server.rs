@@ -70,7 +70,14 @@ pub struct Script {
 impl Script {
     /// A bare response with no headers and no body.
     pub fn status(status: u16) -> Self {
-        Script { status, headers: Vec::new(), framing: Framing::Chunked, parts: Vec::new(), end: End::Finish, silent: false }
+        Script {
+            status,
+            headers: Vec::new(),
+            framing: Framing::Chunked,
+            parts: Vec::new(),
+            end: End::Finish,
+            silent: false,
+        }
     }
 
     /// Read the request, then send nothing at all and stall.
