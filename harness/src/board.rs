@@ -52,11 +52,15 @@ pub struct Damage {
     pub kept: bool,
 }
 
+/// Measurement files as read: each readable one's path and text, and what
+/// was damaged.
+pub type Measurements = (Vec<(PathBuf, String)>, Vec<Damage>);
+
 /// Every `*.jsonl` in `dir`, by name. A file cut by a crash or a full disk
 /// keeps every record up to its last whole line; a file with no readable
 /// manifest is left out; both are reported, never blanking the board. A
 /// file of another major format version is refused, naming file and line.
-pub fn read_measurements(dir: &Path) -> Result<(Vec<(PathBuf, String)>, Vec<Damage>), Error> {
+pub fn read_measurements(dir: &Path) -> Result<Measurements, Error> {
     let entries = std::fs::read_dir(dir)
         .map_err(|e| setup(format!("failed to read measurements folder {}: {e}", dir.display())))?;
     let mut files: Vec<PathBuf> = entries
@@ -85,7 +89,9 @@ pub fn read_measurements(dir: &Path) -> Result<(Vec<(PathBuf, String)>, Vec<Dama
                 // Only the whole lines go on: the reporter reads them strictly.
                 read.push((f, whole_lines(&text)));
             }
-            Err(e) if e.message.contains("format version") => return Err(setup(format!("{}: {e}", f.display()))),
+            Err(e) if e.message.contains("format version") => {
+                return Err(setup(format!("{}: {e}", f.display())));
+            }
             Err(e) => {
                 eprintln!("sparktest: warning: {name}: line {}: {}; the file is left out", e.line, e.message);
                 damage.push(Damage { file: name, line: e.line, message: e.message, kept: false });

@@ -15,15 +15,15 @@
 //!   byte-for-byte repeats as insta snapshots.
 //! - [`target`] launches a configured server (the reference target) in its
 //!   own process group and stops it after, or when the harness is stopped.
-//! - [`board`] runs a reporter plugin over a folder of measurement files;
-//!   [`show`] prints a case's transcript.
+//! - [`board()`] runs a reporter plugin over a folder of measurement files;
+//!   [`show()`] prints a case's transcript.
 //! - [`redact`] keeps keys out of every output.
 //!
 //! # Known limitations
 //!
 //! - Prompt logprobs of vLLM and SGLang are tested on recorded responses
 //!   only; llama.cpp has none, so the call answers `unsupported`.
-//! - [`board`] builds the reporter from this workspace (`sparktest-board`);
+//! - [`board()`] builds the reporter from this workspace (`sparktest-board`);
 //!   outside it, pass a prebuilt reporter component.
 #![warn(missing_docs)]
 

@@ -88,7 +88,9 @@ fn content(v: &Value) -> String {
             .iter()
             .map(|p| match (p.get("Text"), p.get("ImageUrl")) {
                 (Some(t), _) => t.as_str().unwrap_or("").to_string(),
-                (_, Some(u)) => format!("[image, {} bytes as a URL]", u.as_str().map_or(0, str::len)),
+                (_, Some(u)) => {
+                    format!("[image, {} bytes as a URL]", u.as_str().map_or(0, str::len))
+                }
                 _ => p.to_string(),
             })
             .collect::<Vec<_>>()

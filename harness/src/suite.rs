@@ -185,7 +185,9 @@ pub fn load(file: &Path) -> Result<Suite, Error> {
                 };
                 Source::Wasm { path: dir.join(path), sha256: Some(sha256) }
             }
-            _ => return Err(setup(format!("{where_}: give exactly one of crate and wasm"))),
+            _ => {
+                return Err(setup(format!("{where_}: give exactly one of crate and wasm")));
+            }
         };
         let table = entry.config.unwrap_or_default();
         if !entry.arms.is_empty() && table.contains_key("arm") {

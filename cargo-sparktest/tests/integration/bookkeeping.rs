@@ -73,7 +73,9 @@ fn junit_reports_lost_as_error_fail_as_failure_and_na_as_skipped() {
         "fail is a failure"
     );
     match status("logprobs::teacher_forced") {
-        TestCaseStatus::Skipped { message, .. } => assert!(message.unwrap().as_str().starts_with("not applicable:")),
+        TestCaseStatus::Skipped { message, .. } => {
+            assert!(message.unwrap().as_str().starts_with("not applicable:"))
+        }
         other => panic!("N/A should be skipped: {other:?}"),
     }
     assert!(xml.contains("<error") && xml.contains("<failure") && xml.contains("<skipped"), "{xml}");
@@ -133,7 +135,13 @@ fn three_partitions_merge_into_one_column_and_a_missing_part_is_said() {
     };
     let (s, md) = board("merged", "b1");
     assert_eq!(s["board"]["columns"].as_array().unwrap().len(), 1, "one column");
-    let cell = s["board"]["rows"].as_array().unwrap().iter().find(|r| r["title"] == "Corruption probe").unwrap()["cells"]["endpoint · SmolLM2-135M-Instruct-Q4_1"].clone();
+    let cell = s["board"]["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["title"] == "Corruption probe")
+        .unwrap()["cells"]["endpoint · SmolLM2-135M-Instruct-Q4_1"]
+        .clone();
     assert!(cell["raw"].as_str().unwrap().ends_with("/12 correct"), "{cell}");
     assert!(!md.contains("PARTIAL"), "all parts present");
     // Part 3 gone: the board still merges, and says what is missing.

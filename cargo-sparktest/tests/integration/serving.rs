@@ -58,7 +58,7 @@ fn serving_instruments_on_the_reference_target() {
         assert_eq!(c.outcome, Outcome::Pass, "{c:?}");
         assert_eq!(c.calls.len(), level, "{c:?}");
         assert_eq!(metric(c, "server-running-max"), Some(ran), "{c:?}");
-        assert!(c.calls.iter().all(|call| call.server_load.as_ref().is_some_and(|l| l.running_max == ran as u32)));
+        assert!(c.calls.iter().all(|call| { call.server_load.as_ref().is_some_and(|l| l.running_max == ran as u32) }));
         let per = metric(c, "per-request-tok-s").unwrap();
         let agg = metric(c, "aggregate-tok-s").unwrap();
         assert!(per > 0.0 && agg > 0.0, "{c:?}");

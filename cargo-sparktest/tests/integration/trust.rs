@@ -154,11 +154,10 @@ fn refused_credentials_stop_the_run_and_name_the_call() {
     assert_eq!(sent.len(), 1, "only the first case was sent");
     assert_eq!(sent[0].calls[0].result, "unauthorized");
     assert!(
-        run.cases.iter().filter(|c| c.calls.is_empty()).all(|c| c
-            .reason
-            .as_deref()
-            .unwrap()
-            .starts_with("not run: the run stopped"))
+        run.cases
+            .iter()
+            .filter(|c| c.calls.is_empty())
+            .all(|c| { c.reason.as_deref().unwrap().starts_with("not run: the run stopped") })
     );
 }
 
@@ -203,8 +202,10 @@ fn alive(pid: u32) -> bool {
 
 /// Start a run that launches the reference target; once a case is on disk,
 /// return the harness and its server's pid.
+// The child goes back to the caller, which waits for it.
+#[allow(clippy::zombie_processes)]
 fn launched_run(p: &Project) -> (std::process::Child, u32) {
-    let child = p
+    let mut child = p
         .command(&["--suite", &suite("smoke"), "--test-threads", "1"])
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
@@ -228,7 +229,11 @@ fn launched_run(p: &Project) -> (std::process::Child, u32) {
         {
             return (child, pid);
         }
-        assert!(started.elapsed() < Duration::from_secs(300), "the run never got going");
+        if started.elapsed() > Duration::from_secs(300) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("the run never got going");
+        }
         std::thread::sleep(Duration::from_millis(100));
     }
 }

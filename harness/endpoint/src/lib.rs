@@ -61,7 +61,7 @@ impl Endpoint {
     /// KV cache).
     pub async fn connect(client: Client, launch_command: Option<&[String]>) -> Result<Self, ProbeError> {
         let (engine, mut facts) = probe::probe(&client).await?;
-        engine.from_launch_command(&mut facts, launch_command);
+        engine.read_launch_command(&mut facts, launch_command);
         Ok(Endpoint { client, engine, facts })
     }
 

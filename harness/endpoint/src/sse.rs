@@ -28,7 +28,9 @@ pub enum SseError {
 impl std::fmt::Display for SseError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            SseError::EventTooLarge { limit } => write!(f, "one server-sent event is larger than {limit} bytes"),
+            SseError::EventTooLarge { limit } => {
+                write!(f, "one server-sent event is larger than {limit} bytes")
+            }
         }
     }
 }

@@ -129,7 +129,9 @@ fn run_build(mut cmd: Command, what: &str) -> Result<PathBuf, Error> {
     let stdout = String::from_utf8_lossy(&out.stdout);
     let mut found = None;
     for line in stdout.lines() {
-        let Ok(msg) = serde_json::from_str::<Value>(line) else { continue };
+        let Ok(msg) = serde_json::from_str::<Value>(line) else {
+            continue;
+        };
         if msg.get("reason").and_then(Value::as_str) != Some("compiler-artifact") {
             continue;
         }

@@ -53,7 +53,9 @@ pub fn cache_dir(config: &Config) -> PathBuf {
 
 /// A run's targets by name, with the keys they use.
 pub fn api_key(name: &str, cfg: &TargetConfig) -> Result<Option<String>, Error> {
-    let Some(var) = &cfg.api_key_env else { return Ok(None) };
+    let Some(var) = &cfg.api_key_env else {
+        return Ok(None);
+    };
     match std::env::var(var) {
         Ok(key) if !key.is_empty() => Ok(Some(key)),
         _ => Err(Error::new(

@@ -130,7 +130,9 @@ pub struct TerminalSummary {
 
 impl Sink for TerminalSummary {
     fn event(&self, event: &Event) -> Result<(), Error> {
-        let Event::RunFinished(s) = event else { return Ok(()) };
+        let Event::RunFinished(s) = event else {
+            return Ok(());
+        };
         print_summary(s, &self.file, &self.suite);
         Ok(())
     }

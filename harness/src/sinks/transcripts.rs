@@ -27,8 +27,12 @@ impl TranscriptStore {
 
 impl Sink for TranscriptStore {
     fn event(&self, event: &Event) -> Result<(), Error> {
-        let Event::CaseFinished(f) = event else { return Ok(()) };
-        let Some(transcript) = &f.transcript else { return Ok(()) };
+        let Event::CaseFinished(f) = event else {
+            return Ok(());
+        };
+        let Some(transcript) = &f.transcript else {
+            return Ok(());
+        };
         let sha = &f.record.transcript_sha256;
         if sha.len() != 64 || !sha.bytes().all(|b| b.is_ascii_hexdigit()) {
             return Ok(());

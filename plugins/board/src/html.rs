@@ -212,7 +212,7 @@ fn bars(data: &[(String, f64)], unit: &str) -> String {
 
 /// Throughput against concurrency: per-request (solid) and aggregate
 /// (dashed) lines per configuration.
-fn lines(series: &[(String, Vec<(f64, f64, f64)>)]) -> String {
+fn lines(series: &[crate::sections::Series]) -> String {
     if series.is_empty() {
         return "<p>nothing measured yet</p>".into();
     }
@@ -428,6 +428,6 @@ pub fn render(board: &Board, runs: &[Run], extras: &Extras) -> String {
     for (title, description, _) in sections::methodology(runs) {
         let _ = write!(out, "<li><b>{}</b>: {}</li>", esc(&title), esc(&description));
     }
-    let _ = write!(out, "</ul><script>{JS}</script></body></html>\n");
+    let _ = writeln!(out, "</ul><script>{JS}</script></body></html>");
     out
 }

@@ -46,7 +46,9 @@ pub fn render(board: &Board, runs: &[Run], extras: &Extras) -> String {
     let _ = write!(out, "| What is measured |");
     for c in &board.columns {
         let gate = match &c.admission {
-            Admission::Failed { failing, .. } => format!(" NOT ADMITTED: failed {failing} battery checks"),
+            Admission::Failed { failing, .. } => {
+                format!(" NOT ADMITTED: failed {failing} battery checks")
+            }
             _ => String::new(),
         };
         let _ = write!(

@@ -88,7 +88,9 @@ fn partitions(runs: Vec<Run>) -> Vec<Run> {
 
 /// The parts of a partitioned run that no file holds.
 pub fn missing_parts(run: &Run) -> Vec<u32> {
-    let Some(p) = &run.manifest.partition else { return Vec::new() };
+    let Some(p) = &run.manifest.partition else {
+        return Vec::new();
+    };
     let seen: Vec<u32> =
         run.merged.iter().filter_map(|m| m.strip_prefix("partition ")?.split('/').next()?.parse().ok()).collect();
     (1..=p.total).filter(|i| !seen.contains(i)).collect()

@@ -49,7 +49,9 @@ impl Run {
             match line {
                 Line::Case(c) => run.cases.push(c),
                 Line::Summary(s) => run.summary = Some(s),
-                Line::Manifest(_) => return Err(format!("measurement file #{n}: a second manifest")),
+                Line::Manifest(_) => {
+                    return Err(format!("measurement file #{n}: a second manifest"));
+                }
             }
         }
         Ok(run)
@@ -309,7 +311,9 @@ fn admission(runs: &[Run], column: &str) -> Admission {
     let Some(run) = latest(runs, column, |r| r.summary.as_ref().is_some_and(|s| s.gate.is_some())) else {
         return Admission::NotRun;
     };
-    let Some(gate) = run.summary.as_ref().and_then(|s| s.gate.as_ref()) else { return Admission::NotRun };
+    let Some(gate) = run.summary.as_ref().and_then(|s| s.gate.as_ref()) else {
+        return Admission::NotRun;
+    };
     let record = run.manifest.run_id.clone();
     if gate.passed {
         Admission::Passed { record }
@@ -337,7 +341,9 @@ pub fn relative_standings(
     sorted.sort_by(|a, b| {
         if higher_better { b.1.total_cmp(&a.1) } else { a.1.total_cmp(&b.1) }.then_with(|| a.0.cmp(&b.0))
     });
-    let Some(best) = sorted.first().map(|(_, v)| *v) else { return BTreeMap::new() };
+    let Some(best) = sorted.first().map(|(_, v)| *v) else {
+        return BTreeMap::new();
+    };
     let score = |v: f64| -> f64 {
         if gain {
             if best <= 1.0 { 0.0 } else { 10.0 * (v - 1.0).max(0.0) / (best - 1.0) }

@@ -182,7 +182,9 @@ fn pass_rate(runs: &[Run], col: &str, instrument: &str, tag: Option<&str>) -> Re
     if instrument == "a-bench" {
         let mut cats: Vec<(&str, usize, usize)> = Vec::new();
         for c in &given {
-            let Some(cat) = c.case.split("::").next() else { continue };
+            let Some(cat) = c.case.split("::").next() else {
+                continue;
+            };
             let at = match cats.iter().position(|x| x.0 == cat) {
                 Some(at) => at,
                 None => {
@@ -377,7 +379,9 @@ fn screenshots(runs: &[Run], col: &str) -> Result<Figure, Missing> {
 fn media(runs: &[Run], col: &str) -> Result<Figure, Missing> {
     let run = latest(runs, col, |r| has(r, "media")).ok_or(Missing::NotMeasured)?;
     let cases: Vec<&CaseRecord> = run.cases_of("media").collect();
-    let Some(c) = cases.iter().find(|c| note(c, "verdict").is_some()) else { return Err(missing_from(run, &cases)) };
+    let Some(c) = cases.iter().find(|c| note(c, "verdict").is_some()) else {
+        return Err(missing_from(run, &cases));
+    };
     let (free, budget) = (finite(run, c, "free-gib")?, finite(run, c, "budget-gib")?);
     let verdict = note(c, "verdict").unwrap_or("");
     let (value, raw) = match verdict {
@@ -467,10 +471,10 @@ fn concurrency(runs: &[Run], col: &str) -> Result<Figure, Missing> {
     let mut raw = format!("{e2e:.2} tok/s per agent at c=2, waiting included (decode {decode:.2}; {agg:.2} agg)");
     for n in [2, 1, 4] {
         let Some(c) = level(n) else { continue };
-        if n != 2 {
-            if let (Some(per), Some(agg)) = (metric(c, "per-request-e2e-tok-s"), metric(c, "aggregate-tok-s")) {
-                raw.push_str(&format!("; c={n} {per:.2}/agent ({agg:.2} agg)"));
-            }
+        if n != 2
+            && let (Some(per), Some(agg)) = (metric(c, "per-request-e2e-tok-s"), metric(c, "aggregate-tok-s"))
+        {
+            raw.push_str(&format!("; c={n} {per:.2}/agent ({agg:.2} agg)"));
         }
         if let Some(q) = metric(c, "queued-requests").filter(|q| *q > 0.0) {
             raw.push_str(&format!(", {q:.0} queued at the server at c={n}"));
@@ -548,7 +552,9 @@ fn long_prompt(runs: &[Run], col: &str) -> Result<Figure, Missing> {
         points.push(p);
         parts.push(text);
     }
-    let Some(m) = mean(&points) else { return Err(missing_from(run, &cases)) };
+    let Some(m) = mean(&points) else {
+        return Err(missing_from(run, &cases));
+    };
     Ok(figure(run, 10.0 * m, parts.join(" - "), &cases))
 }
 
@@ -630,7 +636,7 @@ pub fn thousands(x: f64) -> String {
     let s = n.abs().to_string();
     let mut out = String::new();
     for (i, ch) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(ch);

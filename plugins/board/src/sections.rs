@@ -360,9 +360,12 @@ pub fn decode_bars(board: &crate::model::Board) -> Vec<(String, f64)> {
         .unwrap_or_default()
 }
 
-/// Plot data: per column, (concurrency, per-request tok/s, aggregate tok/s)
-/// from its latest concurrency run.
-pub fn concurrency_lines(runs: &[Run]) -> Vec<(String, Vec<(f64, f64, f64)>)> {
+/// One plotted line: a column's name and its (concurrency, per-request
+/// tok/s, aggregate tok/s) points.
+pub type Series = (String, Vec<(f64, f64, f64)>);
+
+/// Plot data: per column, from its latest concurrency run.
+pub fn concurrency_lines(runs: &[Run]) -> Vec<Series> {
     latest_per_column(runs, |r| r.cases.iter().any(|c| c.instrument == "concurrency"))
         .into_iter()
         .map(|(k, r)| {

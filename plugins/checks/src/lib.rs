@@ -312,10 +312,10 @@ impl Check {
                 let mut last: Option<(usize, &str)> = None;
                 for step in steps {
                     let at = text.find(step.as_str()).ok_or_else(|| format!("step {step:?} is missing"))?;
-                    if let Some((prev, prev_step)) = last {
-                        if at <= prev {
-                            return Err(format!("step {step:?} comes before {prev_step:?}"));
-                        }
+                    if let Some((prev, prev_step)) = last
+                        && at <= prev
+                    {
+                        return Err(format!("step {step:?} comes before {prev_step:?}"));
                     }
                     last = Some((at, step));
                 }
@@ -357,12 +357,11 @@ fn call_mismatch(want: &(String, BTreeMap<String, Match>), got: &Call, reply: &R
     let Some(obj) = parsed.as_object() else {
         return Some(format!("{name}: arguments are not a JSON object: {parsed}"));
     };
-    if let Some(schema) = reply.tools.get(name) {
-        if let Ok(validator) = jsonschema::validator_for(schema) {
-            if let Some(err) = validator.iter_errors(&parsed).next() {
-                return Some(format!("{name}: arguments break the tool's schema: {err}"));
-            }
-        }
+    if let Some(schema) = reply.tools.get(name)
+        && let Ok(validator) = jsonschema::validator_for(schema)
+        && let Some(err) = validator.iter_errors(&parsed).next()
+    {
+        return Some(format!("{name}: arguments break the tool's schema: {err}"));
     }
     if let Some(extra) = obj.keys().find(|k| !args.contains_key(*k)) {
         return Some(format!("{name}: unexpected parameter {extra}"));

@@ -179,7 +179,9 @@ enum Graded {
 /// Ask the judge, once more if its reply cannot be read; `Ok(None)` when the
 /// run has no judge.
 fn ask_judge(c: &Config, item: &Item, reply: &Reply) -> Result<Option<Graded>, Outcome> {
-    let Some(info) = judge_info() else { return Ok(None) };
+    let Some(info) = judge_info() else {
+        return Ok(None);
+    };
     let template = read_text(&c.rubric).map_err(Outcome::fail)?;
     let system = read_text(&c.rubric_system).map_err(Outcome::fail)?;
     let text = rubric::prompt(&template, &item.prompt, &as_judged(reply));

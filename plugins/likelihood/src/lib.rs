@@ -5,7 +5,7 @@
 //! through the host's `prompt-logprobs` (vLLM `echo` + `logprobs`, SGLang
 //! `/generate` with `return_logprob` from position 0; the probe handles the
 //! engine). Bits per character = Σ −log2 p(token) over all texts ÷ Σ
-//! characters as sent ([`bpc`]). Lower is better. An engine without prompt
+//! characters as sent (the `bpc` module). Lower is better. An engine without prompt
 //! logprobs (llama.cpp) makes the case N/A with the engine's reason. Run it
 //! with speculation off: speculative decoding corrupts prompt logprobs on
 //! some engines.

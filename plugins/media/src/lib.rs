@@ -88,7 +88,7 @@ impl Instrument for Media {
     }
 
     fn cases(c: &Config) -> Result<Vec<CaseInfo>, String> {
-        if c.budgets.is_empty() || c.budgets.iter().any(|b| !(b.gib > 0.0)) {
+        if c.budgets.is_empty() || c.budgets.iter().any(|b| b.gib.is_nan() || b.gib <= 0.0) {
             return Err("media config: budgets must be a non-empty list of positive sizes".into());
         }
         Ok(c.budgets.iter().map(|b| CaseInfo::new(format!("fits::{}", b.id)).tag("Shares a box with media")).collect())

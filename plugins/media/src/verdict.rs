@@ -109,7 +109,7 @@ mod tests {
         let expect = (9.4 * GIB / 147_456.0).ceil() as u64;
         assert_eq!(given, expect);
         assert_eq!(kept, 300_000 - expect);
-        assert!(free_after >= 50.8 * GIB && free_after < 50.81 * GIB, "{}", free_after / GIB);
+        assert!((50.8 * GIB..50.81 * GIB).contains(&free_after), "{}", free_after / GIB);
     }
 
     #[test]

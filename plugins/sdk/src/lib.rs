@@ -146,8 +146,8 @@ macro_rules! register_instrument {
                     }
                 }
             }
-            $crate::__private::__export_instrument!(__SparktestComponent with_types_in $crate::__private);
-};
+    $crate::__private::__export_instrument!(__SparktestComponent with_types_in $crate::__private);
+        };
     };
 }
 

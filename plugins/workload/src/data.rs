@@ -32,7 +32,9 @@ pub fn find_prompt(path: &str, category: &str) -> Result<Prompt, String> {
 
 /// The tasks of an A-Bench-format list file, by id; none without a file.
 pub fn load_tasks(path: Option<&str>) -> Result<Vec<(String, Value)>, String> {
-    let Some(path) = path else { return Ok(Vec::new()) };
+    let Some(path) = path else {
+        return Ok(Vec::new());
+    };
     let list: Vec<Value> = serde_json::from_str(&read_text(path)?).map_err(|err| format!("{path}: {err}"))?;
     list.into_iter()
         .enumerate()

@@ -71,7 +71,7 @@ impl EngineKind for LlamaCpp {
     /// (`--kv-unified`, `-kvu`) every slot reports the one shared pool, so
     /// the pool is one slot's `n_ctx`, not the sum. A server the host did not
     /// launch cannot be told apart: the fact says so.
-    fn from_launch_command(&self, facts: &mut ServerFacts, command: Option<&[String]>) {
+    fn read_launch_command(&self, facts: &mut ServerFacts, command: Option<&[String]>) {
         let unified = command.map(|c| c.iter().any(|a| a == "--kv-unified" || a == "-kvu"));
         match unified {
             Some(true) => {
@@ -194,13 +194,13 @@ mod tests {
         let cmd: Vec<String> =
             ["llama-server", "--parallel", "2", "--kv-unified"].iter().map(|s| s.to_string()).collect();
         let mut f = facts();
-        LlamaCpp.from_launch_command(&mut f, Some(&cmd));
+        LlamaCpp.read_launch_command(&mut f, Some(&cmd));
         assert_eq!(f.kv_pool_tokens, Some(8192));
         let mut f = facts();
-        LlamaCpp.from_launch_command(&mut f, Some(&cmd[..3]));
+        LlamaCpp.read_launch_command(&mut f, Some(&cmd[..3]));
         assert_eq!(f.kv_pool_tokens, Some(16384));
         let mut f = facts();
-        LlamaCpp.from_launch_command(&mut f, None);
+        LlamaCpp.read_launch_command(&mut f, None);
         assert!(f.extra.iter().any(|(k, v)| k == "kv_unified" && v.starts_with("unknown")));
     }
 

@@ -85,7 +85,7 @@ pub trait EngineKind: Send + Sync + std::fmt::Debug + 'static {
     fn identify<'a>(&'a self, client: &'a Client, model: &'a Value) -> BoxFuture<'a, Option<Identity>>;
 
     /// Facts only a launch command tells (the harness started the server).
-    fn from_launch_command(&self, _facts: &mut ServerFacts, _command: Option<&[String]>) {}
+    fn read_launch_command(&self, _facts: &mut ServerFacts, _command: Option<&[String]>) {}
 
     /// Whether [`EngineKind::live_load`] can say anything.
     fn reports_live_load(&self) -> bool {

@@ -262,7 +262,9 @@ pub async fn closed_port_url() -> String {
 
 async fn serve(mut stream: TcpStream, responder: Responder, log: Arc<Mutex<Vec<Exchange>>>) {
     let _ = stream.set_nodelay(true);
-    let Some(request) = read_request(&mut stream).await else { return };
+    let Some(request) = read_request(&mut stream).await else {
+        return;
+    };
     let (slot, script) = {
         let mut log = log.lock().expect("exchange log poisoned");
         let script = responder(&request, log.len());
