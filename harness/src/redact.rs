@@ -77,6 +77,25 @@ impl Redactor {
         }
     }
 
+    /// `value` as JSON with every secret replaced in its strings, in its
+    /// own field order: a secret is never searched for in the JSON text
+    /// (where an escape could hide or split it), only in the strings, and
+    /// the redacted tree is read back into `T` so the fields keep the order
+    /// of the type instead of a map's.
+    pub fn to_json<T: serde::Serialize + serde::de::DeserializeOwned>(
+        &self,
+        value: &T,
+        pretty: bool,
+    ) -> serde_json::Result<String> {
+        let write = |v: &T| if pretty { serde_json::to_string_pretty(v) } else { serde_json::to_string(v) };
+        if self.secrets.is_empty() {
+            return write(value);
+        }
+        let mut tree = serde_json::to_value(value)?;
+        self.redact_json(&mut tree);
+        write(&serde_json::from_value(tree)?)
+    }
+
     /// A command line with credential flags' values and known secrets
     /// replaced: `--api-key X`, `--api-key=X`, `--hf-token X` …
     pub fn redact_command(&self, argv: &[String]) -> Vec<String> {
@@ -174,5 +193,22 @@ mod tests {
             v,
             serde_json::json!({"unified_memory": true, "reason": "HTTP 401 for key [redacted]", "list": ["[redacted]"]})
         );
+    }
+
+    /// Records keep their fields in the type's order, redacted or not.
+    #[test]
+    fn typed_json_keeps_field_order() {
+        #[derive(serde::Serialize, serde::Deserialize)]
+        struct Line {
+            r#type: String,
+            data: String,
+        }
+        let line = Line { r#type: "case".into(), data: "key sk-planted-123 \\n".into() };
+        let plain = Redactor::default().to_json(&line, false).unwrap();
+        assert!(plain.starts_with("{\"type\":\"case\""), "{plain}");
+        let mut r = Redactor::default();
+        r.add("sk-planted-123");
+        let redacted = r.to_json(&line, false).unwrap();
+        assert_eq!(redacted, "{\"type\":\"case\",\"data\":\"key [redacted] \\\\n\"}");
     }
 }

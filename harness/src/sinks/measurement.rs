@@ -58,9 +58,7 @@ impl MeasurementWriter {
     /// Write one line and flush it.
     pub fn write(&self, line: &Line) -> Result<(), Error> {
         let encode = |e: serde_json::Error| Error::new(ErrorKind::Io, format!("failed to encode a record: {e}"));
-        let mut value = serde_json::to_value(line).map_err(encode)?;
-        self.redactor.redact_json(&mut value);
-        let json = serde_json::to_string(&value).map_err(encode)?;
+        let json = self.redactor.to_json(line, false).map_err(encode)?;
         let mut out = self.out.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         writeln!(out, "{json}")
             .and_then(|()| out.flush())

@@ -47,9 +47,7 @@ impl Sink for TranscriptStore {
         std::fs::create_dir_all(&self.dir).map_err(io)?;
         let encode =
             |e: serde_json::Error| Error::new(ErrorKind::Io, format!("failed to encode transcript {sha}: {e}"));
-        let mut value = serde_json::to_value(&**transcript).map_err(encode)?;
-        self.redactor.redact_json(&mut value);
-        let json = serde_json::to_string_pretty(&value).map_err(encode)?;
+        let json = self.redactor.to_json(&**transcript, true).map_err(encode)?;
         // Written aside under a name no other writer uses, then renamed: a
         // reader never sees half a file. Equal conversations share an
         // address; whichever lands first stays.
