@@ -208,4 +208,13 @@ fn the_battery_reports_its_gate_and_names_the_failing_checks() {
     ] {
         run.case(id);
     }
+    // Repro runs alone on a server the harness launched: it is restarted
+    // after the repeats and the probe asked once more, restart to restart
+    // measured (3 repeats + 1 after the restart).
+    let repro = run.case("repro::probe::short_fact");
+    let note = |k: &str| repro.notes.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
+    assert!(matches!(note("restart-byte-identical"), Some("yes" | "no")), "{:?}", repro.notes);
+    assert!(matches!(note("restart-answer-identical"), Some("yes" | "no")), "{:?}", repro.notes);
+    assert_eq!(repro.calls.len(), 4, "{:?}", repro.calls);
+    assert!(repro.calls.iter().all(|c| c.result == "ok"));
 }

@@ -64,6 +64,12 @@ fn smoke_on_the_launched_reference_target_writes_a_whole_measurement_file() {
     // Repro sent each probe 3 times and kept a snapshot of the reply.
     let fact = run.case("repro::probe::short_fact");
     assert_eq!(fact.calls.len(), 3);
+    // Beside other cases the server is not restarted; the record says why.
+    let restart = fact.notes.iter().find(|(k, _)| k == "restart-byte-identical").map(|(_, v)| v.as_str());
+    assert_eq!(
+        restart,
+        Some("not measured: the harness can restart only a server it launched, for an instrument marked exclusive")
+    );
     assert_eq!(fact.snapshots, vec![("short_fact".to_string(), "new".to_string())]);
     assert!(p.path().join("snapshots/local/repro/probe__short_fact__short_fact.snap").is_file());
     // The corruption probe keeps its replies as snapshots too.

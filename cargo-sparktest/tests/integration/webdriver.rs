@@ -67,6 +67,9 @@ impl Browser {
             "--disable-sync".into(),
             "--disable-quic".into(),
             "--no-first-run".into(),
+            // A laptop's screen; the default 800 × 600 leaves the sticky
+            // column headers (name, marks, battery) covering the rows.
+            "--window-size=1366,768".into(),
             format!("--user-data-dir={}", profile.path().display()),
         ];
         let caps = json!({"capabilities": {"alwaysMatch": {"browserName": "chrome", "goog:chromeOptions": {"binary": chromium, "args": args}}}});
