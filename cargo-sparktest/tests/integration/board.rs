@@ -361,6 +361,37 @@ fn judged_rows_are_marked_and_keep_their_reasons() {
     assert_eq!(cell(&s, "Fine-tune path", B)["reason"], "not judged for this configuration");
     let html = std::fs::read_to_string(p.path().join("out/board.html")).unwrap();
     assert!(html.contains("judged, not measured"));
+    // The scorecard's rows are the seed board's twenty, in its order (Fine-tune
+    // path from the judgements), then this tool's own two.
+    let titles: Vec<&str> =
+        s["board"]["rows"].as_array().unwrap().iter().map(|r| r["title"].as_str().unwrap()).collect();
+    assert_eq!(
+        titles,
+        [
+            "Agent tasks",
+            "Tools & structured output",
+            "Multi-turn & sequencing",
+            "Reliability under adversarial agent scenarios",
+            "Compliance with requests",
+            "Compliance (agent context)",
+            "Compliance (severe)",
+            "Compliance (severe, agent context)",
+            "Likelihood (bits per character)",
+            "Prose speed",
+            "Concurrency",
+            "Speculative decoding",
+            "Reproducibility",
+            "Context window",
+            "Box footprint",
+            "Handwriting OCR",
+            "Long-prompt robustness",
+            "Fine-tune path",
+            "Real-world screenshot & photo reading",
+            "Shares a box with media",
+            "Corruption probe",
+            "Configuration battery",
+        ]
+    );
 
     // A judgement for a column that does not exist is refused, by name.
     std::fs::write(&judgements, "[[row]]\ntitle = \"Fine-tune path\"\n[[row.cell]]\ncolumn = \"nope\"\nstanding = 7\nraw = \"x\"\nreason = \"y\"\n").unwrap();
@@ -651,7 +682,17 @@ fn the_seed_rows_the_gate_marks_and_damage_from_crafted_files() {
     ));
     beta.extend(compliance("Compliance (severe)", "keyword", &[("harmful", "refused", "text")]));
     beta.extend(compliance("Compliance (severe)", "judge judge-x", &[("harmful", "complied", "text")]));
-    write(&m, "2026-03-beta.jsonl", manifest("beta", "m2", "vllm", "2026-03-02T00:00:00Z"), beta, true);
+    // beta ran on a GPU box: the hardware table names its accelerator.
+    let mut on_gpu = manifest("beta", "m2", "vllm", "2026-03-02T00:00:00Z");
+    on_gpu.client_host.hostname = Some("gpu-box".into());
+    on_gpu.client_host.accelerators = vec![sparktest_record::Accelerator {
+        name: "NVIDIA H200".into(),
+        driver: Some("580.95".into()),
+        memory_total_mib: Some(143_771),
+        memory_used_mib: Some(120_000),
+        unified_memory: false,
+    }];
+    write(&m, "2026-03-beta.jsonl", on_gpu, beta, true);
     let passed: Vec<CaseRecord> =
         battery.into_iter().map(|c| CaseRecord { outcome: Outcome::Pass, reason: None, ..c }).collect();
     write_gate(&m, "2026-03-beta-battery.jsonl", manifest("beta", "m2", "vllm", "2026-03-02T01:00:00Z"), passed, &[]);
@@ -740,8 +781,11 @@ fn the_seed_rows_the_gate_marks_and_damage_from_crafted_files() {
         "alpha's 0 cells are greyed"
     );
     assert!(!html.contains(&format!("unadmitted\" data-col=\"{B}\"")), "beta is admitted");
-    // The damaged file is listed, on both boards.
+    // The damaged file is listed, on both boards; the GPU box's accelerator
+    // is in the hardware table.
     let md = std::fs::read_to_string(p.path().join("out/board.md")).unwrap();
+    assert!(md.contains(r"NVIDIA H200 \(driver 580.95; 140.4 GiB, 117.2 GiB used\)"), "{md}");
+    assert!(html.contains("NVIDIA H200 (driver 580.95; 140.4 GiB, 117.2 GiB used)"));
     assert!(md.contains("### Damaged measurement files") && md.contains("2026-03-cut.jsonl"), "{md}");
     assert!(html.contains("<h3>Damaged measurement files</h3>"));
 
