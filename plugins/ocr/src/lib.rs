@@ -64,15 +64,6 @@ fn pages(c: &Config) -> Result<Vec<Page>, String> {
     Ok(t.pages)
 }
 
-/// What the probe said about images, for the record.
-fn vision_fact() -> &'static str {
-    match server_facts().vision {
-        Some(true) => "the engine reports vision",
-        Some(false) => "the engine reports no vision (modalities)",
-        None => "the engine does not report its modalities",
-    }
-}
-
 impl Instrument for Ocr {
     type Config = Config;
 
@@ -102,23 +93,9 @@ impl Instrument for Ocr {
         let Some(page) = pages.iter().find(|p| format!("page::{}", p.id) == case) else {
             return Outcome::fail(format!("no page {case}"));
         };
-        let image = match data_url(&page.image) {
-            Ok(u) => u,
-            Err(err) => return Outcome::fail(err),
-        };
-        let req =
-            ChatRequest::new(vec![Message::user_with_images(&c.prompt, &[image])]).greedy().max_tokens(c.max_tokens);
-        let reply = match chat(&req) {
+        let reply = match chat_with_images(&c.prompt, &[&page.image], c.max_tokens) {
             Ok(r) => r,
-            Err(CallError::Rejected(r)) => {
-                return Outcome::fail(format!(
-                    "no vision in this build: images rejected (HTTP {}: {})",
-                    r.status, r.body
-                ))
-                .note("vision", "none")
-                .note("vision-probe", vision_fact());
-            }
-            Err(err) => return err.into(),
+            Err(not_read) => return not_read,
         };
         let s = score::score(&page.lines, &reply.text);
         let ok = s.accuracy() >= c.pass_accuracy && s.struck.noticed == s.struck.total;

@@ -71,24 +71,9 @@ impl Instrument for Screenshots {
         let Some(item) = key.items.iter().find(|i| format!("item::{}", i.id) == case) else {
             return Outcome::fail(format!("no item {case}"));
         };
-        let image = match data_url(&item.image) {
-            Ok(u) => u,
-            Err(err) => return Outcome::fail(err),
-        };
-        let req =
-            ChatRequest::new(vec![Message::user_with_images(&key.prompt, &[image])]).greedy().max_tokens(c.max_tokens);
-        let reply = match chat(&req) {
+        let reply = match chat_with_images(&key.prompt, &[&item.image], c.max_tokens) {
             Ok(r) => r,
-            Err(CallError::Rejected(r)) => {
-                return Outcome::fail(format!(
-                    "no vision in this build: images rejected (HTTP {}: {})",
-                    r.status, r.body
-                ))
-                .note("vision", "none")
-                .metric("score", 0.0, "0-1")
-                .metric("answered", 0.0, "bool");
-            }
-            Err(err) => return err.into(),
+            Err(not_read) => return not_read,
         };
         let reading = match key::score(item, &reply.text) {
             Ok(r) => r,

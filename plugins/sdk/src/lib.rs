@@ -219,6 +219,31 @@ pub fn data_url(path: &str) -> Result<String, String> {
     Ok(format!("data:{mime};base64,{}", base64::engine::general_purpose::STANDARD.encode(bytes)))
 }
 
+/// Ask about pinned images: one user turn with `prompt` and the images, at
+/// temperature 0. A build without vision refuses images with a 4xx (or
+/// llama.cpp's 500 "image input is not supported"); that comes back as a
+/// failed outcome noted `vision: none`, with what the engine's probe said,
+/// never as lost, so a board can score it "could not be tested". Any other
+/// error is its usual outcome.
+pub fn chat_with_images(prompt: &str, images: &[&str], max_tokens: u32) -> Result<Reply, Outcome> {
+    let urls = images.iter().map(|p| data_url(p)).collect::<Result<Vec<_>, _>>().map_err(Outcome::fail)?;
+    let req = ChatRequest::new(vec![Message::user_with_images(prompt, &urls)]).greedy().max_tokens(max_tokens);
+    match chat(&req) {
+        Ok(reply) => Ok(reply),
+        Err(CallError::Rejected(r)) => {
+            let probe = match server_facts().vision {
+                Some(true) => "the engine reports vision",
+                Some(false) => "the engine reports no vision (modalities)",
+                None => "the engine does not report its modalities",
+            };
+            Err(Outcome::fail(format!("no vision in this build: images rejected (HTTP {}: {})", r.status, r.body))
+                .note("vision", "none")
+                .note("vision-probe", probe))
+        }
+        Err(err) => Err(err.into()),
+    }
+}
+
 /// The paths of all pinned suite files.
 pub fn list_files() -> Vec<String> {
     suite_data::paths()
