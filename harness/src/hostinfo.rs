@@ -24,10 +24,13 @@ pub fn snapshot() -> HostInfo {
 
 /// `nvidia-smi --query-gpu=…` as CSV lines, or None where it does not run.
 fn nvidia_smi(fields: &str) -> Option<Vec<Vec<String>>> {
-    let out = std::process::Command::new("nvidia-smi")
-        .args([&format!("--query-gpu={fields}"), "--format=csv,noheader,nounits"])
-        .output()
-        .ok()?;
+    nvidia_smi_query(&format!("--query-gpu={fields}"))
+}
+
+/// One `nvidia-smi` query (`--query-gpu=…`, `--query-compute-apps=…`): its
+/// CSV lines split into trimmed fields, or None where it does not run.
+fn nvidia_smi_query(query: &str) -> Option<Vec<Vec<String>>> {
+    let out = std::process::Command::new("nvidia-smi").args([query, "--format=csv,noheader,nounits"]).output().ok()?;
     if !out.status.success() {
         return None;
     }
@@ -189,20 +192,12 @@ pub fn process_tree(root: u32) -> Option<(u64, Vec<u32>)> {
 /// GPU memory held by these processes, in MiB, where `nvidia-smi` exists
 /// (its compute-apps query: one `pid, used_memory` line per process).
 pub fn gpu_process_memory_mib(pids: &[u32]) -> Option<u64> {
-    let out = std::process::Command::new("nvidia-smi")
-        .args(["--query-compute-apps=pid,used_memory", "--format=csv,noheader,nounits"])
-        .output()
-        .ok()?;
-    if !out.status.success() {
-        return None;
-    }
+    let rows = nvidia_smi_query("--query-compute-apps=pid,used_memory")?;
     Some(
-        String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .filter_map(|l| {
-                let (pid, mib) = l.split_once(',')?;
-                let pid: u32 = pid.trim().parse().ok()?;
-                pids.contains(&pid).then(|| mib.trim().parse::<u64>().ok()).flatten()
+        rows.iter()
+            .filter_map(|r| {
+                let pid: u32 = r.first()?.parse().ok()?;
+                pids.contains(&pid).then(|| r.get(1)?.parse::<u64>().ok()).flatten()
             })
             .sum(),
     )
