@@ -43,6 +43,11 @@ fn no_vision_in_this_build_and_the_media_verdict() {
     assert!(kv.starts_with("23040.0 "), "{kv}");
     for c in &media.cases {
         let (free, budget) = (metric(c, "free-gib").unwrap(), metric(c, "budget-gib").unwrap());
+        // Free is with the media stack loaded: what the serve leaves, less
+        // the stack's own 20.5 GiB (the suite's loadout_gib).
+        let (alone, loadout) = (metric(c, "free-alone-gib").unwrap(), metric(c, "loadout-gib").unwrap());
+        assert_eq!(loadout, 20.5);
+        assert!((free - (alone - loadout)).abs() < 1e-9, "{c:?}");
         let verdict = note(c, "verdict").unwrap();
         let margin = metric(c, "margin-gib").unwrap();
         let expect = if free >= budget + margin {
@@ -78,7 +83,19 @@ fn no_vision_in_this_build_and_the_media_verdict() {
             "{cell}"
         );
     }
-    assert!(row("Shares a box with media")["raw"].as_str().unwrap().contains("GiB free vs 48.8 needed"));
+    // The cell says the 48.8 GiB case's verdict; a NO names both figures
+    // (on a 24 GiB box: ~22 GiB free alone, ~1.5 after the loadout).
+    let cell = row("Shares a box with media")["raw"].as_str().unwrap().to_string();
+    let c = media.cases.iter().find(|c| metric(c, "budget-gib") == Some(48.8)).unwrap();
+    let verdict = note(c, "verdict").unwrap();
+    assert!(cell.starts_with(&format!("{verdict} - ")), "{cell} vs {c:?}");
+    if verdict == "NO" {
+        let (alone, free) = (metric(c, "free-alone-gib").unwrap(), metric(c, "free-gib").unwrap());
+        let figures = format!("NO - ~{alone:.1} GiB free alone, ~{free:.1} GiB after the media loadout vs 48.8 needed");
+        assert!(cell.starts_with(&figures), "{cell}");
+        // Why no trade: the pool of a 135M model's 8,192 tokens is far short.
+        assert!(cell.contains(&format!("; {}", note(c, "no-trade").unwrap())), "{cell}");
+    }
     let marks = s["board"]["columns"][0]["marks"].clone();
     assert_eq!(marks[0], "no vision in this build");
 }

@@ -4,9 +4,11 @@
 //! The host reads the box's memory with the serve loaded and idle (each
 //! GPU's free memory, the unified pool of a box like the DGX Spark, or the
 //! host's available memory on a machine without a GPU) and, for a server it
-//! launched, the engine's KV bytes per token. Against each budget of the
-//! suite (the seed's: a 15-second LTX video needs 48.8 GiB free, a 4-second
-//! one 44.2) the verdict is YES, MARGINAL, YES WITH KV TRADE (how many KV
+//! launched, the engine's KV bytes per token. What the media stack itself
+//! holds (`loadout_gib`: ComfyUI and Whisper, 20.5 GiB on the seed's box)
+//! comes off; against each budget of the suite (the seed's: a 15-second LTX
+//! video needs 48.8 GiB free with the stack up, a 4-second one 44.2) the
+//! verdict is YES, MARGINAL, YES WITH KV TRADE (how many KV
 //! tokens must go, how many are kept) or NO ([`verdict`]). A server on
 //! another machine is N/A: the harness cannot see that box.
 
@@ -28,6 +30,11 @@ pub struct Config {
     /// What must be left beyond a budget to call it a clean fit, GiB.
     #[serde(default = "margin")]
     margin_gib: f64,
+    /// What the media stack itself holds once it is loaded (ComfyUI with
+    /// its models, Whisper), GiB: the budgets are free memory *with the
+    /// stack up*, so it comes off what the serve leaves.
+    #[serde(default = "loadout")]
+    loadout_gib: f64,
 }
 
 /// One media workload.
@@ -50,6 +57,10 @@ fn budgets() -> Vec<Budget> {
 }
 fn margin() -> f64 {
     2.0
+}
+/// The seed's media stack (ComfyUI with LTX, Whisper) on a DGX Spark.
+fn loadout() -> f64 {
+    20.5
 }
 
 /// The pool the media workload would use: the GPU with the most free
@@ -79,8 +90,9 @@ impl Instrument for Media {
             env!("CARGO_PKG_VERSION"),
             "Whether a media workload (video, image or speech generation) fits on the same box \
              beside the serve: free memory read with the serve loaded and idle (GPU memory per \
-             device, the unified pool, or system memory) against a measured media budget (a \
-             15-second LTX video needs 48.8 GiB free, a 4-second one 44.2). YES with the margin \
+             device, the unified pool, or system memory), less what the media stack itself holds \
+             (loadout_gib), against a measured media budget (a 15-second LTX video needs 48.8 GiB \
+             free with the stack up, a 4-second one 44.2). YES with the margin \
              to spare; MARGINAL within it; YES WITH KV TRADE when re-serving with a smaller KV \
              pool frees enough (KV bytes per token from the engine, the tokens kept shown); NO \
              otherwise. Only where the harness can see the box.",
@@ -88,13 +100,21 @@ impl Instrument for Media {
     }
 
     fn cases(c: &Config) -> Result<Vec<CaseInfo>, String> {
-        if c.budgets.is_empty() || c.budgets.iter().any(|b| b.gib.is_nan() || b.gib <= 0.0) {
+        if c.budgets.is_empty() || c.budgets.iter().any(|b| !b.gib.is_finite() || b.gib <= 0.0) {
             return Err("media config: budgets must be a non-empty list of positive sizes".into());
+        }
+        for (key, v) in [("margin_gib", c.margin_gib), ("loadout_gib", c.loadout_gib)] {
+            if !v.is_finite() || v < 0.0 {
+                return Err(format!("media config: {key} must be a size of 0 or more, not {v}"));
+            }
         }
         Ok(c.budgets.iter().map(|b| CaseInfo::new(format!("fits::{}", b.id)).tag("Shares a box with media")).collect())
     }
 
     fn run(c: &Config, case: &str) -> Outcome {
+        if let Err(err) = Self::cases(c) {
+            return Outcome::fail(err);
+        }
         let Some(budget) = c.budgets.iter().find(|b| format!("fits::{}", b.id) == case) else {
             return Outcome::fail(format!("unknown case {case}"));
         };
@@ -104,26 +124,30 @@ impl Instrument for Media {
                 f.memory_unseen.unwrap_or_else(|| "the box's memory could not be read".into()),
             );
         };
+        let alone = pool.free_bytes as f64;
         let inputs = Inputs {
-            free: pool.free_bytes as f64,
+            free: alone - c.loadout_gib * GIB,
             budget: budget.gib * GIB,
             margin: c.margin_gib * GIB,
             kv_bytes_per_token: f.kv_bytes.as_ref().map(|k| k.per_token),
             pool_tokens: f.kv_pool_tokens,
-            floor_tokens: f.context_per_request.unwrap_or(1),
+            floor_tokens: f.context_per_request,
         };
         let (v, why) = verdict::verdict(&inputs);
         let free_gib = inputs.free / GIB;
         let mut outcome = match v {
-            Verdict::No => {
-                Outcome::fail(format!("{} does not fit: {free_gib:.1} GiB free vs {} needed", budget.name, budget.gib))
-            }
+            Verdict::No => Outcome::fail(format!(
+                "{} does not fit: {free_gib:.1} GiB free with the media stack loaded vs {} needed",
+                budget.name, budget.gib
+            )),
             _ => Outcome::pass(),
         }
         .note("verdict", v.word())
         .note("budget", budget.name.clone())
         .note("pool", format!("{} of {}", kind(pool), pool.device))
         .metric("free-gib", free_gib, "GiB")
+        .metric("free-alone-gib", alone / GIB, "GiB")
+        .metric("loadout-gib", c.loadout_gib, "GiB")
         .metric("budget-gib", budget.gib, "GiB")
         .metric("margin-gib", c.margin_gib, "GiB")
         .metric("pool-total-gib", pool.total_bytes as f64 / GIB, "GiB");

@@ -31,8 +31,9 @@ pub struct Inputs {
     pub kv_bytes_per_token: Option<f64>,
     /// The KV pool in tokens, where known.
     pub pool_tokens: Option<u64>,
-    /// The fewest tokens a trade may leave (one request's context).
-    pub floor_tokens: u64,
+    /// The fewest tokens a trade may leave (one request's context), where
+    /// the engine says it.
+    pub floor_tokens: Option<u64>,
 }
 
 /// Why no trade was computed, when the box does not fit as it is.
@@ -49,19 +50,32 @@ pub fn verdict(i: &Inputs) -> (Verdict, Option<String>) {
             Some("the engine told neither its KV bytes per token nor its pool: no trade computed".into()),
         );
     };
+    let Some(floor) = i.floor_tokens else {
+        return (
+            Verdict::No,
+            Some("the engine did not say one request's context, the least a trade must keep: no trade computed".into()),
+        );
+    };
     // Give up enough to leave the budget and the margin free.
     let need = i.budget + i.margin - i.free;
     let given = (need / bytes).ceil() as u64;
     match pool.checked_sub(given) {
-        Some(kept) if kept >= i.floor_tokens => {
+        Some(kept) if kept >= floor => {
             (Verdict::YesWithKvTrade { kept, given, free_after: i.free + given as f64 * bytes }, None)
         }
-        _ => (
+        Some(_) => (
             Verdict::No,
             Some(format!(
-                "giving up {given} of {pool} KV tokens ({:.1} GiB) would leave less than one request's context ({} tokens)",
+                "giving up {given} of {pool} KV tokens ({:.1} GiB) would leave less than one request's context ({floor} tokens)",
                 given as f64 * bytes / GIB,
-                i.floor_tokens
+            )),
+        ),
+        None => (
+            Verdict::No,
+            Some(format!(
+                "the whole KV pool ({pool} tokens, {:.1} GiB) is less than the {:.1} GiB short",
+                pool as f64 * bytes / GIB,
+                need / GIB,
             )),
         ),
     }
@@ -91,7 +105,7 @@ mod tests {
             // ~145 KiB per token, as a 27B model with an fp8 cache might hold.
             kv_bytes_per_token: Some(147_456.0),
             pool_tokens: Some(300_000),
-            floor_tokens: 131_072,
+            floor_tokens: Some(131_072),
         }
     }
 
@@ -118,9 +132,18 @@ mod tests {
         let (v, why) = verdict(&inputs(24.0));
         assert_eq!(v, Verdict::No);
         assert!(why.unwrap().contains("less than one request's context"));
+        // 5 GiB free: 45.8 GiB short, more than the whole 41.2 GiB pool.
+        let (v, why) = verdict(&inputs(5.0));
+        assert_eq!(v, Verdict::No);
+        assert_eq!(why.unwrap(), "the whole KV pool (300000 tokens, 41.2 GiB) is less than the 45.8 GiB short");
         let unknown = Inputs { kv_bytes_per_token: None, ..inputs(41.4) };
         let (v, why) = verdict(&unknown);
         assert_eq!(v, Verdict::No);
         assert!(why.unwrap().contains("no trade computed"));
+        // Nor when nobody says how much one request needs kept.
+        let no_floor = Inputs { floor_tokens: None, ..inputs(41.4) };
+        let (v, why) = verdict(&no_floor);
+        assert_eq!(v, Verdict::No);
+        assert!(why.unwrap().contains("one request's context"));
     }
 }
