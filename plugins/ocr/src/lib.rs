@@ -98,16 +98,17 @@ impl Instrument for Ocr {
             Err(not_read) => return not_read,
         };
         let s = score::score(&page.lines, &reply.text);
-        let ok = s.accuracy() >= c.pass_accuracy && s.struck.noticed == s.struck.total;
+        let ok = s.accuracy() >= c.pass_accuracy && s.struck.noticed == s.struck.total && s.struck.wrong == 0;
         let outcome = if ok {
             Outcome::pass()
         } else {
             Outcome::fail(format!(
-                "word accuracy {:.1}%, {}/{} crossed-out words noticed ({} read as live)",
+                "word accuracy {:.1}%, {}/{} crossed-out words noticed ({} read as live, {} live words struck)",
                 s.accuracy(),
                 s.struck.noticed,
                 s.struck.total,
-                s.struck.as_live
+                s.struck.as_live,
+                s.struck.wrong
             ))
         };
         outcome
@@ -121,6 +122,7 @@ impl Instrument for Ocr {
             .metric("struck-noticed", s.struck.noticed as f64, "words")
             .metric("struck-as-live", s.struck.as_live as f64, "words")
             .metric("struck-indeterminate", s.struck.indeterminate as f64, "words")
+            .metric("struck-wrong", s.struck.wrong as f64, "words")
     }
 }
 

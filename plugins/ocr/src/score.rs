@@ -33,7 +33,9 @@ pub fn words(text: &str) -> Words {
     // Turn every markup into ~~…~~ first.
     let mut t = text.replace("<s>", "~~").replace("</s>", "~~").replace("<del>", "~~").replace("</del>", "~~");
     for open in ["[crossed out:", "[crossed-out:", "[struck:", "[strikethrough:", "[deleted:"] {
-        while let Some(at) = t.to_lowercase().find(open) {
+        // ASCII lower-casing keeps every byte offset (full lower-casing
+        // does not: `K`, the Kelvin sign, is 3 bytes and becomes 1).
+        while let Some(at) = t.to_ascii_lowercase().find(open) {
             let end = t[at..].find(']').map_or(t.len(), |e| at + e);
             let inner = t[at + open.len()..end].trim().to_string();
             t = format!("{}~~{inner}~~{}", &t[..at], t.get(end + 1..).unwrap_or(""));
@@ -71,6 +73,17 @@ pub struct Struck {
     pub as_live: usize,
     /// Left out.
     pub indeterminate: usize,
+    /// Words the reply marked as struck that the truth has live: striking
+    /// everything is not noticing.
+    pub wrong: usize,
+}
+
+impl Struck {
+    /// The share of crossed-out words noticed, each wrongly struck word
+    /// counting against it; None on a page with nothing crossed out.
+    pub fn noticed_share(&self) -> Option<f64> {
+        (self.total > 0).then(|| self.noticed as f64 / (self.total + self.wrong) as f64)
+    }
 }
 
 /// The score of one page.
@@ -115,6 +128,15 @@ pub fn score(truth_lines: &[String], reply: &str) -> PageScore {
         }
     }
     let mut struck = Struck { total: truth.struck.len(), ..Struck::default() };
+    let mut crossed = truth.struck.clone();
+    for w in &got.struck {
+        match crossed.iter().position(|x| x == w) {
+            Some(at) => {
+                crossed.swap_remove(at);
+            }
+            None => struck.wrong += 1,
+        }
+    }
     for w in &truth.struck {
         if got.struck.contains(w) {
             struck.noticed += 1;
@@ -141,7 +163,7 @@ mod tests {
     fn a_perfect_reading_noticing_the_deletion() {
         let s = score(&lines(PAGE), "Dear Sam,\nmeet on ~~Monday~~ Tuesday at 10.\nBring 48.20, please");
         assert_eq!((s.accuracy(), s.recall()), (100.0, 100.0));
-        assert_eq!(s.struck, Struck { total: 1, noticed: 1, as_live: 0, indeterminate: 0 });
+        assert_eq!(s.struck, Struck { total: 1, noticed: 1, as_live: 0, indeterminate: 0, wrong: 0 });
         // Other markups are read too.
         let s = score(&lines(PAGE), "Dear Sam, meet on [crossed out: Monday] Tuesday at 10. Bring 48.20 please");
         assert_eq!(s.struck.noticed, 1);
@@ -151,7 +173,7 @@ mod tests {
     #[test]
     fn a_struck_word_read_as_live_counts_against_the_reading() {
         let s = score(&lines(PAGE), "Dear Sam, meet on Monday Tuesday at 10. Bring 48.20, please");
-        assert_eq!(s.struck, Struck { total: 1, noticed: 0, as_live: 1, indeterminate: 0 });
+        assert_eq!(s.struck, Struck { total: 1, noticed: 0, as_live: 1, indeterminate: 0, wrong: 0 });
         // One inserted word among the truth's 10 live words.
         assert_eq!(s.accuracy(), 90.0);
         assert_eq!(s.recall(), 100.0);
@@ -160,9 +182,28 @@ mod tests {
     #[test]
     fn a_left_out_struck_word_is_indeterminate_and_misreadings_cost() {
         let s = score(&lines(PAGE), "Dear Sam, meet on Thursday at 10. Bring 48.70 please");
-        assert_eq!(s.struck, Struck { total: 1, noticed: 0, as_live: 0, indeterminate: 1 });
+        assert_eq!(s.struck, Struck { total: 1, noticed: 0, as_live: 0, indeterminate: 1, wrong: 0 });
         assert_eq!(s.edits, 2);
         assert_eq!(s.recalled, 8);
+    }
+
+    #[test]
+    fn striking_everything_is_not_noticing() {
+        // One unclosed ~~ strikes the rest of the page: the deletion is
+        // among the struck words, and so are eight live ones.
+        let s = score(&lines(PAGE), "Dear Sam, ~~meet on Monday Tuesday at 10. Bring 48.20, please");
+        assert_eq!((s.struck.noticed, s.struck.wrong), (1, 8));
+        assert_eq!(s.struck.noticed_share(), Some(1.0 / 9.0));
+        // Two of the truth's ten live words survive: 100 × (1 − 8/10).
+        assert_eq!(s.edits, 8);
+        assert!((s.accuracy() - 20.0).abs() < 1e-9, "{}", s.accuracy());
+    }
+
+    #[test]
+    fn markup_is_found_whatever_the_case_around_it() {
+        // The Kelvin sign lower-cases to fewer bytes: offsets must hold.
+        let s = score(&lines(PAGE), "\u{212A}\u{212A} Dear Sam, meet on [Crossed out: Monday] Tuesday");
+        assert_eq!(s.struck.noticed, 1);
     }
 
     #[test]

@@ -29,8 +29,14 @@ fn max_tokens() -> u32 {
     512
 }
 
+/// The key; an item with no `full` fact would score 1 for any reply, so a
+/// key with one is refused, naming it.
 fn load(c: &Config) -> Result<key::Key, String> {
-    serde_json::from_str(&read_text(&c.key)?).map_err(|e| format!("{}: {e}", c.key))
+    let key: key::Key = serde_json::from_str(&read_text(&c.key)?).map_err(|e| format!("{}: {e}", c.key))?;
+    if let Some(item) = key.items.iter().find(|i| i.full.is_empty()) {
+        return Err(format!("{}: item {} has no `full` facts: any reply would score 1", c.key, item.id));
+    }
+    Ok(key)
 }
 
 impl Instrument for Screenshots {

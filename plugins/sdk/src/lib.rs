@@ -223,25 +223,40 @@ pub fn data_url(path: &str) -> Result<String, String> {
 /// temperature 0. A build without vision refuses images with a 4xx (or
 /// llama.cpp's 500 "image input is not supported"); that comes back as a
 /// failed outcome noted `vision: none`, with what the engine's probe said,
-/// never as lost, so a board can score it "could not be tested". Any other
-/// error is its usual outcome.
+/// never as lost, so a board can score it "could not be tested". A refusal
+/// that is about something else (the request too long or too large for a
+/// build that reports vision) is an ordinary refusal. Any other error is
+/// its usual outcome.
 pub fn chat_with_images(prompt: &str, images: &[&str], max_tokens: u32) -> Result<Reply, Outcome> {
     let urls = images.iter().map(|p| data_url(p)).collect::<Result<Vec<_>, _>>().map_err(Outcome::fail)?;
     let req = ChatRequest::new(vec![Message::user_with_images(prompt, &urls)]).greedy().max_tokens(max_tokens);
     match chat(&req) {
         Ok(reply) => Ok(reply),
         Err(CallError::Rejected(r)) => {
-            let probe = match server_facts().vision {
+            let reported = server_facts().vision;
+            let probe = match reported {
                 Some(true) => "the engine reports vision",
                 Some(false) => "the engine reports no vision (modalities)",
                 None => "the engine does not report its modalities",
             };
+            if reported == Some(true) || (reported.is_none() && !about_images(&r.body)) {
+                return Err(Outcome::fail(format!("the image request was refused (HTTP {}: {})", r.status, r.body))
+                    .note("vision", "refused")
+                    .note("vision-probe", probe));
+            }
             Err(Outcome::fail(format!("no vision in this build: images rejected (HTTP {}: {})", r.status, r.body))
                 .note("vision", "none")
                 .note("vision-probe", probe))
         }
         Err(err) => Err(err.into()),
     }
+}
+
+/// Whether an engine's refusal speaks of images (llama.cpp: "image input is
+/// not supported … mmproj"; vLLM: "… is not a multimodal model").
+fn about_images(body: &str) -> bool {
+    let body = body.to_ascii_lowercase();
+    ["image", "vision", "multimodal", "multi-modal", "mmproj", "modalit"].iter().any(|w| body.contains(w))
 }
 
 /// The paths of all pinned suite files.
