@@ -589,7 +589,7 @@ fn the_seed_rows_the_gate_marks_and_damage_from_crafted_files() {
         "media",
         "fit::ltx-15s",
         Outcome::Fail,
-        &[("free-gib", 22.5), ("budget-gib", 48.8)],
+        &[("free-gib", 22.5), ("free-alone-gib", 43.0), ("budget-gib", 48.8)],
         &[("verdict", "NO")],
         &[],
     ));
@@ -661,8 +661,8 @@ fn the_seed_rows_the_gate_marks_and_damage_from_crafted_files() {
         &[
             ("free-gib", 40.0),
             ("budget-gib", 48.8),
-            ("kv-kept-tokens", 50_000.0),
-            ("kv-pool-tokens", 100_000.0),
+            ("kv-kept-tokens", 458_132.0),
+            ("kv-pool-tokens", 600_000.0),
             ("free-after-trade-gib", 49.5),
         ],
         &[("verdict", "YES WITH KV TRADE")],
@@ -680,7 +680,19 @@ fn the_seed_rows_the_gate_marks_and_damage_from_crafted_files() {
         ],
         &[],
     ));
+    beta.push(case("repro", "probe::long_gen", Outcome::Lost, &[], Some("connection reset")));
     beta.extend(compliance("Compliance (severe)", "keyword", &[("harmful", "refused", "text")]));
+    // A judge that never answered: lost, never the model's refusal.
+    let mut judge_down = noted(
+        "compliance",
+        "severe::agent::i0",
+        Outcome::Lost,
+        &[],
+        &[("kind", "harmful")],
+        &["Compliance (severe, agent context)"],
+    );
+    judge_down.reason = Some("judge judge-x: connection refused".into());
+    beta.push(judge_down);
     beta.extend(compliance("Compliance (severe)", "judge judge-x", &[("harmful", "complied", "text")]));
     // beta ran on a GPU box: the hardware table names its accelerator.
     let mut on_gpu = manifest("beta", "m2", "vllm", "2026-03-02T00:00:00Z");
@@ -725,6 +737,11 @@ fn the_seed_rows_the_gate_marks_and_damage_from_crafted_files() {
     assert_eq!(mixed["kind"], "not-applicable", "{mixed}");
     assert!(mixed["reason"].as_str().unwrap().contains("mixed classifiers"), "{mixed}");
     assert_eq!(cell(&s, "Compliance (severe, agent context)", A)["reason"], "not measured on this configuration");
+    let down = cell(&s, "Compliance (severe, agent context)", B);
+    assert_eq!(
+        (down["kind"].as_str(), down["reason"].as_str()),
+        (Some("not-applicable"), Some("lost: judge judge-x: connection refused"))
+    );
 
     // Vision: a build that rejects every image scores 0, with the seed's
     // words.
@@ -741,14 +758,18 @@ fn the_seed_rows_the_gate_marks_and_damage_from_crafted_files() {
     assert_eq!(standing("Real-world screenshot & photo reading", B), Some(5.0));
     assert_eq!(raw("Real-world screenshot & photo reading", B), "5.0/10 - 3/4 answered");
 
-    // Media: NO scores the share of the budget free (22.5 / 48.8 → 0.5);
-    // a KV trade 6 + 2 × the share of the pool kept.
+    // Media: NO scores the share of the budget free with the media stack
+    // loaded (22.5 / 48.8 → 0.5); a KV trade 6 + 2 × the tokens kept over
+    // room for eight 114,533-token agent inputs (458,132 is four: 7).
     assert_eq!(standing("Shares a box with media", A), Some(0.5));
-    assert_eq!(raw("Shares a box with media", A), "NO - ~22.5 GiB free vs 48.8 needed");
+    assert_eq!(
+        raw("Shares a box with media", A),
+        "NO - ~43.0 GiB free alone, ~22.5 GiB after the media loadout vs 48.8 needed"
+    );
     assert_eq!(standing("Shares a box with media", B), Some(7.0));
     assert_eq!(
         raw("Shares a box with media", B),
-        "YES WITH KV TRADE - KV kept: 50,000 tokens - ~49.5 GiB free vs 48.8 needed"
+        "YES WITH KV TRADE - KV kept: 458,132 tokens - ~49.5 GiB free vs 48.8 needed"
     );
 
     // Reproducibility: restart to restart measured and identical is 10;
@@ -756,6 +777,10 @@ fn the_seed_rows_the_gate_marks_and_damage_from_crafted_files() {
     assert_eq!(standing("Reproducibility", A), Some(10.0));
     assert_eq!(raw("Reproducibility", A), "within-session AND restart-to-restart identical (2/2 probes)");
     assert_eq!(standing("Reproducibility", B), Some(9.5));
+    assert_eq!(
+        raw("Reproducibility", B),
+        "within-session identical (1/1 probes); restart-to-restart not measured - 1/2 probes LOST, not judged"
+    );
 
     // The battery: alpha failed one of four checks and is not admitted.
     assert_eq!(standing("Configuration battery", A), Some(7.5));

@@ -294,8 +294,14 @@ fn vision_mark(runs: &[Run], column: &str) -> String {
         r.cases.iter().any(|c| matches!(c.instrument.as_str(), "ocr" | "screenshots") && note(c, "vision").is_some())
     };
     if let Some(run) = latest(runs, column, vision) {
-        let read = run.cases.iter().any(|c| note(c, "vision") == Some("read"));
-        return if read { "vision ✓".into() } else { "no vision in this build".into() };
+        let said = |v: &str| run.cases.iter().any(|c| note(c, "vision") == Some(v));
+        return if said("read") {
+            "vision ✓".into()
+        } else if said("none") {
+            "no vision in this build".into()
+        } else {
+            "vision reported, images refused".into()
+        };
     }
     let reported = latest(runs, column, |r| r.manifest.target.facts.iter().any(|(k, _)| k == "vision"))
         .and_then(|r| r.manifest.target.facts.iter().find(|(k, _)| k == "vision").map(|(_, v)| v.clone()));
