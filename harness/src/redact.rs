@@ -19,10 +19,19 @@ pub const MIN_SECRET: usize = 8;
 /// flag that only mentions tokens (`--max-num-batched-tokens`,
 /// `--skip-tokenizer-init`, `--ssl-keyfile`).
 fn secret_flag(flag: &str) -> bool {
-    if !flag.starts_with('-') {
-        return false;
-    }
-    let words: Vec<String> = flag.trim_start_matches('-').split(['-', '_']).map(str::to_ascii_lowercase).collect();
+    flag.starts_with('-') && secret_name(flag.trim_start_matches('-'))
+}
+
+/// An environment assignment's name that holds a credential, as in
+/// `env HF_TOKEN=… vllm serve`: upper case, the same last words.
+fn secret_env(name: &str) -> bool {
+    !name.is_empty()
+        && name.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
+        && secret_name(name)
+}
+
+fn secret_name(name: &str) -> bool {
+    let words: Vec<String> = name.split(['-', '_']).map(str::to_ascii_lowercase).collect();
     let last = words.last().map(String::as_str).unwrap_or("");
     ["token", "secret", "password", "passwd", "apikey"].contains(&last)
         || (last == "key" && words.len() >= 2 && words[words.len() - 2] == "api")
@@ -109,7 +118,7 @@ impl Redactor {
             }
             next_is_secret = false;
             match arg.split_once('=') {
-                Some((flag, _)) if secret_flag(flag) => out.push(format!("{flag}=[redacted]")),
+                Some((flag, _)) if secret_flag(flag) || secret_env(flag) => out.push(format!("{flag}=[redacted]")),
                 _ if secret_flag(arg) => {
                     out.push(arg.clone());
                     next_is_secret = true;
@@ -163,6 +172,10 @@ mod tests {
         assert_eq!(r.redact_command(&argv(&["llama-server", "--api-key", "sk-planted-123"]))[2], "[redacted]");
         // A secret inside another argument is replaced too.
         assert_eq!(r.redact_command(&argv(&["env", "KEY=sk-planted-123"]))[1], "KEY=[redacted]");
+        // So is an environment assignment that names a credential.
+        let env =
+            r.redact_command(&argv(&["env", "HF_TOKEN=hf_unknown", "VLLM_API_KEY=abc", "CUDA_VISIBLE_DEVICES=0"]));
+        assert_eq!(env, ["env", "HF_TOKEN=[redacted]", "VLLM_API_KEY=[redacted]", "CUDA_VISIBLE_DEVICES=0"]);
     }
 
     #[test]

@@ -50,9 +50,12 @@ pub fn show(args: ShowArgs) -> Result<i32, Error> {
         })
         .next_back()
         .ok_or_else(|| setup(format!("{}: no record of case {case}", file.display())))?;
-    let path = TranscriptStore::path(&dir, &record.transcript_sha256);
-    let transcript: Option<Transcript> =
-        std::fs::read_to_string(&path).ok().and_then(|t| serde_json::from_str(&t).ok());
+    // The address comes from a file: only a sha256 becomes a path.
+    let sha = &record.transcript_sha256;
+    let transcript: Option<Transcript> = (sha.len() == 64 && sha.bytes().all(|b| b.is_ascii_hexdigit()))
+        .then(|| TranscriptStore::path(&dir, sha))
+        .and_then(|path| std::fs::read_to_string(path).ok())
+        .and_then(|t| serde_json::from_str(&t).ok());
     if args.json {
         let out = serde_json::json!({"record": record, "transcript": transcript});
         println!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
@@ -62,7 +65,11 @@ pub fn show(args: ShowArgs) -> Result<i32, Error> {
     match transcript {
         Some(t) => print_transcript(&t),
         None if record.calls.is_empty() => println!("(the case made no call)"),
-        None => println!("(no transcript at {}: runs before format 1.2 kept none)", path.display()),
+        None => println!(
+            "(no transcript {} in {}: runs before format 1.2 kept none)",
+            record.transcript_sha256,
+            dir.join("transcripts").display()
+        ),
     }
     Ok(0)
 }

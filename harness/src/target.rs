@@ -121,12 +121,18 @@ pub struct Launched {
     health: String,
     startup: Duration,
     redactor: Redactor,
+    /// Stopped and reaped: its process group id may already be reused.
+    stopped: bool,
 }
 
 impl Launched {
     /// Stop the server's whole process group now: SIGTERM, up to 10 s to
     /// exit (GPU engines release memory on the way out), then SIGKILL.
     pub fn stop(&mut self) {
+        if self.stopped {
+            return;
+        }
+        self.stopped = true;
         let pgid = self.pid as i32;
         if matches!(self.child.try_wait(), Ok(None)) {
             signal_group(pgid, libc::SIGTERM);
@@ -148,6 +154,7 @@ impl Launched {
         let (child, pid) = spawn_server(&self.argv, &self.log, &self.name)?;
         self.child = child;
         self.pid = pid;
+        self.stopped = false;
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
@@ -226,26 +233,38 @@ pub fn free_port() -> Result<u16, Error> {
     listener.local_addr().map(|a| a.port()).map_err(|e| target_err(format!("failed to find a free port: {e}")))
 }
 
-/// Replace every `{key}` in the command.
+/// Replace every `{key}` in the command. A placeholder is `{` + lowercase
+/// letters, digits, `-` or `_` + `}`; other braces (a JSON argument such as
+/// vLLM's `--speculative-config '{"method": …}'`) pass as they are. An
+/// unknown placeholder is named from the template, never from the
+/// substituted text (which may hold a key).
 pub fn substitute(command: &[String], values: &BTreeMap<String, String>) -> Result<Vec<String>, Error> {
     command
         .iter()
         .map(|arg| {
+            if let Some(unknown) = placeholders(arg).find(|p| !values.contains_key(*p)) {
+                return Err(Error::new(
+                    ErrorKind::Setup,
+                    format!("launch command argument {arg:?} names {{{unknown}}} which nothing provides"),
+                ));
+            }
             let mut out = arg.clone();
             for (k, v) in values {
                 out = out.replace(&format!("{{{k}}}"), v);
             }
-            if let (Some(a), Some(b)) = (out.find('{'), out.find('}'))
-                && a < b
-            {
-                return Err(Error::new(
-                    ErrorKind::Setup,
-                    format!("launch command argument {arg:?} names {} which nothing provides", &out[a..=b]),
-                ));
-            }
             Ok(out)
         })
         .collect()
+}
+
+/// The `{name}` placeholders of a template argument.
+fn placeholders(arg: &str) -> impl Iterator<Item = &str> {
+    arg.split('{').skip(1).filter_map(|rest| {
+        let name = rest.split_once('}')?.0;
+        let valid = !name.is_empty()
+            && name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_');
+        valid.then_some(name)
+    })
 }
 
 fn spawn_server(argv: &[String], log: &Path, name: &str) -> Result<(Child, u32), Error> {
@@ -316,6 +335,7 @@ pub async fn launch(
             health: launch.health_path.clone(),
             startup: Duration::from_secs(launch.startup_timeout_secs),
             redactor: redactor.clone(),
+            stopped: false,
         };
         let startup = launched.startup;
         match wait_healthy(&mut launched, &launch.health_path, startup).await {
@@ -401,6 +421,12 @@ mod tests {
         assert_eq!(cmd, vec!["--port", "8080"]);
         let err = substitute(&["{server}".into()], &values).unwrap_err();
         assert!(err.message.contains("{server}"), "{err}");
+        // JSON arguments pass; a key in the values never reaches an error.
+        let json = r#"{"method": "eagle", "num_speculative_tokens": 3}"#;
+        assert_eq!(substitute(&[json.into()], &values).unwrap(), vec![json]);
+        let keyed = BTreeMap::from([("api-key".to_string(), "sk-secret-123456".to_string())]);
+        let err = substitute(&["Bearer {api-key} {nope}".into()], &keyed).unwrap_err();
+        assert!(err.message.contains("{nope}") && !err.message.contains("sk-secret"), "{err}");
     }
 
     #[test]
@@ -439,6 +465,7 @@ mod tests {
             health: "/".into(),
             startup: Duration::from_secs(1),
             redactor: Redactor::default(),
+            stopped: false,
         };
         let started = Instant::now();
         let grandchild = loop {
