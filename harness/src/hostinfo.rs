@@ -193,14 +193,16 @@ pub fn process_tree(root: u32) -> Option<(u64, Vec<u32>)> {
 /// (its compute-apps query: one `pid, used_memory` line per process).
 pub fn gpu_process_memory_mib(pids: &[u32]) -> Option<u64> {
     let rows = nvidia_smi_query("--query-compute-apps=pid,used_memory")?;
-    Some(
-        rows.iter()
-            .filter_map(|r| {
-                let pid: u32 = r.first()?.parse().ok()?;
-                pids.contains(&pid).then(|| r.get(1)?.parse::<u64>().ok()).flatten()
-            })
-            .sum(),
-    )
+    // No row of these processes with a figure (another pid namespace, or a
+    // GPU that reports no per-process memory) is not a measured 0.
+    let held: Vec<u64> = rows
+        .iter()
+        .filter_map(|r| {
+            let pid: u32 = r.first()?.parse().ok()?;
+            pids.contains(&pid).then(|| r.get(1)?.parse::<u64>().ok()).flatten()
+        })
+        .collect();
+    (!held.is_empty()).then(|| held.iter().sum())
 }
 
 #[cfg(test)]

@@ -184,6 +184,21 @@ fn spec_decode_pairs_a_bare_and_a_drafter_arm() {
 }
 
 #[test]
+fn a_gate_whose_filter_runs_nothing_has_not_passed() {
+    let p = Project::new("");
+    // A filter that matches none of the battery's checks: nothing runs (no
+    // server is needed), and the gate says so in its exit code.
+    let out = p.run(&["--suite", &suite("battery"), "no-such-check"]);
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(101), "{said}");
+    assert!(said.contains("gate battery: FAILED: "), "{said}");
+    assert!(said.contains("checks did not run (filtered out or skipped)"), "{said}");
+    // Listing is not a run of the gate.
+    let out = p.run(&["--suite", &suite("battery"), "--list"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+}
+
+#[test]
 fn the_battery_reports_its_gate_and_names_the_failing_checks() {
     let p = Project::new("");
     let out = p.run(&["--suite", &suite("battery"), "--test-threads", "2"]);

@@ -546,13 +546,17 @@ fn lost(err: reqwest::Error, timeouts: Timeouts) -> CallError {
 
 /// Who is to blame decides: 401/403/407 are the setup's (credentials); a
 /// 4xx about the request itself (400 invalid or too long, 413 too large,
-/// 422 unprocessable) is a clean refusal; anything else (5xx, 404, 405,
+/// 422 unprocessable) is a clean refusal; 501 says the server does not
+/// implement the call (the instrument's N/A); anything else (5xx, 404, 405,
 /// 409, a 408/429 that outlasted the retries …) is no answer.
 fn classify_status(status: u16, body: &str) -> Result<(), CallError> {
     match status {
         200..=299 => Ok(()),
         401 | 403 | 407 => Err(CallError::Unauthorized { status, body: clip(body) }),
         400 | 413 | 422 => Err(CallError::Rejected { status, body: clip(body) }),
+        501 => {
+            Err(CallError::Unsupported(format!("the server does not implement this call (HTTP 501: {})", clip(body))))
+        }
         _ => Err(CallError::Unanswered { status, body: clip(body) }),
     }
 }
@@ -764,7 +768,9 @@ fn parse_whole(value: &Value, shape: Shape) -> Result<Reply, CallError> {
         Shape::Chat => {
             let message = choice.get("message").unwrap_or(&Value::Null);
             reply.text = str_of(message.get("content")).unwrap_or_default();
-            reply.reasoning = str_of(message.get("reasoning_content"));
+            // llama.cpp and older vLLM say `reasoning_content`; newer vLLM
+            // and Ollama `reasoning`.
+            reply.reasoning = str_of(message.get("reasoning_content")).or_else(|| str_of(message.get("reasoning")));
             reply.tool_calls = tool_calls_of(message.get("tool_calls"));
         }
         Shape::Completion => reply.text = str_of(choice.get("text")).unwrap_or_default(),
@@ -828,6 +834,8 @@ struct FastDelta<'a> {
     content: Option<std::borrow::Cow<'a, str>>,
     #[serde(borrow, default)]
     reasoning_content: Option<std::borrow::Cow<'a, str>>,
+    #[serde(borrow, default)]
+    reasoning: Option<std::borrow::Cow<'a, str>>,
     #[serde(default)]
     tool_calls: Option<serde::de::IgnoredAny>,
 }
@@ -899,7 +907,7 @@ impl StreamAcc {
                     self.text.push_str(&text);
                     carries = true;
                 }
-                if let Some(text) = delta.reasoning_content.filter(|t| !t.is_empty()) {
+                if let Some(text) = delta.reasoning_content.or(delta.reasoning).filter(|t| !t.is_empty()) {
                     self.reasoning.get_or_insert_with(String::new).push_str(&text);
                     carries = true;
                 }
@@ -941,7 +949,8 @@ impl StreamAcc {
                     self.text.push_str(text);
                     carries = true;
                 }
-                if let Some(text) = delta.get("reasoning_content").and_then(Value::as_str).filter(|t| !t.is_empty()) {
+                let reasoning = delta.get("reasoning_content").or_else(|| delta.get("reasoning"));
+                if let Some(text) = reasoning.and_then(Value::as_str).filter(|t| !t.is_empty()) {
                     self.reasoning.get_or_insert_with(String::new).push_str(text);
                     carries = true;
                 }
@@ -992,8 +1001,10 @@ impl StreamAcc {
     fn finish(self) -> Reply {
         let mut timing = self.timing;
         timing.ttft_ms = self.arrivals.first().copied();
-        timing.decode_ms = match (self.arrivals.first(), self.arrivals.last()) {
-            (Some(first), Some(last)) => Some(last - first),
+        // Decode time is first to last content chunk: one chunk has none
+        // (not a decode of 0 ms, which would make a rate infinite).
+        timing.decode_ms = match self.arrivals.as_slice() {
+            [first, .., last] => Some(last - first),
             _ => None,
         };
         timing.chunk_arrivals_ms = self.arrivals;
@@ -1025,6 +1036,7 @@ mod tests {
             r#"{"id":"x","model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":null},"finish_reason":null}]}"#,
             r#"{"model":"m","choices":[{"index":0,"delta":{"content":"Hi \"you\" \u00e9"},"finish_reason":null}]}"#,
             r#"{"model":"m","choices":[{"index":0,"delta":{"reasoning_content":"hm"}}]}"#,
+            r#"{"model":"m","choices":[{"index":0,"delta":{"reasoning":" ok"}}]}"#,
             r#"{"model":"m","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c","function":{"name":"f","arguments":"{}"}}]}}]}"#,
             r#"{"model":"m","choices":[{"index":0,"delta":{"content":"!"},"finish_reason":"stop"}],"error":null}"#,
             r#"{"model":"m","choices":[],"usage":{"prompt_tokens":3,"completion_tokens":2},"timings":{"prompt_ms":1.5,"predicted_ms":2.5}}"#,
@@ -1040,6 +1052,7 @@ mod tests {
         assert_eq!(fast.text, tree.text);
         assert_eq!(fast.text, "Hi \"you\" \u{e9}!odd model");
         assert_eq!(fast.reasoning, tree.reasoning);
+        assert_eq!(fast.reasoning.as_deref(), Some("hm ok"), "both spellings of the reasoning field");
         assert_eq!(fast.tool_calls, tree.tool_calls);
         assert_eq!(fast.tool_calls.len(), 1);
         assert_eq!(fast.finish_reason, tree.finish_reason);
@@ -1105,6 +1118,7 @@ mod tests {
         assert!(matches!(classify_status(407, "proxy"), Err(CallError::Unauthorized { status: 407, .. })));
         assert!(matches!(classify_status(413, "big"), Err(CallError::Rejected { status: 413, .. })));
         // Not about the request: no answer.
+        assert!(matches!(classify_status(501, "nope"), Err(CallError::Unsupported(_))));
         for s in [404, 405, 409, 425] {
             assert!(matches!(classify_status(s, ""), Err(CallError::Unanswered { .. })), "{s}");
         }

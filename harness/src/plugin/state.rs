@@ -157,6 +157,9 @@ impl WasiView for CaseState {
     }
 }
 
+/// Most requests one `chat-concurrent` call may send at once.
+const MAX_CONCURRENT: usize = 256;
+
 fn trap_invalid(kind: &str, reason: String) -> wasmtime::Error {
     wasmtime::format_err!("instrument sent an invalid {kind} request: {reason}")
 }
@@ -184,6 +187,14 @@ impl CaseState {
         &mut self,
         reqs: Vec<dom::ChatRequest>,
     ) -> wasmtime::Result<Vec<Result<dom::Reply, dom::CallError>>> {
+        // Every request goes out at once: a plugin may not open sockets
+        // without bound (the concurrency row asks for 4).
+        if reqs.len() > MAX_CONCURRENT {
+            return Err(trap_invalid(
+                "chat-concurrent",
+                format!("{} requests at once; at most {MAX_CONCURRENT}", reqs.len()),
+            ));
+        }
         let endpoint = self.endpoint()?;
         let _busy = InCall::new(&self.in_call);
         let started = Instant::now();

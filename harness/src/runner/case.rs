@@ -76,8 +76,16 @@ pub fn trials(
                             .cloned()
                             .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()));
                         let id = format!("{}::{}", inst.prefix(), case.name);
-                        let why = format!("the harness failed while running this case: {}", what.unwrap_or_default());
-                        finish(&shared, bare_record(&id, &inst.plugin.info.name, &case.name, Verdict::Fail(why)), None)
+                        // Neither the model's fault nor the plugin's: no
+                        // answer was measured, as when a server is lost.
+                        let why = format!(
+                            "the harness failed while running this case (a bug in cargo-sparktest, not the model): {}",
+                            what.unwrap_or_default()
+                        );
+                        let mut record = bare_record(&id, &inst.plugin.info.name, &case.name, Verdict::Lost(why));
+                        record.tags = case.tags.clone();
+                        record.arm = inst.arm.as_ref().map(|(a, _)| a.clone());
+                        finish(&shared, record, None)
                     }
                 }
             }));
@@ -200,7 +208,10 @@ fn run_case(shared: &Shared, inst: &Instrument, case: &CaseInfo) -> Result<Compl
     let mut snapshots = Vec::new();
     let snap_dir = shared.snapshots.join(inst.prefix().replace("::", "/"));
     for (snap_name, content) in &result.snapshots {
-        let status = snapshot::check(&snap_dir, &format!("{}__{snap_name}", case.name.replace("::", "__")), content);
+        // Snapshots are committed files: a reply that echoes a key is
+        // redacted like every other output.
+        let content = shared.redactor.redact(content);
+        let status = snapshot::check(&snap_dir, &format!("{}__{snap_name}", case.name.replace("::", "__")), &content);
         if status == SnapshotStatus::Changed && verdict == Verdict::Pass {
             verdict = Verdict::Fail(format!(
                 "snapshot {snap_name} changed since the last run on this target; review with `cargo insta review`"

@@ -33,6 +33,8 @@ pub struct Plan {
     partition: Option<PartitionSpec>,
     run_group: Option<String>,
     resumed: Option<Resumed>,
+    /// Cases the command line's filters left out.
+    filtered_out: usize,
     /// Every key the run's targets use.
     pub redactor: Redactor,
 }
@@ -72,7 +74,7 @@ impl Plan {
                     "--resume {}: that run measured suite {} ({}) on target {}; this one is suite {} ({}) on {}",
                     r.manifest.run_id,
                     r.manifest.suite.name,
-                    &r.manifest.suite.sha256[..12.min(r.manifest.suite.sha256.len())],
+                    r.manifest.suite.sha256.get(..12).unwrap_or(&r.manifest.suite.sha256),
                     r.manifest.target.name,
                     suite.name,
                     &suite.info.sha256[..12],
@@ -82,11 +84,16 @@ impl Plan {
         }
         let partition = match (&args.partition, &resumed) {
             (Some(p), _) => Some(PartitionSpec::parse(p)?),
-            (None, Some(r)) => r.manifest.partition.as_ref().map(|p| PartitionSpec {
-                scheme: p.scheme.clone(),
-                index: p.index,
-                total: p.total,
-            }),
+            // The earlier run's part, checked as the command line's would be
+            // (its file is input like any other).
+            (None, Some(r)) => match r.manifest.partition.as_ref() {
+                Some(p) => {
+                    Some(PartitionSpec::parse(&format!("{}:{}/{}", p.scheme, p.index, p.total)).map_err(|e| {
+                        Error::new(ErrorKind::Setup, format!("--resume {}: its partition: {e}", r.manifest.run_id))
+                    })?)
+                }
+                None => None,
+            },
             (None, None) => None,
         };
         let run_group = args
@@ -96,11 +103,11 @@ impl Plan {
         // Selection: libtest's filters, then the partition over what they
         // keep (the same on every machine given the same arguments), then
         // what a resumed run still needs.
-        let filtered: Vec<String> = prepared
-            .case_ids()
-            .into_iter()
-            .filter(|id| !args.libtest.is_filtered_out(&Trial::test(id.clone(), || Ok(()))))
-            .collect();
+        let all = prepared.case_ids();
+        let every = all.len();
+        let filtered: Vec<String> =
+            all.into_iter().filter(|id| !args.libtest.is_filtered_out(&Trial::test(id.clone(), || Ok(())))).collect();
+        let filtered_out = every - filtered.len();
         let selected = filtered
             .into_iter()
             .enumerate()
@@ -120,7 +127,17 @@ impl Plan {
                 .map(|(n, c)| (n.as_str(), c)),
         );
         let redactor = Connector::new(config, &names)?.redactor;
-        Ok(Plan { target_name, target_cfg, judge_name, selected, partition, run_group, resumed, redactor })
+        Ok(Plan {
+            target_name,
+            target_cfg,
+            judge_name,
+            selected,
+            partition,
+            run_group,
+            resumed,
+            filtered_out,
+            redactor,
+        })
     }
 
     /// The checks a gate suite's run answers for: every case of the suite,
@@ -137,7 +154,7 @@ impl Plan {
     /// What a resumed run carries into its gate: the checks the earlier runs
     /// recorded, and those of them that did not pass.
     pub fn gate_carry(&self) -> (usize, Vec<String>) {
-        self.resumed.as_ref().map_or((0, Vec::new()), |r| {
+        let (done, mut failing) = self.resumed.as_ref().map_or((0, Vec::new()), |r| {
             (
                 r.done.len(),
                 r.done
@@ -146,7 +163,13 @@ impl Plan {
                     .map(|(_, s)| s.clone())
                     .collect(),
             )
-        })
+        });
+        // A partition takes its share of what the filters kept, so a part's
+        // count of checks cannot show what they left out: say it here.
+        if self.partition.is_some() && self.filtered_out > 0 {
+            failing.push(format!("{} checks were left out by the command line's filters", self.filtered_out));
+        }
+        (done, failing)
     }
 
     /// Whether any selected case runs (not all ignored by libtest's rules).

@@ -101,6 +101,15 @@ pub fn run(args: RunArgs) -> Result<i32, Error> {
         // Listing, or nothing selected: libtest prints; no server needed.
         let trials = plan.selected.iter().map(|n| Trial::test(n.clone(), || Ok(()))).collect();
         let failed = libtest_mimic::run(&args.libtest, trials).has_failed();
+        if let Some((total, carried)) = checks.as_ref().filter(|_| !args.libtest.list) {
+            // Nothing runs now: the gate stands on what earlier runs
+            // recorded (a resume with nothing left), else it has not passed.
+            let gate = gate::verdict(&Default::default(), *total, carried);
+            if !gate.passed {
+                eprintln!("sparktest: gate {}: FAILED: {}", suite.name, gate.failing.join("; "));
+                return Ok(exit_code::CASES_FAILED);
+            }
+        }
         return Ok(if failed && !args.libtest.list { exit_code::CASES_FAILED } else { exit_code::OK });
     }
     let targets = plan.connect(&rt, &config, &prepared)?;
@@ -132,11 +141,15 @@ pub fn run(args: RunArgs) -> Result<i32, Error> {
     let started = Instant::now();
     let conclusion = libtest_mimic::run(&args.libtest, trials);
     let stop = shared.control.stopped();
-    sinks.emit(&Event::RunFinished(Box::new(summary(&tally, started, checks, stop.as_ref()))))?;
+    let summary = summary(&tally, started, checks, stop.as_ref(), &plan.redactor);
+    // A gate fails the exit code even where libtest saw nothing fail: a
+    // check not applicable, or one a filter skipped.
+    let gate_failed = summary.gate.as_ref().is_some_and(|g| !g.passed);
+    sinks.emit(&Event::RunFinished(Box::new(summary)))?;
     drop(targets);
     Ok(match stop {
         Some(s) if s.refused => exit_code::TARGET,
-        _ if conclusion.has_failed() => exit_code::CASES_FAILED,
+        _ if conclusion.has_failed() || gate_failed => exit_code::CASES_FAILED,
         _ => exit_code::OK,
     })
 }
@@ -148,6 +161,7 @@ fn summary(
     started: Instant,
     gate: Option<(usize, (usize, Vec<String>))>,
     stop: Option<&control::Stop>,
+    redactor: &crate::redact::Redactor,
 ) -> Summary {
     let t = tally.tally();
     Summary {
@@ -159,7 +173,9 @@ fn summary(
         not_applicable: t.counts.not_applicable,
         instruments: t.instruments(),
         gate: gate.map(|(checks, carried)| gate::verdict(&t, checks, &carried)),
-        stopped: stop.map(|s| s.reason.clone()),
+        // A refusal's body may echo a key: redacted before any sink (the
+        // terminal summary prints it as it is).
+        stopped: stop.map(|s| redactor.redact(&s.reason)),
     }
 }
 

@@ -75,7 +75,10 @@ impl EngineKind for Sglang {
     }
 
     fn draft_counters(&self, samples: &[MetricSample]) -> Option<DraftCounters> {
-        metric_sum(samples, "sglang:spec_accept_length").map(DraftCounters::AcceptLength)
+        // A mean per label set (one per rank): their mean, never their sum.
+        let name = "sglang:spec_accept_length";
+        let n = samples.iter().filter(|s| s.name == name).count();
+        metric_sum(samples, name).map(|sum| DraftCounters::AcceptLength(sum / n as f64))
     }
 
     /// From the startup log: `KV Cache is allocated. #tokens: 1234, K size:
