@@ -166,8 +166,15 @@ fn spec_decode_pairs_a_bare_and_a_drafter_arm() {
         // The bare arm drafts nothing; the drafter arm's counters moved in
         // this case's window, and a model drafting for itself at
         // temperature 0 has most drafts accepted.
-        assert_eq!(metric(bare, "drafted-tokens"), Some(0.0), "{bare:?}");
-        assert!(note(bare, "draft-acceptance").unwrap().starts_with("n/a"), "{bare:?}");
+        let why = note(bare, "draft-acceptance").unwrap();
+        match metric(bare, "drafted-tokens") {
+            Some(drafted) => assert_eq!(drafted, 0.0, "{bare:?}"),
+            // On a loaded 2-core machine a 10-second /metrics read can time
+            // out: then the note says which read and why, never that the
+            // engine keeps no counters.
+            None => assert!(why.contains("server did not confirm: /metrics"), "{bare:?}"),
+        }
+        assert!(why.starts_with("n/a"), "{bare:?}");
         let drafted_tokens = metric(drafted, "drafted-tokens").unwrap();
         let accepted = metric(drafted, "accepted-tokens").unwrap();
         assert!(drafted_tokens > 0.0 && accepted <= drafted_tokens, "{drafted:?}");

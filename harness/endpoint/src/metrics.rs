@@ -10,8 +10,9 @@ use crate::types::{CallError, MetricSample};
 pub async fn scrape(client: &Client) -> Result<Vec<MetricSample>, CallError> {
     let text = match client.get_text("/metrics").await {
         Ok(text) => text,
-        Err(CallError::Unanswered { status: 501, body }) => {
-            return Err(CallError::Unsupported(format!("metrics are off on this server (HTTP 501: {body})")));
+        // llama-server without `--metrics` answers 501.
+        Err(CallError::Unsupported(why)) => {
+            return Err(CallError::Unsupported(format!("metrics are off on this server: {why}")));
         }
         Err(CallError::Unanswered { status: 404, .. }) => {
             return Err(CallError::Unsupported("the server has no /metrics endpoint".into()));

@@ -49,15 +49,16 @@ fn check(c: &Config) -> Result<(), String> {
 }
 
 /// The engine's draft counters now, in the engine's own terms (the host
-/// knows each engine's metric names); None where it keeps none.
-fn counters() -> Option<DraftCounts> {
-    draft_counters().ok()
+/// knows each engine's metric names), or why they cannot be read: an
+/// engine that keeps none, or a `/metrics` that did not answer in time.
+fn counters() -> Result<DraftCounts, String> {
+    draft_counters().map_err(|err| err.reason())
 }
 
 /// Acceptance over the case's window, from counters before and after.
-fn acceptance(outcome: Outcome, before: Option<DraftCounts>, after: Option<DraftCounts>) -> Outcome {
+fn acceptance(outcome: Outcome, before: Result<DraftCounts, String>, after: Result<DraftCounts, String>) -> Outcome {
     match (before, after) {
-        (Some(DraftCounts::Tokens(b)), Some(DraftCounts::Tokens(a))) => {
+        (Ok(DraftCounts::Tokens(b)), Ok(DraftCounts::Tokens(a))) => {
             let (drafted, accepted) = (a.drafted - b.drafted, a.accepted - b.accepted);
             let outcome =
                 outcome.metric("drafted-tokens", drafted, "tokens").metric("accepted-tokens", accepted, "tokens");
@@ -67,8 +68,12 @@ fn acceptance(outcome: Outcome, before: Option<DraftCounts>, after: Option<Draft
                 outcome.note("draft-acceptance", "n/a: the engine drafted nothing in this window")
             }
         }
-        (_, Some(DraftCounts::AcceptLength(len))) => outcome.metric("accept-length", len, "tokens"),
-        _ => outcome.note("draft-acceptance", "n/a: the engine exposes no draft counters"),
+        (_, Ok(DraftCounts::AcceptLength(len))) => outcome.metric("accept-length", len, "tokens"),
+        // Say which read failed and why: a scrape that timed out is not an
+        // engine without counters.
+        (Err(why), _) => outcome.note("draft-acceptance", format!("n/a: draft counters before the case: {why}")),
+        (_, Err(why)) => outcome.note("draft-acceptance", format!("n/a: draft counters after the case: {why}")),
+        (Ok(_), Ok(_)) => outcome.note("draft-acceptance", "n/a: the engine changed its kind of draft counters"),
     }
 }
 

@@ -54,6 +54,16 @@ async fn llama_cpp_is_recognised_by_its_shape_and_says_so() {
     assert_eq!(e.engine().name(), "llama.cpp");
     assert_eq!((e.facts().kv_pool_tokens, e.facts().vision), (Some(8192), Some(false)));
     assert!(fact(&e, "engine_evidence").contains("total_slots 2"), "{:?}", e.facts());
+    // Metrics off (501) is not applicable, and says why.
+    match e.draft_counters().await {
+        Err(CallError::Unsupported(why)) => {
+            assert_eq!(
+                why,
+                "metrics are off on this server: the server does not implement this call (HTTP 501: metrics off)"
+            )
+        }
+        other => panic!("{other:?}"),
+    }
 }
 
 #[tokio::test]
