@@ -654,6 +654,21 @@ fn the_seed_rows_the_gate_marks_and_damage_from_crafted_files() {
             &[],
         ));
     }
+    // The smaller budget finished first: the cell still says the largest.
+    beta.push(noted(
+        "media",
+        "fit::ltx-4s",
+        Outcome::Pass,
+        &[
+            ("free-gib", 40.0),
+            ("budget-gib", 44.2),
+            ("kv-kept-tokens", 560_000.0),
+            ("kv-pool-tokens", 600_000.0),
+            ("free-after-trade-gib", 46.2),
+        ],
+        &[("verdict", "YES WITH KV TRADE")],
+        &[],
+    ));
     beta.push(noted(
         "media",
         "fit::ltx-15s",

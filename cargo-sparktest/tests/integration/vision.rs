@@ -83,7 +83,8 @@ fn no_vision_in_this_build_and_the_media_verdict() {
             "{cell}"
         );
     }
-    // The cell says the 48.8 GiB case's verdict; a NO names both figures
+    // The cell says the largest budget's verdict (48.8 GiB, whichever case
+    // finished first); a NO names both figures
     // (on a 24 GiB box: ~22 GiB free alone, ~1.5 after the loadout).
     let cell = row("Shares a box with media")["raw"].as_str().unwrap().to_string();
     let c = media.cases.iter().find(|c| metric(c, "budget-gib") == Some(48.8)).unwrap();

@@ -416,11 +416,14 @@ fn screenshots(runs: &[Run], col: &str) -> Result<Figure, Missing> {
 /// trade's kept tokens are read against.
 const LARGEST_AGENT_INPUT: f64 = 114_533.0;
 
-/// The first budget's verdict (the seed's 15-second video).
+/// The largest budget's verdict (the seed's 15-second video): the same
+/// whichever order the cases finished in.
 fn media(runs: &[Run], col: &str) -> Result<Figure, Missing> {
     let run = latest(runs, col, |r| has(r, "media")).ok_or(Missing::NotMeasured)?;
     let cases: Vec<&CaseRecord> = run.cases_of("media").collect();
-    let Some(c) = cases.iter().find(|c| note(c, "verdict").is_some()) else {
+    let budget = |c: &CaseRecord| metric(c, "budget-gib").filter(|b| b.is_finite()).unwrap_or(f64::NEG_INFINITY);
+    let judged = cases.iter().filter(|c| note(c, "verdict").is_some());
+    let Some(c) = judged.max_by(|a, b| budget(a).total_cmp(&budget(b)).then_with(|| b.id.cmp(&a.id))) else {
         return Err(missing_from(run, &cases));
     };
     let (free, budget) = (finite(run, c, "free-gib")?, finite(run, c, "budget-gib")?);
