@@ -114,11 +114,7 @@ fn transcripts_named(dir: &Path, files: &[(PathBuf, String)]) -> BTreeMap<String
                 continue;
             };
             let sha = c.transcript_sha256;
-            if sha.len() != 64 || !sha.bytes().all(|b| b.is_ascii_hexdigit()) {
-                continue;
-            }
-            let path = crate::sinks::transcripts::TranscriptStore::path(dir, &sha);
-            if path.is_file() {
+            if let Some(path) = crate::sinks::transcripts::TranscriptStore::path(dir, &sha).filter(|p| p.is_file()) {
                 out.insert(sha, path);
             }
         }

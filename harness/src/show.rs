@@ -51,9 +51,7 @@ pub fn show(args: ShowArgs) -> Result<i32, Error> {
         .next_back()
         .ok_or_else(|| setup(format!("{}: no record of case {case}", file.display())))?;
     // The address comes from a file: only a sha256 becomes a path.
-    let sha = &record.transcript_sha256;
-    let transcript: Option<Transcript> = (sha.len() == 64 && sha.bytes().all(|b| b.is_ascii_hexdigit()))
-        .then(|| TranscriptStore::path(&dir, sha))
+    let transcript: Option<Transcript> = TranscriptStore::path(&dir, &record.transcript_sha256)
         .and_then(|path| std::fs::read_to_string(path).ok())
         .and_then(|t| serde_json::from_str(&t).ok());
     if args.json {

@@ -19,10 +19,16 @@ impl TranscriptStore {
         TranscriptStore { dir: measurements.join("transcripts"), redactor }
     }
 
-    /// Where the transcript with this address is.
-    pub fn path(measurements: &Path, sha256: &str) -> PathBuf {
-        measurements.join("transcripts").join(format!("{sha256}.json"))
+    /// Where the transcript with this address is. Addresses come from
+    /// records (files, plugins): only a sha256 becomes a path, else None.
+    pub fn path(measurements: &Path, sha256: &str) -> Option<PathBuf> {
+        file_in(&measurements.join("transcripts"), sha256)
     }
+}
+
+fn file_in(dir: &Path, sha256: &str) -> Option<PathBuf> {
+    let address = sha256.len() == 64 && sha256.bytes().all(|b| b.is_ascii_hexdigit());
+    address.then(|| dir.join(format!("{sha256}.json")))
 }
 
 impl Sink for TranscriptStore {
@@ -34,10 +40,9 @@ impl Sink for TranscriptStore {
             return Ok(());
         };
         let sha = &f.record.transcript_sha256;
-        if sha.len() != 64 || !sha.bytes().all(|b| b.is_ascii_hexdigit()) {
+        let Some(path) = file_in(&self.dir, sha) else {
             return Ok(());
-        }
-        let path = self.dir.join(format!("{sha}.json"));
+        };
         if path.exists() {
             return Ok(());
         }
