@@ -32,6 +32,7 @@ fn manifest(target: &str, model: &str, engine: &str, started: &str) -> Manifest 
             launch_command: None,
             facts: vec![],
             host: None,
+            tool_choice: None,
         },
         client_host: HostInfo {
             hostname: Some("box".into()),

@@ -52,6 +52,7 @@ pub struct Endpoint {
     client: Client,
     engine: &'static dyn EngineKind,
     facts: ServerFacts,
+    require_tool_calls: bool,
 }
 
 impl Endpoint {
@@ -62,7 +63,26 @@ impl Endpoint {
     pub async fn connect(client: Client, launch_command: Option<&[String]>) -> Result<Self, ProbeError> {
         let (engine, mut facts) = probe::probe(&client).await?;
         engine.read_launch_command(&mut facts, launch_command);
-        Ok(Endpoint { client, engine, facts })
+        Ok(Endpoint { client, engine, facts, require_tool_calls: false })
+    }
+
+    /// The request as it is sent: with `tool_choice: "required"` where the
+    /// target forces tool calls ([`Endpoint::require_tool_calls`]), as
+    /// given otherwise. Transcripts record this, not the instrument's.
+    pub fn as_sent<'r>(&self, req: &'r ChatRequest) -> std::borrow::Cow<'r, ChatRequest> {
+        if self.require_tool_calls && !req.tools.is_empty() && matches!(req.tool_choice, None | Some(ToolChoice::Auto))
+        {
+            std::borrow::Cow::Owned(ChatRequest { tool_choice: Some(ToolChoice::Required), ..req.clone() })
+        } else {
+            std::borrow::Cow::Borrowed(req)
+        }
+    }
+
+    /// Send every chat request that offers tools and leaves the choice to
+    /// the model (unset or `auto`) with `tool_choice: "required"`: for a
+    /// target whose model calls tools only when forced.
+    pub fn require_tool_calls(&mut self) {
+        self.require_tool_calls = true;
     }
 
     /// The engine the probe found.
@@ -90,11 +110,14 @@ impl Endpoint {
     /// the request itself (an image to a build without vision) is a clean
     /// refusal, whatever its status.
     pub async fn chat(&self, req: &ChatRequest) -> Result<Reply, CallError> {
+        let req = self.as_sent(req);
+        let req = req.as_ref();
         match self.client.chat(req).await {
-            Err(CallError::Unanswered { status, body })
-                if self.engine.refuses_request(status, &body, has_images(req)) =>
-            {
-                Err(CallError::Rejected { status, body })
+            Err(CallError::Unanswered { status, body }) => {
+                Err(self.engine.read_error(status, body, has_images(req), !req.tools.is_empty()))
+            }
+            Err(CallError::Rejected { status, body }) => {
+                Err(self.engine.read_rejection(status, body, !req.tools.is_empty()))
             }
             other => other,
         }

@@ -193,6 +193,12 @@ pub struct TargetInfo {
     /// The machine the server ran on (1.2), when the harness launched it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host: Option<HostInfo>,
+    /// `required` when the target forces a tool call on every request that
+    /// offers tools (`tool-choice = "required"` in its configuration): the
+    /// agent rows then measure calling under force, and cannot score when
+    /// not to call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_choice: Option<String>,
 }
 
 /// Facts about a machine.
@@ -693,6 +699,7 @@ mod tests {
                 launch_command: None,
                 facts: vec![],
                 host: None,
+                tool_choice: None,
             },
             client_host: HostInfo {
                 hostname: None,

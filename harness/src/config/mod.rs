@@ -79,6 +79,21 @@ pub struct TargetConfig {
     /// never reaches a record, a board, a log line or an error.
     #[serde(default)]
     pub api_key_env: Option<String>,
+    /// `required` for a model that calls tools only when forced: every
+    /// request that offers tools and leaves the choice to the model (unset
+    /// or `auto`) is sent with `tool_choice: "required"`. The run records
+    /// it, and the board names it on the column: the agent rows then cannot
+    /// score when not to call. Unset: requests go as the suite wrote them.
+    #[serde(default)]
+    pub tool_choice: Option<ForcedToolChoice>,
+}
+
+/// A tool choice a target imposes on requests that offer tools.
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum ForcedToolChoice {
+    /// Every such request must call a tool.
+    Required,
 }
 
 fn direct() -> String {

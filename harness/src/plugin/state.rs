@@ -179,7 +179,7 @@ impl CaseState {
         let result = endpoint.chat(&req).await;
         let elapsed = started.elapsed();
         self.log.endpoint_time += elapsed;
-        self.log.record("chat", &req, elapsed, &result, None);
+        self.log.record("chat", endpoint.as_sent(&req).as_ref(), elapsed, &result, None);
         Ok(result)
     }
 
@@ -203,7 +203,7 @@ impl CaseState {
         let wall = started.elapsed();
         self.log.endpoint_time += wall;
         for (req, result) in reqs.iter().zip(&results) {
-            self.log.record("chat", req, wall, result, None);
+            self.log.record("chat", endpoint.as_sent(req).as_ref(), wall, result, None);
             if let Some(call) = self.log.calls.last_mut() {
                 call.server_load = window.clone();
             }

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use sparktest_record::TargetInfo;
 
-use crate::config::{Config, TargetConfig};
+use crate::config::{Config, ForcedToolChoice, TargetConfig};
 use crate::endpoint::{
     Client, ClientConfig, Endpoint, Footprint, ProbeError, RetryBudget, Secret, Timeouts, redact_url,
 };
@@ -203,6 +203,9 @@ impl Connector<'_> {
             )),
         }
         facts.footprint = footprint;
+        if cfg.tool_choice == Some(ForcedToolChoice::Required) {
+            endpoint.require_tool_calls();
+        }
         let facts = endpoint.facts().clone();
         let info = target_info(name, cfg, &base_url, &facts, launched.as_ref(), config);
         Ok(Connected { info, endpoint: Arc::new(endpoint), launched: launched.map(|l| Arc::new(Mutex::new(l))) })
@@ -267,6 +270,7 @@ fn target_info(
         launch_command: launched.map(|l| l.command.clone()),
         facts: target_facts,
         host: launched.map(|_| crate::hostinfo::snapshot()),
+        tool_choice: cfg.tool_choice.map(|ForcedToolChoice::Required| "required".to_string()),
     }
 }
 

@@ -54,6 +54,7 @@ impl Plan {
                     route: "direct".into(),
                     pins: BTreeMap::new(),
                     api_key_env: None,
+                    tool_choice: None,
                 },
             ),
         };

@@ -119,11 +119,13 @@ pub fn config_line(t: &TargetInfo) -> String {
     }
     parts.push(t.model_id.clone());
     for (k, v) in &t.facts {
-        if let Some(pin) = k.strip_prefix("pin.") {
-            // "1.0 sha256:<64 hex>" → "1.0 sha256:<12 hex>"; the pinned
+        if let Some(pin) = k.strip_prefix("pin.").or_else(|| k.strip_prefix("provisioned.")) {
+            // "1.0 sha256:<64 hex>" → "1.0 sha256:<12 hex>", a bare digest
+            // (what a provisioner built) to its first 12; the pinned
             // configurations section keeps the whole digest.
             let short = match v.find("sha256:") {
                 Some(at) => v.get(..at + 7 + 12).unwrap_or(v).to_string(),
+                None if v.len() == 64 && v.bytes().all(|b| b.is_ascii_hexdigit()) => v[..12].to_string(),
                 None => v.clone(),
             };
             parts.push(format!("{pin} {short}"));
@@ -131,6 +133,9 @@ pub fn config_line(t: &TargetInfo) -> String {
     }
     if let Some(cmd) = &t.launch_command {
         parts.push(launch_flags(cmd));
+    }
+    if let Some(choice) = &t.tool_choice {
+        parts.push(format!("tool_choice {choice} forced by the target"));
     }
     parts.join(" · ")
 }
@@ -408,6 +413,10 @@ pub fn build(runs: &[Run], config: &Config, judgements: &Judgements) -> Board {
     }
     for (key, col) in columns.iter_mut() {
         col.marks = vec![vision_mark(runs, key)];
+        // A model that must call cannot be scored on when not to call.
+        if latest(runs, key, |r| r.manifest.target.tool_choice.is_some()).is_some() {
+            col.marks.push("tool calls forced (tool_choice: required)".into());
+        }
         col.admission = admission(runs, key);
     }
     let mut rows = Vec::new();

@@ -8,7 +8,7 @@ use super::{
     DraftCounters, EngineKind, Identity, KvBytes, LiveLoad, get_json, load_from_metrics, push, token_counters,
 };
 use crate::client::Client;
-use crate::types::{MetricSample, ServerFacts};
+use crate::types::{CallError, MetricSample, ServerFacts};
 
 /// llama.cpp's `llama-server`.
 #[derive(Debug)]
@@ -116,10 +116,27 @@ impl EngineKind for LlamaCpp {
     }
 
     /// A build without a vision projector answers images with HTTP 500
-    /// "image input is not supported - hint: … provide the mmproj".
-    fn refuses_request(&self, status: u16, body: &str, has_images: bool) -> bool {
+    /// "image input is not supported - hint: … provide the mmproj"; a
+    /// model whose tool call the chat template's parser cannot read gets
+    /// HTTP 500 "The model produced output that does not match the expected
+    /// peg-native format" (or "Failed to parse …"): the model wrote it.
+    fn read_error(&self, status: u16, body: String, has_images: bool, has_tools: bool) -> CallError {
         let b = body.to_lowercase();
-        has_images && status == 500 && (b.contains("image input is not supported") || b.contains("mmproj"))
+        if status != 500 {
+            return CallError::Unanswered { status, body };
+        }
+        if has_images && (b.contains("image input is not supported") || b.contains("mmproj")) {
+            return CallError::Rejected { status, body };
+        }
+        let unparsed =
+            b.contains("does not match the expected") || (b.contains("failed to parse") && b.contains("tool"));
+        if has_tools && unparsed {
+            return CallError::Rejected {
+                status,
+                body: format!("the engine could not parse the tool call the model wrote: {body}"),
+            };
+        }
+        CallError::Unanswered { status, body }
     }
 
     fn draft_counters(&self, samples: &[MetricSample]) -> Option<DraftCounters> {
@@ -207,9 +224,21 @@ mod tests {
     #[test]
     fn an_image_refused_with_a_500_is_a_refusal_of_the_request() {
         let body = r#"{"error":{"code":500,"message":"image input is not supported - hint: if this is unexpected, you may need to provide the mmproj","type":"server_error"}}"#;
-        assert!(LlamaCpp.refuses_request(500, body, true));
-        assert!(!LlamaCpp.refuses_request(500, body, false));
-        assert!(!LlamaCpp.refuses_request(500, "out of memory", true));
+        let read = |status, body: &str, images, tools| LlamaCpp.read_error(status, body.to_string(), images, tools);
+        assert!(matches!(read(500, body, true, false), CallError::Rejected { status: 500, .. }));
+        assert!(matches!(read(500, body, false, false), CallError::Unanswered { .. }));
+        assert!(matches!(read(500, "out of memory", true, false), CallError::Unanswered { .. }));
+        // The tool call the model wrote, unparsed by the template: the
+        // model's failure, said so; without tools offered, no answer.
+        let peg = r#"{"error":{"code":500,"message":"The model produced output that does not match the expected peg-native format","type":"server_error"}}"#;
+        match read(500, peg, false, true) {
+            CallError::Rejected { status: 500, body } => {
+                assert!(body.starts_with("the engine could not parse the tool call the model wrote"), "{body}")
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(read(500, peg, false, false), CallError::Unanswered { .. }));
+        assert!(matches!(read(503, peg, false, true), CallError::Unanswered { .. }));
     }
 
     #[test]

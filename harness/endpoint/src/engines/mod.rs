@@ -111,11 +111,21 @@ pub trait EngineKind: Send + Sync + std::fmt::Debug + 'static {
         Box::pin(async { Err(CallError::Unsupported("engine returns no prompt logprobs".into())) })
     }
 
-    /// Whether an error answer is the engine refusing the request itself,
-    /// whatever its status says: llama.cpp answers an image it cannot read
-    /// with HTTP 500. Such an answer is a clean refusal, not a lost call.
-    fn refuses_request(&self, _status: u16, _body: &str, _has_images: bool) -> bool {
-        false
+    /// What an error answer that would be lost (a 5xx, a 404 …) means in
+    /// this engine's own words. llama.cpp answers an image it cannot read,
+    /// and a tool call it could not parse from the model's output, with
+    /// HTTP 500: a clean refusal and the model's failure, not a lost call.
+    /// Anything not recognised stays no answer.
+    fn read_error(&self, status: u16, body: String, _has_images: bool, _has_tools: bool) -> CallError {
+        CallError::Unanswered { status, body }
+    }
+
+    /// What a clean refusal (a 4xx about the request) means in this
+    /// engine's own words: vLLM refuses a tool choice it was not started to
+    /// serve, which is a feature turned off by a flag (N/A naming the flag),
+    /// not the model's failure.
+    fn read_rejection(&self, status: u16, body: String, _has_tools: bool) -> CallError {
+        CallError::Rejected { status, body }
     }
 
     /// The draft counters in a metrics scrape, where the engine has them.

@@ -88,12 +88,35 @@ impl EngineKind for Vllm {
         token_counters(samples, DRAFT)
     }
 
-    /// From the startup log: `Available KV cache memory: 12.34 GiB` and
-    /// `GPU KV cache size: 123,456 tokens`.
+    /// A server started without its tool flags refuses every tool choice
+    /// but `none` with HTTP 400: `"auto" tool choice requires
+    /// --enable-auto-tool-choice and --tool-call-parser to be set`,
+    /// `tool_choice="required" requires --tool-call-parser to be set`. The
+    /// feature is off, not the model wrong: N/A naming the flags.
+    fn read_rejection(&self, status: u16, body: String, has_tools: bool) -> CallError {
+        let flags: Vec<&str> =
+            ["--enable-auto-tool-choice", "--tool-call-parser"].into_iter().filter(|f| body.contains(f)).collect();
+        let about_tools = body.contains("tool choice") || body.contains("tool_choice");
+        if has_tools && status == 400 && about_tools && !flags.is_empty() {
+            return CallError::Unsupported(format!(
+                "vLLM serves tool calls only when started with {}: {body}",
+                flags.join(" and ")
+            ));
+        }
+        CallError::Rejected { status, body }
+    }
+
+    /// From the startup log: `Available KV cache memory: 12.34 GiB` (GPU)
+    /// or `Explicitly set (1.0/22.21) GiB for KV cache` (CPU), and `GPU KV
+    /// cache size: 123,456 tokens` or `CPU KV cache size: 23,296 tokens`.
     fn kv_bytes_per_token(&self, _facts: &ServerFacts, _command: &[String], log: &str) -> Option<KvBytes> {
-        let mem = regex::Regex::new(r"Available KV cache memory:\s*([0-9.]+)\s*GiB").ok()?;
-        let tokens = regex::Regex::new(r"GPU KV cache size:\s*([0-9,]+)\s*tokens").ok()?;
-        let gib: f64 = mem.captures_iter(log).last()?[1].parse().ok()?;
+        let mem = regex::Regex::new(
+            r"(?:Available KV cache memory:\s*([0-9.]+)\s*GiB|Explicitly set \(([0-9.]+)/[0-9.]+\) GiB for KV cache)",
+        )
+        .ok()?;
+        let tokens = regex::Regex::new(r"(?:GPU|CPU) KV cache size:\s*([0-9,]+)\s*tokens").ok()?;
+        let caps = mem.captures_iter(log).last()?;
+        let gib: f64 = caps.get(1).or_else(|| caps.get(2))?.as_str().parse().ok()?;
         let n: f64 = tokens.captures_iter(log).last()?[1].replace(',', "").parse().ok()?;
         (n > 0.0).then(|| KvBytes {
             per_token: gib * 1073741824.0 / n,
@@ -125,5 +148,27 @@ mod tests {
         let log = "INFO worker.py: Available KV cache memory: 10.50 GiB\nINFO kv_cache_utils.py: GPU KV cache size: 1,376,256 tokens\n";
         let kv = Vllm.kv_bytes_per_token(&ServerFacts::default(), &[], log).unwrap();
         assert!((kv.per_token - 10.5 * 1073741824.0 / 1376256.0).abs() < 1e-6);
+        // vLLM on CPU (0.32.0), as its log says it.
+        let cpu = "(Worker pid=22076) INFO 12-01 15:37:32 [cpu_worker.py:260] Explicitly set (1.0/22.21) GiB for KV cache on node 0.\n(EngineCore pid=21975) INFO 12-01 15:37:32 [kv_cache_utils.py:2327] CPU KV cache size: 23,296 tokens, Maximum concurrency for 2,048 tokens per request: 11.38x\n";
+        let kv = Vllm.kv_bytes_per_token(&ServerFacts::default(), &[], cpu).unwrap();
+        assert!((kv.per_token - 1073741824.0 / 23296.0).abs() < 1e-6, "{kv:?}");
+    }
+
+    #[test]
+    fn a_tool_choice_refused_for_want_of_a_flag_is_not_applicable() {
+        // vLLM 0.32.0's own words, started without its tool flags.
+        for body in [
+            r#"{"error":{"message":"\"auto\" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set","type":"BadRequestError","param":null,"code":400}}"#,
+            r#"{"error":{"message":"tool_choice=\"required\" requires --tool-call-parser to be set","type":"BadRequestError","param":null,"code":400}}"#,
+        ] {
+            match Vllm.read_rejection(400, body.into(), true) {
+                CallError::Unsupported(why) => assert!(why.contains("--tool-call-parser"), "{why}"),
+                other => panic!("{other:?}"),
+            }
+            // The same words without tools offered are not about this.
+            assert!(matches!(Vllm.read_rejection(400, body.into(), false), CallError::Rejected { .. }));
+        }
+        let too_long = r#"{"error":{"message":"This model's maximum context length is 2048 tokens","type":"BadRequestError","param":"input_tokens","code":400}}"#;
+        assert!(matches!(Vllm.read_rejection(400, too_long.into(), true), CallError::Rejected { status: 400, .. }));
     }
 }
