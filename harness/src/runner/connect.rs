@@ -234,6 +234,9 @@ fn target_info(
 ) -> TargetInfo {
     let mut target_facts: Vec<(String, String)> =
         cfg.pins.iter().map(|(k, v)| (format!("pin.{k}"), v.clone())).collect();
+    if let Some(l) = launched {
+        target_facts.extend(l.provisioned_digests.iter().map(|(k, v)| (format!("provisioned.{k}"), v.clone())));
+    }
     target_facts.extend(facts.extra.iter().cloned());
     for (k, v) in [
         ("context_per_request", facts.context_per_request.map(|n| n.to_string())),
