@@ -5,9 +5,9 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 use sparktest_harness::show::ShowArgs;
-use sparktest_harness::{BoardArgs, RunArgs, TargetChoice};
+use sparktest_harness::{BoardArgs, DiffArgs, DiffFormat, RunArgs, TargetChoice};
 use sparktest_record::exit_code;
 
 #[derive(Parser)]
@@ -91,6 +91,50 @@ enum Command {
     Board(BoardCmd),
     /// Print one case's record and transcript: `show RUN_ID#CASE_ID`.
     Show(ShowCmd),
+    /// Compare two runs row by row: the change, and whether it is beyond
+    /// run-to-run variation (paired by item where the items match).
+    Diff(DiffCmd),
+}
+
+#[derive(Args)]
+#[command(after_help = "Exit codes:
+  0    compared (with --fail-on regression: no row worse beyond variation)
+  101  --fail-on regression and a row changed beyond run-to-run variation
+       for the worse (lost items never count)
+  2    the command line could not be parsed
+  3    a side names no run, group, file or folder, or a file is unreadable")]
+struct DiffCmd {
+    /// The baseline: a run id, a run group, a measurement file or a folder
+    /// of them.
+    a: String,
+    /// The candidate, named the same ways.
+    b: String,
+    /// Folder run ids and groups are looked up in (default: the project's
+    /// `measurements/`).
+    #[arg(long, value_name = "DIR")]
+    measurements: Option<PathBuf>,
+    /// `text` or `json`.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+    /// Exit 101 when a row changed beyond run-to-run variation in the bad
+    /// direction.
+    #[arg(long, value_enum, value_name = "WHAT")]
+    fail_on: Option<FailOn>,
+    /// Seed of the bootstrap (recorded in the output).
+    #[arg(long, default_value_t = 21)]
+    seed: u64,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Format {
+    Text,
+    Json,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum FailOn {
+    /// A change beyond run-to-run variation for the worse.
+    Regression,
 }
 
 #[derive(Args)]
@@ -169,6 +213,18 @@ fn main() -> ExitCode {
             reporter: b.reporter,
             config: b.config,
             judgements: b.judgements,
+            cwd,
+        }),
+        Some(Command::Diff(d)) => sparktest_harness::diff(DiffArgs {
+            a: d.a,
+            b: d.b,
+            measurements_dir: d.measurements,
+            format: match d.format {
+                Format::Text => DiffFormat::Text,
+                Format::Json => DiffFormat::Json,
+            },
+            fail_on_regression: matches!(d.fail_on, Some(FailOn::Regression)),
+            seed: d.seed,
             cwd,
         }),
         Some(Command::Show(s)) => {

@@ -16,7 +16,8 @@
 //! - [`target`] launches a configured server (the reference target) in its
 //!   own process group and stops it after, or when the harness is stopped.
 //! - [`board()`] runs a reporter plugin over a folder of measurement files;
-//!   [`show()`] prints a case's transcript.
+//!   [`show()`] prints a case's transcript; [`diff()`] tells a change
+//!   between two runs from run-to-run variation.
 //! - [`redact`] keeps keys out of every output.
 //!
 //! # Known limitations
@@ -29,6 +30,7 @@
 
 pub mod board;
 pub mod config;
+pub mod diff;
 pub mod error;
 pub mod events;
 pub mod hostinfo;
@@ -43,6 +45,7 @@ pub mod target;
 pub mod transcript;
 
 pub use board::{BoardArgs, board};
+pub use diff::{DiffArgs, DiffFormat, diff};
 pub use error::{Error, ErrorKind};
 pub use runner::{RunArgs, TargetChoice, run};
 pub use show::show;

@@ -14,7 +14,7 @@ use sparktest_record::{
 use crate::support::*;
 use crate::webdriver::Browser;
 
-fn manifest(target: &str, model: &str, engine: &str, started: &str) -> Manifest {
+pub(crate) fn manifest(target: &str, model: &str, engine: &str, started: &str) -> Manifest {
     Manifest {
         format_version: sparktest_record::FORMAT_VERSION.into(),
         run_id: format!("{started}-{target}"),
@@ -54,7 +54,13 @@ fn manifest(target: &str, model: &str, engine: &str, started: &str) -> Manifest 
     }
 }
 
-fn case(instrument: &str, name: &str, outcome: Outcome, metrics: &[(&str, f64)], reason: Option<&str>) -> CaseRecord {
+pub(crate) fn case(
+    instrument: &str,
+    name: &str,
+    outcome: Outcome,
+    metrics: &[(&str, f64)],
+    reason: Option<&str>,
+) -> CaseRecord {
     CaseRecord {
         id: format!("{instrument}::{name}"),
         instrument: instrument.into(),
@@ -99,7 +105,7 @@ fn speed(code: f64, prose: f64) -> Vec<CaseRecord> {
     ]
 }
 
-fn write(dir: &Path, name: &str, m: Manifest, cases: Vec<CaseRecord>, summary: bool) {
+pub(crate) fn write(dir: &Path, name: &str, m: Manifest, cases: Vec<CaseRecord>, summary: bool) {
     let count = |o: Outcome| cases.iter().filter(|c| c.outcome == o).count() as u64;
     let (passed, failed, lost, na) =
         (count(Outcome::Pass), count(Outcome::Fail), count(Outcome::Lost), count(Outcome::NotApplicable));

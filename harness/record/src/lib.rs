@@ -36,6 +36,9 @@ pub mod exit_code {
     pub const IO: i32 = 6;
     /// At least one case failed or was lost (libtest's code).
     pub const CASES_FAILED: i32 = 101;
+    /// `diff --fail-on regression`: a row changed beyond run-to-run
+    /// variation for the worse. The check failed, so libtest's code.
+    pub const REGRESSION: i32 = 101;
 }
 
 /// One line of a measurement file.

@@ -1,0 +1,150 @@
+//! The two sides of a diff: what `RUN_A` and `RUN_B` name (a run id, a run
+//! group, a measurement file or a folder of them), read into records keyed
+//! by case.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use sparktest_record::{CaseRecord, Line, Manifest};
+
+use crate::error::{Error, ErrorKind};
+
+/// A case on one side: its arm (paired instruments) and id.
+pub type Key = (Option<String>, String);
+
+/// One side of a diff.
+#[derive(Debug, Clone)]
+pub struct Side {
+    /// What the command line named.
+    pub spec: String,
+    /// The runs read, in start order.
+    pub manifests: Vec<Manifest>,
+    /// Every record of every case, in start order of their runs, each with
+    /// the run id it came from.
+    pub records: BTreeMap<Key, Vec<(String, CaseRecord)>>,
+    /// Case key → the board rows it feeds.
+    pub rows: BTreeMap<Key, Vec<String>>,
+    /// Rows in the order first seen.
+    pub row_order: Vec<String>,
+}
+
+fn setup(message: String) -> Error {
+    Error::new(ErrorKind::Setup, message)
+}
+
+/// The rows a case feeds, as the board groups records: the tags that are
+/// row titles (instruments tag cases with the board's own capitalised
+/// titles; lower-case tags are categories such as `a-tool` or
+/// `kind:…`), else the row the instrument describes itself with, else the
+/// instrument's name.
+pub fn rows_of(case: &CaseRecord, manifest: &Manifest) -> Vec<String> {
+    let tagged: Vec<String> =
+        case.tags.iter().filter(|t| t.starts_with(|c: char| c.is_ascii_uppercase())).cloned().collect();
+    if !tagged.is_empty() {
+        return tagged;
+    }
+    let described = manifest.instruments.iter().find(|i| i.name == case.instrument).map(|i| i.row.clone());
+    vec![described.filter(|r| !r.is_empty()).unwrap_or_else(|| case.instrument.clone())]
+}
+
+fn jsonl_in(dir: &Path) -> Result<Vec<PathBuf>, Error> {
+    let entries = std::fs::read_dir(dir)
+        .map_err(|e| setup(format!("failed to read measurements folder {}: {e}", dir.display())))?;
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .collect();
+    files.sort();
+    Ok(files)
+}
+
+/// A file's whole records; a damaged tail is warned about, not fatal.
+fn read(path: &Path) -> Result<(Manifest, Vec<CaseRecord>), Error> {
+    let bytes = std::fs::read(path).map_err(|e| setup(format!("failed to read {}: {e}", path.display())))?;
+    let text = String::from_utf8_lossy(&bytes);
+    let partial = sparktest_record::parse_partial(&text).map_err(|e| setup(format!("{}: {e}", path.display())))?;
+    if let Some(d) = &partial.damage {
+        eprintln!(
+            "sparktest: warning: {}: line {}: {}; the records before it are used",
+            path.display(),
+            d.line,
+            d.message
+        );
+    }
+    let mut manifest = None;
+    let mut cases = Vec::new();
+    for line in partial.lines {
+        match line {
+            Line::Manifest(m) if manifest.is_none() => manifest = Some(m),
+            Line::Case(c) => cases.push(c),
+            _ => {}
+        }
+    }
+    let manifest = manifest.ok_or_else(|| setup(format!("{}: no manifest", path.display())))?;
+    Ok((manifest, cases))
+}
+
+/// The files `spec` names: a file, a folder, a run id in `dir` (with the
+/// runs that resumed it), or a run group (every part of a partitioned run).
+fn files_for(spec: &str, cwd: &Path, dir: &Path) -> Result<Vec<PathBuf>, Error> {
+    let as_path = cwd.join(spec);
+    if as_path.is_file() {
+        return Ok(vec![as_path]);
+    }
+    if as_path.is_dir() {
+        let files = jsonl_in(&as_path)?;
+        if files.is_empty() {
+            return Err(setup(format!("no measurement files (*.jsonl) in {}", as_path.display())));
+        }
+        return Ok(files);
+    }
+    let names_a_run = !spec.contains(['/', '\\']) && !spec.starts_with('.');
+    if names_a_run && dir.is_dir() {
+        let mut found = Vec::new();
+        for f in jsonl_in(dir)? {
+            let Ok((m, _)) = read(&f) else { continue };
+            let group = m.partition.as_ref().is_some_and(|p| p.group == spec);
+            if m.run_id == spec || m.resumes.as_deref() == Some(spec) || group {
+                found.push(f);
+            }
+        }
+        if !found.is_empty() {
+            return Ok(found);
+        }
+    }
+    Err(setup(format!(
+        "{spec:?} names no measurement file, folder, run id or run group (run ids and groups are looked up in {})",
+        dir.display()
+    )))
+}
+
+/// Read one side.
+pub fn side(spec: &str, cwd: &Path, dir: &Path) -> Result<Side, Error> {
+    let mut runs = Vec::new();
+    for f in files_for(spec, cwd, dir)? {
+        runs.push(read(&f)?);
+    }
+    runs.sort_by(|a, b| (&a.0.started_at, &a.0.run_id).cmp(&(&b.0.started_at, &b.0.run_id)));
+    let mut side = Side {
+        spec: spec.to_string(),
+        manifests: Vec::new(),
+        records: BTreeMap::new(),
+        rows: BTreeMap::new(),
+        row_order: Vec::new(),
+    };
+    for (manifest, cases) in runs {
+        for c in cases {
+            let key = (c.arm.clone(), c.id.clone());
+            let rows = rows_of(&c, &manifest);
+            for r in &rows {
+                if !side.row_order.contains(r) {
+                    side.row_order.push(r.clone());
+                }
+            }
+            side.rows.insert(key.clone(), rows);
+            side.records.entry(key).or_default().push((manifest.run_id.clone(), c));
+        }
+        side.manifests.push(manifest);
+    }
+    Ok(side)
+}

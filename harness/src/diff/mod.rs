@@ -1,0 +1,73 @@
+//! `cargo sparktest diff A B`: did B change anything against A, or is it
+//! run-to-run variation? Per board row, pass/fail items paired by item
+//! (McNemar's exact test) or unpaired (Fisher's exact test), per-item
+//! figures by a seeded bootstrap of the mean paired ratio; lost items are
+//! left out and named; configuration differences are named. The maths is
+//! in `sparktest-stats`.
+
+pub mod compare;
+pub mod load;
+pub mod report;
+
+use std::path::PathBuf;
+
+pub use compare::{ALPHA, FIGURES, Settings, compare};
+pub use report::Report;
+
+use crate::config::Config;
+use crate::error::{Error, ErrorKind};
+
+/// How the report is printed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DiffFormat {
+    /// Text for a reader.
+    Text,
+    /// One JSON object ([`Report`]).
+    Json,
+}
+
+/// Everything `cargo sparktest diff` needs.
+#[derive(Debug)]
+pub struct DiffArgs {
+    /// The baseline: a run id, run group, measurement file or folder.
+    pub a: String,
+    /// The candidate, named the same ways.
+    pub b: String,
+    /// Folder run ids and groups are looked up in (default: the project's).
+    pub measurements_dir: Option<PathBuf>,
+    /// Text or JSON.
+    pub format: DiffFormat,
+    /// Exit non-zero when a row changed beyond variation for the worse.
+    pub fail_on_regression: bool,
+    /// Seed of every bootstrap.
+    pub seed: u64,
+    /// Where the command was started.
+    pub cwd: PathBuf,
+}
+
+/// Bootstrap resamples per figure: enough for a stable 95% interval.
+pub const RESAMPLES: usize = 10_000;
+
+/// Compare and print. Returns the process exit code: 0, or
+/// [`sparktest_record::exit_code::REGRESSION`] with `--fail-on regression`
+/// when a row changed beyond run-to-run variation for the worse.
+pub fn diff(args: DiffArgs) -> Result<i32, Error> {
+    let config = Config::discover(&args.cwd)?;
+    let dir = args.measurements_dir.clone().unwrap_or_else(|| config.path(&config.run.measurements_dir));
+    let a = load::side(&args.a, &args.cwd, &dir)?;
+    let b = load::side(&args.b, &args.cwd, &dir)?;
+    let report = compare(&a, &b, Settings { seed: args.seed, resamples: RESAMPLES });
+    match args.format {
+        DiffFormat::Text => print!("{}", report::text(&report)),
+        DiffFormat::Json => println!(
+            "{}",
+            serde_json::to_string_pretty(&report)
+                .map_err(|e| Error::new(ErrorKind::Io, format!("failed to write the report: {e}")))?
+        ),
+    }
+    Ok(if args.fail_on_regression && report.regression {
+        sparktest_record::exit_code::REGRESSION
+    } else {
+        sparktest_record::exit_code::OK
+    })
+}
