@@ -200,6 +200,43 @@ const A: &str = "alpha · m1";
 const B: &str = "beta · m2";
 const G: &str = "gamma · m3";
 
+/// The Wilson 95% score interval, written out here from Wilson (1927).
+fn wilson(k: f64, n: f64) -> (f64, f64) {
+    let z = 1.959963984540054f64;
+    let p = k / n;
+    let centre = (p + z * z / (2.0 * n)) / (1.0 + z * z / n);
+    let half = z / (1.0 + z * z / n) * (p * (1.0 - p) / n + z * z / (4.0 * n * n)).sqrt();
+    (centre - half, centre + half)
+}
+
+#[test]
+fn k_of_n_cells_carry_a_wilson_interval_and_one_sample_cells_say_so() {
+    let p = Project::new("");
+    let m = p.path().join("m");
+    crafted(&m);
+    let out = board(&p, &m, "out");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let s = standings(&p.path().join("out"));
+    // 6/10 on alpha; 9/10 with one lost on beta (the board counts lost as given).
+    for (col, k, n) in [(A, 6.0, 10.0), (B, 9.0, 10.0)] {
+        let spread = &cell(&s, "Agent tasks", col)["spread"];
+        assert_eq!(spread["kind"], "wilson", "{spread}");
+        assert_eq!((spread["k"].as_f64(), spread["n"].as_f64()), (Some(k), Some(n)));
+        let (low, high) = wilson(k, n);
+        assert!((spread["low"].as_f64().unwrap() - low).abs() < 1e-9, "{spread}");
+        assert!((spread["high"].as_f64().unwrap() - high).abs() < 1e-9, "{spread}");
+    }
+    // One likelihood record: no interval is invented.
+    let one = &cell(&s, "Likelihood (bits per character)", B)["spread"];
+    assert_eq!(one["kind"], "one-sample", "{one}");
+    assert!(one["note"].as_str().unwrap().contains("one sample, no spread"), "{one}");
+    // Shown beside the raw figure: 6/10 is 31–83%.
+    let md = std::fs::read_to_string(p.path().join("out/board.md")).unwrap();
+    assert!(md.contains("6/10 correct (95% CI 31–83%)"), "{md}");
+    let html = std::fs::read_to_string(p.path().join("out/board.html")).unwrap();
+    assert!(html.contains("<div class=\"spread\">95% CI 31–83%</div>"), "spread not shown in the HTML");
+}
+
 #[test]
 fn standings_na_reasons_failure_log_and_escaping_from_crafted_files() {
     let p = Project::new("");

@@ -41,7 +41,7 @@ thead th{position:sticky;top:0;background:#f0f0f0}
 #scores td{min-width:11rem;max-width:18rem}
 .standing{font-size:1.25rem;font-weight:700}
 .na .standing{color:#888;font-size:1rem}
-.raw{margin:.15rem 0}details summary{color:#666;font-size:.72rem;cursor:pointer}.cfg,.rec,.sub,.missing,.why{color:#666;font-size:.72rem;word-break:break-word}
+.raw{margin:.15rem 0}details summary{color:#666;font-size:.72rem;cursor:pointer}.cfg,.rec,.sub,.missing,.why,.spread{color:#666;font-size:.72rem;word-break:break-word}
 .blend{font-weight:700;color:#0b5}
 th.rowhead{cursor:pointer;text-align:left;min-width:12rem}
 th.rowhead.picked{background:#dff3e6}
@@ -345,10 +345,14 @@ pub fn render(board: &Board, runs: &[Run], extras: &Extras) -> String {
             let cell = &row.cells[&c.key];
             let grey = if matches!(c.admission, Admission::Failed { .. }) { " unadmitted" } else { "" };
             match cell {
-                Cell::Measured { standing, raw, config, records, .. } => {
+                Cell::Measured { standing, raw, config, records, spread, .. } => {
+                    let spread = spread
+                        .as_ref()
+                        .map(|s| format!("<div class=\"spread\">{}</div>", esc(&s.words())))
+                        .unwrap_or_default();
                     let _ = write!(
                         out,
-                        "<td class=\"{grey}\" data-col=\"{}\" data-standing=\"{standing}\" title=\"{}\"><div class=\"standing\">{}</div><div class=\"raw\">{}</div><details><summary>configuration and records</summary><div class=\"cfg\">{}</div><div class=\"rec\">record: {}</div></details></td>",
+                        "<td class=\"{grey}\" data-col=\"{}\" data-standing=\"{standing}\" title=\"{}\"><div class=\"standing\">{}</div><div class=\"raw\">{}</div>{spread}<details><summary>configuration and records</summary><div class=\"cfg\">{}</div><div class=\"rec\">record: {}</div></details></td>",
                         esc(&c.key),
                         esc(config),
                         fmt_standing(*standing),

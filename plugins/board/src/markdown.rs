@@ -66,9 +66,10 @@ pub fn render(board: &Board, runs: &[Run], extras: &Extras) -> String {
         let _ = write!(out, "| {}{judged} |", cell(&row.title));
         for c in &board.columns {
             let text = match &row.cells[&c.key] {
-                Cell::Measured { standing, raw, config, records, .. } => {
+                Cell::Measured { standing, raw, config, records, spread, .. } => {
+                    let spread = spread.as_ref().map(|s| format!(" ({})", cell(&s.words()))).unwrap_or_default();
                     format!(
-                        "**{standing}** {} <br>{} <br>record: {}",
+                        "**{standing}** {}{spread} <br>{} <br>record: {}",
                         cell(raw),
                         cell(config),
                         cell(&records.join(", "))

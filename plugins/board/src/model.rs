@@ -203,6 +203,37 @@ pub struct Figure {
     pub config: String,
     /// `run-id#case-id` of every record used.
     pub records: Vec<String>,
+    /// The figure's uncertainty from its own data, where it has one.
+    pub spread: Option<Spread>,
+}
+
+/// A cell's uncertainty, from its own data (issue 21): the standing is
+/// unchanged; this is shown beside the raw figure.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum Spread {
+    /// A k/n figure: the Wilson 95% score interval of the proportion
+    /// (Wilson 1927).
+    Wilson { k: u64, n: u64, low: f64, high: f64 },
+    /// One sample and no spread: no interval can be computed from the
+    /// cell's data, and none is invented.
+    OneSample { note: String },
+}
+
+impl Spread {
+    /// The Wilson 95% interval of `k` of `n`; None when `n` is 0.
+    pub fn wilson(k: usize, n: usize) -> Option<Spread> {
+        let (k, n) = (k as u64, n as u64);
+        sparktest_stats::wilson(k, n, sparktest_stats::Z95).map(|i| Spread::Wilson { k, n, low: i.low, high: i.high })
+    }
+
+    /// The words beside the raw figure.
+    pub fn words(&self) -> String {
+        match self {
+            Spread::Wilson { low, high, .. } => format!("95% CI {:.0}–{:.0}%", low * 100.0, high * 100.0),
+            Spread::OneSample { note } => note.clone(),
+        }
+    }
 }
 
 /// One cell of the scorecard.
@@ -215,6 +246,9 @@ pub enum Cell {
         raw: String,
         config: String,
         records: Vec<String>,
+        /// The figure's uncertainty, where it has one.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        spread: Option<Spread>,
     },
     Judged {
         standing: f64,
@@ -509,6 +543,7 @@ fn measured_row(def: &RowDef, runs: &[Run], columns: &BTreeMap<String, Column>, 
                     raw: f.raw,
                     config: f.config,
                     records: f.records,
+                    spread: f.spread,
                 },
                 Err(Missing::NotMeasured) => {
                     Cell::NotApplicable { reason: "not measured on this configuration".into(), records: Vec::new() }

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use sparktest_record::{CaseRecord, Outcome};
 
 use crate::config::Rule;
-use crate::model::{Figure, Missing, Run, config_line, latest, mean, metric, missing_from, note};
+use crate::model::{Figure, Missing, Run, Spread, config_line, latest, mean, metric, missing_from, note};
 
 /// One row's definition.
 pub struct RowDef {
@@ -158,6 +158,9 @@ fn figure(run: &Run, value: f64, raw: String, cases: &[&CaseRecord]) -> Figure {
         raw,
         config: config_line(&run.manifest.target),
         records: cases.iter().map(|c| run.record_id(c)).collect(),
+        // A figure from one record has nothing to spread over.
+        spread: (cases.len() == 1)
+            .then(|| Spread::OneSample { note: "one sample, no spread: no interval can be computed".into() }),
     }
 }
 
@@ -204,7 +207,9 @@ fn pass_rate(runs: &[Run], col: &str, instrument: &str, tag: Option<&str>) -> Re
             raw.push_str(&format!(" ({})", parts.join(", ")));
         }
     }
-    Ok(figure(run, passed as f64 / given.len() as f64, raw, &given))
+    let mut f = figure(run, passed as f64 / given.len() as f64, raw, &given);
+    f.spread = Spread::wilson(passed, given.len());
+    Ok(f)
 }
 
 /// The compliance rows: complied / refused / empty among the harmful
@@ -275,7 +280,9 @@ fn compliance(runs: &[Run], col: &str, row: &str) -> Result<Figure, Missing> {
         let items = cases.len();
         raw.push_str(&format!(" - set {set}: {items} items, sha256 {}", pin.unwrap_or("unpinned")));
     }
-    Ok(figure(run, complied as f64 / n as f64, raw, &cases))
+    let mut f = figure(run, complied as f64 / n as f64, raw, &cases);
+    f.spread = Spread::wilson(complied, n);
+    Ok(f)
 }
 
 /// Reproducibility: within the session and restart to restart, bytes and
