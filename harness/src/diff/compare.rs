@@ -403,3 +403,60 @@ pub fn compare(a: &Side, b: &Side, s: Settings) -> Report {
         regression,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(id: &str, outcome: &str) -> CaseRecord {
+        serde_json::from_value(serde_json::json!({
+            "id": id, "instrument": "a-bench", "case": id, "tags": ["Agent tasks"], "outcome": outcome,
+            "reason": null, "metrics": [], "notes": [], "started_at": "t", "seconds": 1.0,
+            "endpoint_seconds": 0.5, "calls": [], "prompt_tokens": null, "completion_tokens": null,
+            "transcript_sha256": "00", "snapshots": []
+        }))
+        .unwrap()
+    }
+
+    /// A side of `n` items named `prefix{i}`, the first `passed` passing.
+    fn side(prefix: &str, passed: usize, n: usize) -> Side {
+        let mut s = Side {
+            spec: prefix.into(),
+            manifests: vec![],
+            records: BTreeMap::new(),
+            rows: BTreeMap::new(),
+            row_order: vec!["Agent tasks".into()],
+        };
+        for i in 0..n {
+            let id = format!("{prefix}{i:02}");
+            let key = (None, id.clone());
+            let c = record(&id, if i < passed { "pass" } else { "fail" });
+            s.rows.insert(key.clone(), vec!["Agent tasks".into()]);
+            s.records.insert(key, vec![("run".into(), c)]);
+        }
+        s
+    }
+
+    #[test]
+    fn items_that_differ_are_compared_unpaired_with_fishers_test() {
+        // Another suite version: no item in common, 51/60 against 36/60.
+        let r = compare(&side("old", 51, 60), &side("new", 36, 60), Settings { seed: 1, resamples: 100 });
+        let p = r.rows[0].pass_rate.as_ref().unwrap();
+        assert_eq!((p.test.as_str(), p.paired), ("fisher-exact", 0));
+        // Fisher's exact p for [[51, 9], [36, 24]], computed exactly in Python.
+        assert!((p.p_value - 0.0038184521965669324).abs() < 1e-9, "{}", p.p_value);
+        assert_eq!((p.verdict, p.direction), (Verdict::Beyond, Direction::Worse));
+        assert_eq!((r.rows[0].only_in_a, r.rows[0].only_in_b), (60, 60));
+        assert!(r.regression);
+    }
+
+    #[test]
+    fn launch_flags_leave_out_host_port_and_model_folder() {
+        let cmd: Vec<String> =
+            ["llama-server", "--host", "127.0.0.1", "--port", "8080", "-m", "/a/b/m.gguf", "--jinja"]
+                .iter()
+                .map(|s| s.to_string())
+                .collect();
+        assert_eq!(launch_flags(&cmd), "-m m.gguf --jinja");
+    }
+}
