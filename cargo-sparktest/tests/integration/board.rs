@@ -33,6 +33,9 @@ fn manifest(target: &str, model: &str, engine: &str, started: &str) -> Manifest 
             facts: vec![],
             host: None,
             tool_choice: None,
+            label: None,
+            note: None,
+            description: None,
         },
         client_host: HostInfo {
             hostname: Some("box".into()),
@@ -446,6 +449,43 @@ fn two_configurations_under_one_target_name_are_two_columns() {
         configs.iter().any(|c| c.contains("--parallel 2")) && configs.iter().any(|c| c.contains("--parallel 4")),
         "{configs:?}"
     );
+}
+
+#[test]
+fn servers_the_harness_did_not_launch_are_told_apart_by_what_they_report_and_by_label() {
+    // Two --endpoint runs of one model, one server at a 4,096 and one at an
+    // 8,192 context: no launch command, so only the probe tells them apart.
+    let p = Project::new("");
+    let m = p.path().join("m");
+    std::fs::create_dir_all(&m).unwrap();
+    let served = |ctx: &str, started: &str| {
+        let mut t = manifest("endpoint", "m1", "llama.cpp", started);
+        t.target.facts = vec![("context_per_request".into(), ctx.into()), ("slots".into(), "1".into())];
+        t
+    };
+    write(&m, "a.jsonl", served("4096", "2026-02-01T00:00:00Z"), speed(10.0, 10.0), true);
+    write(&m, "b.jsonl", served("8192", "2026-02-02T00:00:00Z"), speed(20.0, 20.0), true);
+    // A labelled run of the same server: its own column, named by the label,
+    // with the target's note and description where a reader looks.
+    let mut labelled = served("8192", "2026-02-03T00:00:00Z");
+    labelled.target.label = Some("NVFP4 · MTP-3".into());
+    labelled.target.note = Some("vision ✓".into());
+    labelled.target.description = Some("vLLM 0.28 on the Spark".into());
+    write(&m, "c.jsonl", labelled, speed(30.0, 30.0), true);
+    assert_eq!(board(&p, &m, "out").status.code(), Some(0));
+    let s = standings(&p.path().join("out"));
+    let cols: Vec<&Value> = s["board"]["columns"].as_array().unwrap().iter().collect();
+    assert_eq!(cols.len(), 3, "{cols:?}");
+    let configs: Vec<&str> = cols.iter().map(|c| c["config"].as_str().unwrap()).collect();
+    assert!(configs.iter().any(|c| c.contains("context 4096")), "{configs:?}");
+    assert!(configs.iter().filter(|c| c.contains("context 8192")).count() == 2, "{configs:?}");
+    let named = cols.iter().find(|c| c["label"] == "NVFP4 · MTP-3").expect("the labelled column");
+    assert_eq!(named["key"], "NVFP4 · MTP-3 · m1");
+    assert_eq!(named["note"], "vision ✓");
+    let html = std::fs::read_to_string(p.path().join("out/board.html")).unwrap();
+    assert!(html.contains("NVFP4 · MTP-3") && html.contains("vision ✓ · m1"), "the head shows label and note");
+    assert!(html.contains("vLLM 0.28 on the Spark"), "the pinned configurations carry the description");
+    assert_eq!(cell(&s, "Prose speed", "NVFP4 · MTP-3 · m1")["raw"].as_str().map(|r| r.contains("30")), Some(true));
 }
 
 #[test]

@@ -199,6 +199,16 @@ pub struct TargetInfo {
     /// not to call.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_choice: Option<String>,
+    /// The column's name on the board, from the target's `label` or
+    /// `--label`; runs with different labels are different columns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    /// The target's `note`: a line under the column's name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    /// The target's `description`, for people.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
 }
 
 /// Facts about a machine.
@@ -700,6 +710,9 @@ mod tests {
                 facts: vec![],
                 host: None,
                 tool_choice: None,
+                label: None,
+                note: None,
+                description: None,
             },
             client_host: HostInfo {
                 hostname: None,

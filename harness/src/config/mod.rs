@@ -86,6 +86,13 @@ pub struct TargetConfig {
     /// score when not to call. Unset: requests go as the suite wrote them.
     #[serde(default)]
     pub tool_choice: Option<ForcedToolChoice>,
+    /// The column's name on the board ("NVFP4 · MTP-3 · vision ✓"); the
+    /// target's name when unset. `--label` replaces it for one run.
+    #[serde(default)]
+    pub label: Option<String>,
+    /// A line under the column's name on the board.
+    #[serde(default)]
+    pub note: Option<String>,
 }
 
 /// A tool choice a target imposes on requests that offer tools.

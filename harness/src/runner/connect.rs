@@ -274,6 +274,9 @@ fn target_info(
         facts: target_facts,
         host: launched.map(|_| crate::hostinfo::snapshot()),
         tool_choice: cfg.tool_choice.map(|ForcedToolChoice::Required| "required".to_string()),
+        label: cfg.label.clone(),
+        note: cfg.note.clone(),
+        description: (!cfg.description.is_empty()).then(|| cfg.description.clone()),
     }
 }
 

@@ -55,9 +55,15 @@ impl Plan {
                     pins: BTreeMap::new(),
                     api_key_env: None,
                     tool_choice: None,
+                    label: None,
+                    note: None,
                 },
             ),
         };
+        let mut target_cfg = target_cfg;
+        if let Some(label) = &args.label {
+            target_cfg.label = Some(label.clone());
+        }
         let judge_name = args.judge.clone().or_else(|| config.run.judge.clone());
         if let Some(j) = &judge_name
             && j != &target_name

@@ -74,6 +74,8 @@ pub struct RunArgs {
     pub run_group: Option<String>,
     /// Run only the lost or unrecorded cases of this earlier run.
     pub resume: Option<String>,
+    /// The board column's label (`--label`), replacing the target's.
+    pub label: Option<String>,
 }
 
 fn runtime() -> Result<tokio::runtime::Runtime, Error> {

@@ -323,9 +323,10 @@ pub fn render(board: &Board, runs: &[Run], extras: &Extras) -> String {
         let _ = write!(
             out,
             "<th class=\"col{}\" data-col=\"{k}\" data-admitted=\"{admitted}\"><button class=\"model\" data-col=\"{k}\" title=\"remove this column\">{}</button>\
-             <div class=\"sub\">{} · {}</div><div class=\"marks\">{}</div>{gate}<div class=\"blend\"></div><div class=\"missing\"></div></th>",
+             <div class=\"sub\">{}{} · {}</div><div class=\"marks\">{}</div>{gate}<div class=\"blend\"></div><div class=\"missing\"></div></th>",
             if admitted { "" } else { " unadmitted" },
-            esc(&c.target),
+            esc(&c.label),
+            c.note.as_deref().map_or(String::new(), |n| format!("{} · ", esc(n))),
             esc(&c.model),
             esc(&c.engine),
             esc(&c.marks.join(" · ")),

@@ -54,7 +54,7 @@ pub fn render(board: &Board, runs: &[Run], extras: &Extras) -> String {
         let _ = write!(
             out,
             " {} ({} · {}; {}){gate} |",
-            cell(&c.target),
+            cell(&c.label),
             cell(&c.model),
             cell(&c.engine),
             cell(&c.marks.join(" · "))

@@ -73,7 +73,7 @@ impl Run {
 /// A target's name and model: its column, unless the records hold several
 /// configurations under that pair.
 pub fn base_key(t: &TargetInfo) -> String {
-    format!("{} · {}", t.name, t.model_id)
+    format!("{} · {}", t.label.as_deref().unwrap_or(&t.name), t.model_id)
 }
 
 /// A short, stable digest (FNV-1a) to tell configurations apart.
@@ -118,6 +118,14 @@ pub fn config_line(t: &TargetInfo) -> String {
         parts.push(format!("build {b}"));
     }
     parts.push(t.model_id.clone());
+    // What the server itself says of its configuration: a server the harness
+    // did not launch has no flags here, and the same model served with
+    // another context or slot count is another configuration.
+    for (k, what) in [("context_per_request", "context"), ("slots", "slots")] {
+        if let Some((_, v)) = t.facts.iter().find(|(f, _)| f == k) {
+            parts.push(format!("{what} {v}"));
+        }
+    }
     for (k, v) in &t.facts {
         if let Some(pin) = k.strip_prefix("pin.").or_else(|| k.strip_prefix("provisioned.")) {
             // "1.0 sha256:<64 hex>" → "1.0 sha256:<12 hex>", a bare digest
@@ -167,6 +175,11 @@ pub fn launch_flags(cmd: &[String]) -> String {
 pub struct Column {
     pub key: String,
     pub target: String,
+    /// The name the column is shown by: the target's `label` (or
+    /// `--label`), else the target's name.
+    pub label: String,
+    /// The target's `note`, a line under the name.
+    pub note: Option<String>,
     pub model: String,
     pub engine: String,
     pub config: String,
@@ -402,6 +415,8 @@ pub fn build(runs: &[Run], config: &Config, judgements: &Judgements) -> Board {
                 Column {
                     key: key.clone(),
                     target: t.name.clone(),
+                    label: t.label.clone().unwrap_or_else(|| t.name.clone()),
+                    note: t.note.clone(),
                     model: t.model_id.clone(),
                     engine: t.engine.clone(),
                     config: config_line(t),
