@@ -75,7 +75,13 @@ fn misbehaving_cases_end_with_named_errors_and_the_rest_run() {
     assert!(extra.contains("extra-body may not set \"model\""), "{extra}");
     assert!(run.case("fixture::hostile::extra_body_model").calls.is_empty(), "nothing was sent");
     // A snapshot name that is a path stays in the instrument's folder.
-    let snaps = p.path().join("snapshots/endpoint/fixture");
+    let baseline = std::fs::read_dir(p.path().join("snapshots"))
+        .unwrap()
+        .flatten()
+        .find(|e| e.file_name().to_string_lossy().starts_with("endpoint-"))
+        .expect("the endpoint's baseline folder")
+        .path();
+    let snaps = baseline.join("fixture");
     let found: Vec<String> = walk(&snaps);
     assert!(
         found.iter().any(|f| f.ends_with("escaped.snap"))

@@ -214,7 +214,8 @@ fn run_case(shared: &Shared, inst: &Instrument, case: &CaseInfo) -> Result<Compl
         let status = snapshot::check(&snap_dir, &format!("{}__{snap_name}", case.name.replace("::", "__")), &content);
         if status == SnapshotStatus::Changed && verdict == Verdict::Pass {
             verdict = Verdict::Fail(format!(
-                "snapshot {snap_name} changed since the last run on this target; review with `cargo insta review`"
+                "snapshot {snap_name} changed since the baseline in {}; review with `cargo insta review`",
+                shared.snapshots.display()
             ));
         }
         snapshots.push((snap_name.clone(), status.as_str().to_string()));
@@ -225,6 +226,11 @@ fn run_case(shared: &Shared, inst: &Instrument, case: &CaseInfo) -> Result<Compl
     };
     let mut notes = result.notes.clone();
     notes.extend(ceiling_notes(shared.ceiling.as_ref(), &result.metrics));
+    if !snapshots.is_empty() {
+        // Which baseline the case was compared with.
+        let folder = shared.snapshots.file_name().map_or_else(String::new, |f| f.to_string_lossy().into_owned());
+        notes.push(("snapshot-baseline".into(), format!("snapshots/{folder}")));
+    }
     let transcript = result.log.recorder.transcript().clone();
     let record = CaseRecord {
         id: id.clone(),
