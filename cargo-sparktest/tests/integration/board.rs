@@ -489,6 +489,44 @@ fn servers_the_harness_did_not_launch_are_told_apart_by_what_they_report_and_by_
 }
 
 #[test]
+fn a_column_that_never_called_a_tool_could_not_be_tested_on_the_agent_rows() {
+    let p = Project::new("");
+    let m = p.path().join("m");
+    std::fs::create_dir_all(&m).unwrap();
+    // Every answered task says how many tool calls the model made.
+    let calls = |n: &str, cases: Vec<CaseRecord>| -> Vec<CaseRecord> {
+        cases
+            .into_iter()
+            .map(|mut c| {
+                c.notes.push(("tool-calls".into(), n.into()));
+                c.tags.push("Tools & structured output".into());
+                c
+            })
+            .collect()
+    };
+    write(
+        &m,
+        "a.jsonl",
+        manifest("alpha", "m1", "llama.cpp", "2026-02-01T00:00:00Z"),
+        calls("0", a_bench(2, 1, 10)),
+        true,
+    );
+    write(&m, "b.jsonl", manifest("beta", "m2", "vllm", "2026-02-01T00:00:00Z"), calls("1", a_bench(2, 0, 10)), true);
+    // Records from before the note: scored as answered, as before.
+    write(&m, "c.jsonl", manifest("gamma", "m3", "sglang", "2026-02-01T00:00:00Z"), a_bench(2, 0, 10), true);
+    assert_eq!(board(&p, &m, "out").status.code(), Some(0));
+    let s = standings(&p.path().join("out"));
+    let a = cell(&s, "Agent tasks", A);
+    assert_eq!(a["kind"], "incapable", "{a}");
+    assert_eq!(a["reason"], "could not be tested — cannot call tools — 10 items attempted", "{a}");
+    assert_eq!(cell(&s, "Tools & structured output", A)["kind"], "incapable");
+    for col in [B, G] {
+        let c = cell(&s, "Agent tasks", col);
+        assert_eq!((c["kind"].as_str(), c["raw"].as_str()), (Some("measured"), Some("2/10 correct")), "{c}");
+    }
+}
+
+#[test]
 fn older_record_versions_load_and_unknown_ones_are_refused_by_name() {
     let p = Project::new("");
     let m = p.path().join("m");

@@ -174,6 +174,14 @@ fn pass_rate(runs: &[Run], col: &str, instrument: &str, tag: Option<&str>) -> Re
     if given.is_empty() {
         return Err(missing_from(run, &cases));
     }
+    if instrument == "a-bench"
+        && let Some(n) = no_tool_calls(run)
+    {
+        return Err(Missing::Incapable {
+            reason: format!("could not be tested — cannot call tools — {n} items attempted"),
+            records: given.iter().map(|c| run.record_id(c)).collect(),
+        });
+    }
     let passed = given.iter().filter(|c| c.outcome == Outcome::Pass).count();
     let lost = given.iter().filter(|c| c.outcome == Outcome::Lost).count();
     let mut raw = format!("{passed}/{} correct", given.len());
@@ -205,6 +213,18 @@ fn pass_rate(runs: &[Run], col: &str, instrument: &str, tag: Option<&str>) -> Re
         }
     }
     Ok(figure(run, passed as f64 / given.len() as f64, raw, &given))
+}
+
+/// The number of A-Bench items a run attempted when the model made no tool
+/// call in any of them (each answered case says how many it made): the seed
+/// reads that as "could not be tested", not as that many wrong answers.
+/// None when any call was made, or when the records do not say.
+fn no_tool_calls(run: &Run) -> Option<usize> {
+    let bench: Vec<&CaseRecord> = run.cases.iter().filter(|c| c.instrument == "a-bench").collect();
+    let answered: Vec<&&CaseRecord> =
+        bench.iter().filter(|c| matches!(c.outcome, Outcome::Pass | Outcome::Fail)).collect();
+    let none = !answered.is_empty() && answered.iter().all(|c| note(c, "tool-calls") == Some("0"));
+    none.then_some(bench.len())
 }
 
 /// The compliance rows: complied / refused / empty among the harmful
