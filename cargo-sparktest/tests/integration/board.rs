@@ -54,6 +54,7 @@ fn manifest(target: &str, model: &str, engine: &str, started: &str) -> Manifest 
         judge: None,
         partition: None,
         resumes: None,
+        suite_cases: Default::default(),
     }
 }
 
@@ -524,6 +525,40 @@ fn a_column_that_never_called_a_tool_could_not_be_tested_on_the_agent_rows() {
         let c = cell(&s, "Agent tasks", col);
         assert_eq!((c["kind"].as_str(), c["raw"].as_str()), (Some("measured"), Some("2/10 correct")), "{c}");
     }
+}
+
+#[test]
+fn a_cell_says_what_it_covers_and_a_partial_one_is_marked() {
+    let p = Project::new("");
+    let m = p.path().join("m");
+    std::fs::create_dir_all(&m).unwrap();
+    let listed = |mut man: Manifest| {
+        man.suite_cases = [("a-bench".to_string(), 60)].into();
+        man
+    };
+    // One partition's worth of a 60-task suite, a whole one, and a whole
+    // one that never finished.
+    write(
+        &m,
+        "a.jsonl",
+        listed(manifest("alpha", "m1", "llama.cpp", "2026-02-01T00:00:00Z")),
+        a_bench(10, 0, 10),
+        true,
+    );
+    write(&m, "b.jsonl", listed(manifest("beta", "m2", "vllm", "2026-02-01T00:00:00Z")), a_bench(30, 0, 60), true);
+    write(&m, "c.jsonl", listed(manifest("gamma", "m3", "sglang", "2026-02-01T00:00:00Z")), a_bench(30, 0, 60), false);
+    assert_eq!(board(&p, &m, "out").status.code(), Some(0));
+    let s = standings(&p.path().join("out"));
+    let a = cell(&s, "Agent tasks", A);
+    assert_eq!(a["partial"], "partial: 10 of 60 a-bench cases recorded", "{a}");
+    assert!(cell(&s, "Agent tasks", B).get("partial").is_none(), "whole");
+    assert_eq!(cell(&s, "Agent tasks", G)["partial"], "partial: run not finished");
+    // 10/10 outscores 30/60 on the figure, but not silently: the cell is marked.
+    let html = std::fs::read_to_string(p.path().join("out/board.html")).unwrap();
+    assert!(html.contains("partial: 10 of 60 a-bench cases recorded"), "shown in the cell");
+    assert_eq!(html.matches("<td class=\" partial\"").count(), 2, "two partial agent cells shaded");
+    let md = std::fs::read_to_string(p.path().join("out/board.md")).unwrap();
+    assert!(md.contains("(partial: 10 of 60 a-bench cases recorded)"), "{md}");
 }
 
 #[test]

@@ -12,6 +12,8 @@
 //! plugins read them.
 #![warn(missing_docs)]
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
 /// Version of the measurement-file format. A reader refuses a file whose
@@ -90,6 +92,11 @@ pub struct Manifest {
     /// lost or never recorded; the board reads the two as one run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resumes: Option<String>,
+    /// How many cases the suite lists for each instrument, before filters,
+    /// partitions and resumes: what a complete run of it records. The board
+    /// marks a cell partial when fewer were recorded.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub suite_cases: BTreeMap<String, u64>,
 }
 
 /// One part of a partitioned run (`--partition hash:2/3`).
@@ -731,6 +738,7 @@ mod tests {
             judge: None,
             partition: None,
             resumes: None,
+            suite_cases: Default::default(),
         })
     }
 

@@ -273,6 +273,10 @@ impl Plan {
             judge: self.judge_name.as_ref().map(|j| targets.get(j).info.clone()),
             partition: self.partition.as_ref().zip(group).map(|(p, g)| p.record(g)),
             resumes: self.resumed.as_ref().map(|r| r.manifest.run_id.clone()),
+            suite_cases: prepared.instruments.iter().fold(Default::default(), |mut n, i| {
+                *n.entry(i.plugin.info.name.clone()).or_insert(0) += i.cases.len() as u64;
+                n
+            }),
         }
     }
 }

@@ -48,6 +48,8 @@ th.rowhead.picked{background:#dff3e6}
 .prio{display:inline-block;min-width:1.2rem;font-weight:700;color:#0b5}
 .judged{font-size:.7rem;background:#ffe9b3;padding:0 .3rem;border-radius:.2rem}
 .marks{font-size:.7rem;color:#345}
+td.partial{background:repeating-linear-gradient(135deg,#fff,#fff 6px,#f4efe2 6px,#f4efe2 12px)}
+.partial{font-size:.7rem;color:#8a5a00;font-weight:600}
 .gate{font-size:.7rem;font-weight:700}.gate.failed{color:#a30}
 .unadmitted{opacity:.45}
 .incapable .standing{color:#a30}
@@ -346,14 +348,18 @@ pub fn render(board: &Board, runs: &[Run], extras: &Extras) -> String {
             let cell = &row.cells[&c.key];
             let grey = if matches!(c.admission, Admission::Failed { .. }) { " unadmitted" } else { "" };
             match cell {
-                Cell::Measured { standing, raw, config, records, .. } => {
+                Cell::Measured { standing, raw, config, records, partial, .. } => {
                     let _ = write!(
                         out,
-                        "<td class=\"{grey}\" data-col=\"{}\" data-standing=\"{standing}\" title=\"{}\"><div class=\"standing\">{}</div><div class=\"raw\">{}</div><details><summary>configuration and records</summary><div class=\"cfg\">{}</div><div class=\"rec\">record: {}</div></details></td>",
+                        "<td class=\"{grey}{}\" data-col=\"{}\" data-standing=\"{standing}\" title=\"{}\"><div class=\"standing\">{}</div><div class=\"raw\">{}</div>{}<details><summary>configuration and records</summary><div class=\"cfg\">{}</div><div class=\"rec\">record: {}</div></details></td>",
+                        if partial.is_some() { " partial" } else { "" },
                         esc(&c.key),
                         esc(config),
                         fmt_standing(*standing),
                         esc(raw),
+                        partial
+                            .as_deref()
+                            .map_or(String::new(), |p| format!("<div class=\"partial\">{}</div>", esc(p))),
                         esc(config),
                         records_html(records, &transcripts)
                     );

@@ -66,10 +66,11 @@ pub fn render(board: &Board, runs: &[Run], extras: &Extras) -> String {
         let _ = write!(out, "| {}{judged} |", cell(&row.title));
         for c in &board.columns {
             let text = match &row.cells[&c.key] {
-                Cell::Measured { standing, raw, config, records, .. } => {
+                Cell::Measured { standing, raw, config, records, partial, .. } => {
                     format!(
-                        "**{standing}** {} <br>{} <br>record: {}",
+                        "**{standing}** {}{} <br>{} <br>record: {}",
                         cell(raw),
+                        partial.as_deref().map_or(String::new(), |p| format!(" ({})", cell(p))),
                         cell(config),
                         cell(&records.join(", "))
                     )

@@ -216,6 +216,9 @@ pub struct Figure {
     pub config: String,
     /// `run-id#case-id` of every record used.
     pub records: Vec<String>,
+    /// Set when the run behind it recorded fewer of the instrument's cases
+    /// than its suite lists, or did not finish: what it covers.
+    pub partial: Option<String>,
 }
 
 /// One cell of the scorecard.
@@ -228,6 +231,10 @@ pub enum Cell {
         raw: String,
         config: String,
         records: Vec<String>,
+        /// What a partial cell covers ("partial: 2 of 70 compliance cases
+        /// recorded"); absent when the run covered its suite.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        partial: Option<String>,
     },
     Judged {
         standing: f64,
@@ -524,6 +531,7 @@ fn measured_row(def: &RowDef, runs: &[Run], columns: &BTreeMap<String, Column>, 
                     raw: f.raw,
                     config: f.config,
                     records: f.records,
+                    partial: f.partial,
                 },
                 Err(Missing::NotMeasured) => {
                     Cell::NotApplicable { reason: "not measured on this configuration".into(), records: Vec::new() }

@@ -158,7 +158,30 @@ fn figure(run: &Run, value: f64, raw: String, cases: &[&CaseRecord]) -> Figure {
         raw,
         config: config_line(&run.manifest.target),
         records: cases.iter().map(|c| run.record_id(c)).collect(),
+        partial: coverage(run, cases),
     }
+}
+
+/// What a figure covers when it is less than its suite: the instrument's
+/// cases recorded (every part and resume merged) against the number its
+/// suite lists, parts missing, a run that never finished. None when whole,
+/// or when the records do not say (files older than the count).
+fn coverage(run: &Run, cases: &[&CaseRecord]) -> Option<String> {
+    let instrument = &cases.first()?.instrument;
+    let mut gaps = Vec::new();
+    if let Some(&total) = run.manifest.suite_cases.get(instrument) {
+        let mut ids: Vec<&str> =
+            run.cases.iter().filter(|c| &c.instrument == instrument).map(|c| c.id.as_str()).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        if (ids.len() as u64) < total {
+            gaps.push(format!("{} of {total} {instrument} cases recorded", ids.len()));
+        }
+    }
+    if run.summary.is_none() {
+        gaps.push("run not finished".into());
+    }
+    (!gaps.is_empty()).then(|| format!("partial: {}", gaps.join("; ")))
 }
 
 fn has(run: &Run, instrument: &str) -> bool {
