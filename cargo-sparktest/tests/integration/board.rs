@@ -556,9 +556,29 @@ fn a_cell_says_what_it_covers_and_a_partial_one_is_marked() {
     // 10/10 outscores 30/60 on the figure, but not silently: the cell is marked.
     let html = std::fs::read_to_string(p.path().join("out/board.html")).unwrap();
     assert!(html.contains("partial: 10 of 60 a-bench cases recorded"), "shown in the cell");
+    // No battery ran on these columns: they are not gated, and say so.
+    assert_eq!(html.matches("not gated: battery not run").count(), 3);
     assert_eq!(html.matches("<td class=\" partial\"").count(), 2, "two partial agent cells shaded");
     let md = std::fs::read_to_string(p.path().join("out/board.md")).unwrap();
     assert!(md.contains("(partial: 10 of 60 a-bench cases recorded)"), "{md}");
+}
+
+#[test]
+fn chatter_around_intact_text_is_counted_apart_on_the_corruption_row() {
+    let p = Project::new("");
+    let m = p.path().join("m");
+    std::fs::create_dir_all(&m).unwrap();
+    let mut chatty = case("corruption", "rtl::arabic", Outcome::Pass, &[], None);
+    chatty.notes.push(("model-added-words".into(), "the text came back intact, with words the model added".into()));
+    let cases = vec![
+        case("corruption", "accents::french", Outcome::Pass, &[], None),
+        chatty,
+        case("corruption", "cjk::japanese", Outcome::Fail, &[], Some("reply differs")),
+    ];
+    write(&m, "a.jsonl", manifest("alpha", "m1", "vllm", "2026-02-01T00:00:00Z"), cases, true);
+    assert_eq!(board(&p, &m, "out").status.code(), Some(0));
+    let s = standings(&p.path().join("out"));
+    assert_eq!(cell(&s, "Corruption probe", A)["raw"], "2/3 correct (1 intact inside words the model added)");
 }
 
 #[test]

@@ -316,7 +316,7 @@ pub fn render(board: &Board, runs: &[Run], extras: &Extras) -> String {
     out.push_str("<table id=\"scores\"><thead><tr><th>What is measured</th>");
     for c in &board.columns {
         let (admitted, gate) = match &c.admission {
-            Admission::NotRun => (true, "<div class=\"gate\">battery not run</div>".to_string()),
+            Admission::NotRun => (true, "<div class=\"gate\">not gated: battery not run</div>".to_string()),
             Admission::Passed { .. } => (true, "<div class=\"gate\">battery passed</div>".to_string()),
             Admission::Failed { failing, .. } => {
                 (false, format!("<div class=\"gate failed\">not admitted: failed {failing} checks</div>"))

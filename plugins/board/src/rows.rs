@@ -211,6 +211,11 @@ fn pass_rate(runs: &[Run], col: &str, instrument: &str, tag: Option<&str>) -> Re
     if lost > 0 {
         raw.push_str(&format!(", {lost} lost"));
     }
+    // The corruption probe: the serve kept the text, the model talked around it.
+    let chatter = given.iter().filter(|c| note(c, "model-added-words").is_some()).count();
+    if chatter > 0 {
+        raw.push_str(&format!(" ({chatter} intact inside words the model added)"));
+    }
     // A-Bench breaks down by category: (a-tool 12/12, a-schema 11/12 …).
     if instrument == "a-bench" {
         let mut cats: Vec<(&str, usize, usize)> = Vec::new();
