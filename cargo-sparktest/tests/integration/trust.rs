@@ -204,13 +204,12 @@ fn alive(pid: u32) -> bool {
 /// return the harness and its server's pid.
 // The child goes back to the caller, which waits for it.
 #[allow(clippy::zombie_processes)]
-fn launched_run(p: &Project) -> (std::process::Child, u32) {
-    let mut child = p
-        .command(&["--suite", &suite("smoke"), "--test-threads", "1"])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+fn launched_run(p: &Project, extra: &[&str]) -> (std::process::Child, u32) {
+    let smoke = suite("smoke");
+    let mut args = vec!["--suite", smoke.as_str(), "--test-threads", "1"];
+    args.extend_from_slice(extra);
+    let mut child =
+        p.command(&args).stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null()).spawn().unwrap();
     let started = Instant::now();
     loop {
         let port = std::fs::read_dir(p.path().join("target/sparktest/logs"))
@@ -249,20 +248,92 @@ fn gone_within(pid: u32, limit: Duration) -> bool {
     false
 }
 
+/// A target whose server is a child of its launch command (a wrapper
+/// script, as vLLM's workers are children of its server): the parent-death
+/// signal reaches only the wrapper.
+const WRAPPED: &str = r#"
+[target.wrapped]
+model = "SmolLM2-135M-Instruct-Q4_1"
+route = "direct"
+[target.wrapped.launch]
+provision = "builtin:reference-target"
+command = ["bash", "-c", "\"$0\" \"$@\" & wait", "{server}", "--model", "{model}", "--alias", "SmolLM2-135M-Instruct-Q4_1",
+    "--host", "127.0.0.1", "--port", "{port}", "--threads", "1", "--jinja", "--metrics", "--parallel", "2", "--ctx-size", "8192"]
+health-path = "/health"
+startup-timeout-secs = 120
+"#;
+
+/// A stop signal while cases run: the case in flight is interrupted (not
+/// lost, not failed), no other starts, the servers go, the file says
+/// interrupted, the exit code is 128 + the signal, and `--resume` runs
+/// the rest.
+fn interrupted_run(signal: i32, also_the_server: bool) {
+    let p = Project::new("");
+    let (mut child, pid) = launched_run(&p, &[]);
+    unsafe {
+        libc::kill(child.id() as i32, signal);
+    }
+    if also_the_server {
+        // As a terminal's Ctrl-C reaching a server that exits at once: the
+        // next read fails, and it must still not be the server's fault.
+        std::thread::sleep(Duration::from_millis(50));
+        unsafe {
+            libc::kill(pid as i32, libc::SIGKILL);
+        }
+    }
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(128 + signal));
+    assert!(gone_within(pid, Duration::from_secs(10)), "the server outlived a stop signal to the harness");
+    let runs = p.measurements();
+    let run = &runs[0];
+    let summary = run.summary.as_ref().expect("an interrupted run still ends with its summary");
+    let name = if signal == libc::SIGINT { "SIGINT" } else { "SIGTERM" };
+    assert_eq!(summary.interrupted.as_deref(), Some(name));
+    assert!(summary.stopped.is_none(), "not 'stopped early': {:?}", summary.stopped);
+    assert_eq!(run.count(Outcome::Lost), 0, "{:#?}", run.cases.iter().map(|c| (&c.id, &c.reason)).collect::<Vec<_>>());
+    assert_eq!(summary.interrupted_cases as usize, run.count(Outcome::Interrupted));
+    for c in run.cases.iter().filter(|c| c.outcome == Outcome::Interrupted) {
+        assert!(c.reason.as_deref().is_some_and(|r| r.contains(name)), "{c:?}");
+    }
+    let listed = p.run(&["--suite", &suite("smoke"), "--list"]);
+    let total = text(&listed).lines().filter(|l| l.ends_with(": test")).count();
+    let done = run.cases.iter().filter(|c| c.outcome != Outcome::Interrupted).count();
+    assert!(done < total, "the signal came after the last case");
+    // The board says so.
+    let board = p.run(&["board"]);
+    assert!(board.status.success(), "{}", text(&board));
+    let md = std::fs::read_to_string(p.path().join("board/board.md")).unwrap();
+    assert!(md.contains(&format!("INTERRUPTED by {name}")), "{md}");
+    // --resume runs what was interrupted or never started, and only that.
+    let run_id = run.manifest.run_id.clone();
+    let out = p.run(&["--suite", &suite("smoke"), "--test-threads", "1", "--resume", &run_id]);
+    assert!(matches!(out.status.code(), Some(0 | 101)), "{}", text(&out));
+    let runs = p.measurements();
+    let resumed = runs.iter().find(|r| r.manifest.resumes.as_deref() == Some(run_id.as_str())).expect("the resume");
+    assert_eq!(resumed.cases.len(), total - done, "{}", text(&out));
+    assert_eq!(resumed.count(Outcome::Interrupted), 0);
+}
+
+#[test]
+fn sigint_interrupts_the_run_instead_of_losing_cases() {
+    interrupted_run(libc::SIGINT, true);
+}
+
 #[test]
 fn launched_servers_die_with_the_harness() {
-    // SIGTERM: the harness stops its servers, then exits 128 + 15.
-    let p = Project::new("");
-    let (mut child, pid) = launched_run(&p);
-    unsafe {
-        libc::kill(child.id() as i32, libc::SIGTERM);
-    }
-    assert_eq!(child.wait().unwrap().code(), Some(143));
-    assert!(gone_within(pid, Duration::from_secs(10)), "the server outlived a SIGTERM to the harness");
+    // SIGTERM: the case in flight is interrupted, the servers go, 143.
+    interrupted_run(libc::SIGTERM, false);
     // SIGKILL: no handler runs; the parent-death signal takes the server.
     let p = Project::new("");
-    let (mut child, pid) = launched_run(&p);
+    let (mut child, pid) = launched_run(&p, &[]);
     child.kill().unwrap();
     let _ = child.wait();
     assert!(gone_within(pid, Duration::from_secs(10)), "the server outlived the harness");
+    // SIGKILL with the server a child of its launch command: the
+    // parent-death signal takes only the wrapper; the watchdog the rest.
+    let p = Project::new(WRAPPED);
+    let (mut child, pid) = launched_run(&p, &["--target", "wrapped"]);
+    child.kill().unwrap();
+    let _ = child.wait();
+    assert!(gone_within(pid, Duration::from_secs(10)), "the wrapped llama-server outlived the harness");
 }
