@@ -337,3 +337,19 @@ fn launched_servers_die_with_the_harness() {
     let _ = child.wait();
     assert!(gone_within(pid, Duration::from_secs(10)), "the wrapped llama-server outlived the harness");
 }
+
+#[test]
+fn a_key_too_short_to_redact_is_refused() {
+    let p = Project::new(
+        "[target.short]\nmodel = \"fake-model\"\nbase-url = \"http://127.0.0.1:9\"\napi-key-env = \"SPARKTEST_TEST_SHORT_KEY\"\n",
+    );
+    let out = p
+        .command(&["--suite", &fixture_suite(), "--target", "short"])
+        .env("SPARKTEST_TEST_SHORT_KEY", "abc")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    let said = text(&out);
+    assert!(said.contains("SPARKTEST_TEST_SHORT_KEY") && said.contains("shorter than 8"), "{said}");
+    assert!(p.measurements().is_empty());
+}
