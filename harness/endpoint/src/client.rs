@@ -833,10 +833,6 @@ pub fn completion_body(model: &str, req: &CompletionRequest) -> Result<Value, Ca
     Ok(Value::Object(body))
 }
 
-fn as_u32(v: Option<&Value>) -> Option<u32> {
-    v.and_then(Value::as_u64).and_then(|n| u32::try_from(n).ok())
-}
-
 /// Reads counts, noting every one that is present but not a count.
 #[derive(Default)]
 struct Counts(Vec<String>);

@@ -504,6 +504,7 @@ impl CaseRecord {
             Outcome::Fail => Verdict::Fail(reason),
             Outcome::Lost => Verdict::Lost(reason),
             Outcome::NotApplicable => Verdict::NotApplicable(reason),
+            Outcome::Interrupted => Verdict::Interrupted(reason),
         }
     }
 }
