@@ -369,6 +369,18 @@ fn spawn_watchdog(pgid: u32) -> std::io::Result<Child> {
     );
     let mut cmd = Command::new("/bin/sh");
     cmd.arg("-c").arg(script).stdin(Stdio::piped()).stdout(Stdio::null()).stderr(Stdio::null()).process_group(0);
+    // SAFETY: only async-signal-safe calls between fork and exec. The
+    // signals are ignored from before the shell starts (an ignored signal
+    // stays ignored across exec): a stop signal that came before its
+    // `trap` ran would otherwise kill it.
+    unsafe {
+        cmd.pre_exec(|| {
+            for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+                libc::signal(signal, libc::SIG_IGN);
+            }
+            Ok(())
+        });
+    }
     cmd.spawn()
 }
 
