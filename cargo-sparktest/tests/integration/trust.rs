@@ -353,3 +353,138 @@ fn a_key_too_short_to_redact_is_refused() {
     assert!(said.contains("SPARKTEST_TEST_SHORT_KEY") && said.contains("shorter than 8"), "{said}");
     assert!(p.measurements().is_empty());
 }
+
+/// A llama.cpp-shaped fake that plants `KEY` in every answer a probe
+/// reads (the model list, `/props` with its `model_path` and build,
+/// `/slots`, `/version`, `/metrics`, every 404's body) and wants `Bearer
+/// KEY` on the chat calls.
+fn planting(rt: &tokio::runtime::Runtime) -> FakeServer {
+    rt.block_on(FakeServer::respond(Arc::new(move |req: &str, _| {
+        let path = req.split_whitespace().nth(1).unwrap_or("").to_string();
+        let authed = req.to_lowercase().contains(&format!("authorization: bearer {}", KEY.to_lowercase()));
+        let json = |body: String| Script::json(200, &body);
+        match path.as_str() {
+            p if p.starts_with("/v1/models") => json(format!(
+                r#"{{"object":"list","data":[{{"id":"fake-model","object":"model","owned_by":"{KEY}","root":"/models/{KEY}"}}]}}"#
+            )),
+            "/props" => json(format!(
+                r#"{{"total_slots":1,"default_generation_settings":{{"n_ctx":2048}},"build_info":"b1-{KEY}","model_path":"/models/{KEY}/model.gguf","model_ftype":"{KEY}","modalities":{{"vision":false}},"chat_template":"{KEY}"}}"#
+            )),
+            "/slots" => json(format!(
+                r#"[{{"id":0,"n_ctx":2048,"is_processing":false,"speculative":false,"prompt":"{KEY}"}}]"#
+            )),
+            "/version" => json(format!(r#"{{"version":"{KEY}"}}"#)),
+            "/health" => json(r#"{"status":"ok"}"#.into()),
+            "/metrics" => {
+                let body = format!(
+                    "# HELP llamacpp:requests_processing {KEY}\n# TYPE llamacpp:requests_processing gauge\n\
+                     llamacpp:requests_processing{{key=\"{KEY}\"}} 0\n"
+                );
+                Script::status(200)
+                    .header("Content-Type", "text/plain; version=0.0.4")
+                    .framing(crate::fake_server::Framing::Length(body.len()))
+                    .bytes(body)
+            }
+            p if p.starts_with("/v1/chat") && !authed => Script::json(401, &format!(r#"{{"error":"{KEY}"}}"#)),
+            p if p.starts_with("/v1/chat") && req.contains("\"stream\":true") => Script::sse()
+                .data(&openai::role())
+                .data(&openai::content("Hello!"))
+                .data(&openai::finish("stop"))
+                .data(&openai::usage(5, 2))
+                .done(),
+            p if p.starts_with("/v1/chat") => Script::json(
+                200,
+                r#"{"id":"x","object":"chat.completion","model":"fake-model","choices":[{"index":0,"message":{"role":"assistant","content":"Hello!"},"finish_reason":"stop"}],"usage":{"prompt_tokens":5,"completion_tokens":2}}"#,
+            ),
+            _ => Script::json(404, &format!(r#"{{"error":"no route here; try {KEY}"}}"#)),
+        }
+    })))
+}
+
+/// The same answers from a launched server (a Python script given the key
+/// as `{api-key}`): the harness hashes a launched server's `model_path`,
+/// and the warning that it could not (the file is not there) names the
+/// path, key and all.
+const PLANTING_PY: &str = r##"
+import json, sys
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+port, key = int(sys.argv[1]), sys.argv[2]
+class H(BaseHTTPRequestHandler):
+    def log_message(self, *a):
+        pass
+    def send(self, status, body, kind="application/json"):
+        data = (body if isinstance(body, str) else json.dumps(body)).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+    def do_GET(self):
+        p = self.path
+        if p == "/health": self.send(200, {"status": "ok"})
+        elif p.startswith("/v1/models"): self.send(200, {"object": "list", "data": [{"id": "fake-model", "object": "model", "owned_by": key}]})
+        elif p == "/props": self.send(200, {"total_slots": 1, "default_generation_settings": {"n_ctx": 2048}, "build_info": "b1-" + key, "model_path": "/nonexistent/" + key + "/model.gguf"})
+        elif p == "/slots": self.send(200, [{"id": 0, "n_ctx": 2048, "is_processing": False, "prompt": key}])
+        elif p == "/version": self.send(200, {"version": key})
+        elif p == "/metrics": self.send(200, "# HELP llamacpp:requests_processing %s\nllamacpp:requests_processing 0\n" % key, "text/plain")
+        else: self.send(404, {"error": "no route; try " + key})
+    def do_POST(self):
+        n = int(self.headers.get("Content-Length", "0"))
+        req = json.loads(self.rfile.read(n) or b"{}")
+        if not self.path.startswith("/v1/chat"):
+            return self.send(404, {"error": "no route; try " + key})
+        msg = {"role": "assistant", "content": "Hello!"}
+        if req.get("stream"):
+            chunk = lambda d, f: "data: " + json.dumps({"object": "chat.completion.chunk", "model": "fake-model", "choices": [{"index": 0, "delta": d, "finish_reason": f}]}) + "\n\n"
+            self.send(200, chunk(msg, None) + chunk({}, "stop") + "data: [DONE]\n\n", "text/event-stream")
+        else:
+            self.send(200, {"object": "chat.completion", "model": "fake-model", "choices": [{"index": 0, "message": msg, "finish_reason": "stop"}], "usage": {"prompt_tokens": 5, "completion_tokens": 2}})
+ThreadingHTTPServer(("127.0.0.1", port), H).serve_forever()
+"##;
+
+#[test]
+fn a_key_planted_in_every_probe_answer_is_printed_and_written_nowhere() {
+    let rt = runtime();
+    let server = planting(&rt);
+    let script_dir = tempfile::tempdir().unwrap();
+    let script = script_dir.path().join("planting.py");
+    std::fs::write(&script, PLANTING_PY).unwrap();
+    let p = Project::new(&format!(
+        "[target.planted]\nmodel = \"fake-model\"\nbase-url = \"{}\"\napi-key-env = \"SPARKTEST_TEST_PLANTED_KEY\"\n\
+         [target.launched]\nmodel = \"fake-model\"\napi-key-env = \"SPARKTEST_TEST_PLANTED_KEY\"\n\
+         [target.launched.launch]\ncommand = [\"python3\", \"{}\", \"{{port}}\", \"{{api-key}}\"]\n\
+         health-path = \"/health\"\nstartup-timeout-secs = 60\n",
+        server.url(),
+        script.display()
+    ));
+    let mut said = String::new();
+    for target in ["planted", "launched"] {
+        let out = p
+            .command(&["--suite", &fixture_suite(), "--target", target, "--junit", "junit.xml", "chat::"])
+            .env("SPARKTEST_TEST_PLANTED_KEY", KEY)
+            .output()
+            .unwrap();
+        said.push_str(&text(&out));
+        let runs = p.measurements();
+        let run = runs.last().unwrap();
+        assert_eq!(run.manifest.target.name, target, "{}", text(&out));
+        assert_eq!(run.case("fixture::chat::hello").outcome, Outcome::Pass, "{}", text(&out));
+    }
+    // The launched server's model path could not be hashed, and the warning
+    // that says so was printed (redacted).
+    assert!(said.contains("model digest not taken") && said.contains("[redacted]"), "{said}");
+    let board = p.run(&["board"]);
+    said.push_str(&text(&board));
+    let mut files = Vec::new();
+    all_files(p.path(), &mut files);
+    assert!(files.iter().any(|(f, _)| f.ends_with(".jsonl")) && files.iter().any(|(f, _)| f.ends_with("junit.xml")));
+    for (file, content) in files.iter().chain([("stdout and stderr".to_string(), said.clone())].iter()) {
+        assert!(!content.contains(KEY), "the key is in {file}");
+    }
+    // The probes did read the planted answers.
+    let asked: Vec<String> =
+        server.exchanges().iter().map(|e| e.request.split_whitespace().nth(1).unwrap_or("").to_string()).collect();
+    for path in ["/v1/models", "/props", "/slots"] {
+        assert!(asked.iter().any(|a| a.starts_with(path)), "{path} was not read: {asked:?}");
+    }
+}
