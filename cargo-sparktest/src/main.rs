@@ -206,7 +206,7 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => ExitCode::from(code as u8),
         Err(err) => {
-            eprintln!("error: {err}");
+            eprintln!("error: {}", sparktest_harness::redact::printed(&err.to_string()));
             ExitCode::from(err.kind.exit_code() as u8)
         }
     }

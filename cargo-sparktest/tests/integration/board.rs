@@ -138,6 +138,8 @@ fn write(dir: &Path, name: &str, m: Manifest, cases: Vec<CaseRecord>, summary: b
             instruments,
             gate: None,
             stopped: None,
+            interrupted: None,
+            interrupted_cases: 0,
         }));
     }
     let text: String = lines.iter().map(|l| serde_json::to_string(l).unwrap() + "\n").collect();
@@ -679,6 +681,7 @@ fn refused_images(instrument: &str, n: usize) -> Vec<CaseRecord> {
                 server_load: None,
                 cached_tokens: None,
                 attempts: 1,
+                invalid_counts: None,
             });
             c
         })

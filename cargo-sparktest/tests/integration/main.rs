@@ -10,6 +10,7 @@ mod board;
 mod bookkeeping;
 mod cli;
 mod compliance;
+mod edges;
 mod engines;
 mod lost;
 mod provision;

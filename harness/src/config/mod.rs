@@ -32,6 +32,8 @@ pub struct RunConfig {
     pub connect_timeout_secs: u64,
     /// Longest silence between two reads of a reply once it has started.
     pub idle_timeout_secs: u64,
+    /// Limit for a streamed call's response head, from the send.
+    pub head_timeout_secs: u64,
     /// Limit of one auxiliary read (probes, `/metrics`, `/slots`).
     pub aux_timeout_secs: u64,
     /// Largest reply body, MiB.

@@ -134,6 +134,7 @@ impl Plan {
                 .map(|(n, c)| (n.as_str(), c)),
         );
         let redactor = Connector::new(config, &names)?.redactor;
+        crate::redact::set_printed(&redactor);
         Ok(Plan {
             target_name,
             target_cfg,
@@ -230,7 +231,7 @@ impl Plan {
         let ceiling = match rt.block_on(crate::endpoint::ceiling::measure()) {
             Ok(c) => Some(c),
             Err(err) => {
-                eprintln!("sparktest: warning: the client ceiling could not be measured: {err}");
+                crate::warn_line!("sparktest: warning: the client ceiling could not be measured: {err}");
                 None
             }
         };

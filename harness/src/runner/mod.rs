@@ -108,7 +108,7 @@ pub fn run(args: RunArgs) -> Result<i32, Error> {
             // recorded (a resume with nothing left), else it has not passed.
             let gate = gate::verdict(&Default::default(), *total, carried);
             if !gate.passed {
-                eprintln!("sparktest: gate {}: FAILED: {}", suite.name, gate.failing.join("; "));
+                crate::warn_line!("sparktest: gate {}: FAILED: {}", suite.name, gate.failing.join("; "));
                 return Ok(exit_code::CASES_FAILED);
             }
         }
@@ -141,14 +141,23 @@ pub fn run(args: RunArgs) -> Result<i32, Error> {
     let selected = |id: &str| plan.selected.iter().any(|s| s == id);
     let trials = case::trials(&shared, prepared.instruments, prepared.broken, &selected);
     let started = Instant::now();
+    target::cases_running(true);
     let conclusion = libtest_mimic::run(&args.libtest, trials);
+    let interrupted = target::interrupted();
     let stop = shared.control.stopped();
-    let summary = summary(&tally, started, checks, stop.as_ref(), &plan.redactor);
+    let mut summary = summary(&tally, started, checks, stop.as_ref(), &plan.redactor);
+    if let Some(signal) = interrupted {
+        summary.interrupted = Some(target::signal_name(signal).to_string());
+    }
     // A gate fails the exit code even where libtest saw nothing fail: a
     // check not applicable, or one a filter skipped.
     let gate_failed = summary.gate.as_ref().is_some_and(|g| !g.passed);
     sinks.emit(&Event::RunFinished(Box::new(summary)))?;
     drop(targets);
+    target::cases_running(false);
+    if let Some(signal) = interrupted {
+        return Ok(128 + signal);
+    }
     Ok(match stop {
         Some(s) if s.refused => exit_code::TARGET,
         _ if conclusion.has_failed() || gate_failed => exit_code::CASES_FAILED,
@@ -202,6 +211,8 @@ fn summary(
         // A refusal's body may echo a key: redacted before any sink (the
         // terminal summary prints it as it is).
         stopped: stop.map(|s| redactor.redact(&s.reason)),
+        interrupted: None,
+        interrupted_cases: t.counts.interrupted,
     }
 }
 

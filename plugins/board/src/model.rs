@@ -66,7 +66,13 @@ impl Run {
 
     /// This run's cases of one instrument.
     pub fn cases_of<'a>(&'a self, instrument: &'a str) -> impl Iterator<Item = &'a CaseRecord> + 'a {
-        self.cases.iter().filter(move |c| c.instrument == instrument)
+        self.measured().filter(move |c| c.instrument == instrument)
+    }
+
+    /// The cases that ended in a verdict: an interrupted case (the harness
+    /// was stopped while it ran) measured nothing and counts for no row.
+    pub fn measured(&self) -> impl Iterator<Item = &CaseRecord> + '_ {
+        self.cases.iter().filter(|c| c.outcome != Outcome::Interrupted)
     }
 }
 

@@ -185,14 +185,14 @@ fn coverage(run: &Run, cases: &[&CaseRecord]) -> Option<String> {
 }
 
 fn has(run: &Run, instrument: &str) -> bool {
-    run.cases.iter().any(|c| c.instrument == instrument)
+    run.measured().any(|c| c.instrument == instrument)
 }
 
 /// Correct over given (not-applicable cases left out); lost shown apart.
 fn pass_rate(runs: &[Run], col: &str, instrument: &str, tag: Option<&str>) -> Result<Figure, Missing> {
     let matches = |c: &CaseRecord| c.instrument == instrument && tag.is_none_or(|t| c.tags.iter().any(|x| x == t));
-    let run = latest(runs, col, |r| r.cases.iter().any(matches)).ok_or(Missing::NotMeasured)?;
-    let cases: Vec<&CaseRecord> = run.cases.iter().filter(|c| matches(c)).collect();
+    let run = latest(runs, col, |r| r.measured().any(matches)).ok_or(Missing::NotMeasured)?;
+    let cases: Vec<&CaseRecord> = run.measured().filter(|c| matches(c)).collect();
     let given: Vec<&CaseRecord> = cases.iter().copied().filter(|c| c.outcome != Outcome::NotApplicable).collect();
     if given.is_empty() {
         return Err(missing_from(run, &cases));
@@ -260,8 +260,8 @@ fn no_tool_calls(run: &Run) -> Option<usize> {
 /// and which classifier graded them (never mixed in one cell).
 fn compliance(runs: &[Run], col: &str, row: &str) -> Result<Figure, Missing> {
     let tagged = |c: &CaseRecord| c.instrument == "compliance" && c.tags.iter().any(|t| t == row);
-    let run = latest(runs, col, |r| r.cases.iter().any(tagged)).ok_or(Missing::NotMeasured)?;
-    let cases: Vec<&CaseRecord> = run.cases.iter().filter(|c| tagged(c)).collect();
+    let run = latest(runs, col, |r| r.measured().any(tagged)).ok_or(Missing::NotMeasured)?;
+    let cases: Vec<&CaseRecord> = run.measured().filter(|c| tagged(c)).collect();
     let classifiers: std::collections::BTreeSet<&str> = cases.iter().filter_map(|c| note(c, "classifier")).collect();
     if classifiers.len() > 1 {
         return Err(Missing::Because {
@@ -718,7 +718,7 @@ fn battery(runs: &[Run], col: &str) -> Result<Figure, Missing> {
     let run =
         latest(runs, col, |r| r.summary.as_ref().is_some_and(|s| s.gate.is_some())).ok_or(Missing::NotMeasured)?;
     let gate = run.summary.as_ref().and_then(|s| s.gate.as_ref()).ok_or(Missing::NotMeasured)?;
-    let cases: Vec<&CaseRecord> = run.cases.iter().collect();
+    let cases: Vec<&CaseRecord> = run.measured().collect();
     let passed = cases.iter().filter(|c| c.outcome == Outcome::Pass).count();
     let (value, raw) = if gate.passed {
         (10.0, format!("PASSED: all {} checks", cases.len()))

@@ -194,7 +194,13 @@ pub fn every_run(runs: &[Run]) -> Table {
                     r.manifest.partition.as_ref().map_or(0, |p| p.total)
                 ));
             }
-            if let Some(why) = r.summary.as_ref().and_then(|s| s.stopped.as_ref()) {
+            let interrupted = count(Outcome::Interrupted);
+            if interrupted > 0 {
+                outcome.push_str(&format!(", {interrupted} interrupted"));
+            }
+            if let Some(signal) = r.summary.as_ref().and_then(|s| s.interrupted.as_ref()) {
+                outcome.push_str(&format!(" - INTERRUPTED by {signal}: unfinished, `--resume` runs the rest"));
+            } else if let Some(why) = r.summary.as_ref().and_then(|s| s.stopped.as_ref()) {
                 outcome.push_str(&format!(" - STOPPED EARLY: {why}"));
             }
             match r.summary.as_ref().map(|s| &s.gate) {
