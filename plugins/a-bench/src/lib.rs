@@ -156,9 +156,10 @@ impl Instrument for ABench {
                         r.status,
                         r.body.chars().take(200).collect::<String>()
                     ))
-                    .note("turns", turns.to_string());
+                    .note("turns", turns.to_string())
+                    .note("tool-calls", tool_calls.to_string());
                 }
-                Err(err) => return err.into(),
+                Err(err) => return Outcome::from(err).note("tool-calls", tool_calls.to_string()),
             };
             turns += 1;
             tool_calls += reply.tool_calls.len();
