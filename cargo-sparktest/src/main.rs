@@ -46,6 +46,12 @@ struct SparktestArgs {
     #[arg(long, value_name = "ID", requires = "endpoint")]
     model: Option<String>,
 
+    /// The column this run's figures stand in on the board, e.g.
+    /// `--label "NVFP4 · MTP-3"`; replaces the target's `label`. Runs with
+    /// different labels are different columns.
+    #[arg(long, value_name = "TEXT")]
+    label: Option<String>,
+
     /// Folder for the measurement file (default: `measurements/`).
     #[arg(long, value_name = "DIR")]
     measurements: Option<PathBuf>,
@@ -248,6 +254,7 @@ fn main() -> ExitCode {
                 partition: args.partition,
                 run_group: args.run_group,
                 resume: args.resume,
+                label: args.label,
             };
             sparktest_harness::run(run)
         }
@@ -255,7 +262,7 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => ExitCode::from(code as u8),
         Err(err) => {
-            eprintln!("error: {err}");
+            eprintln!("error: {}", sparktest_harness::redact::printed(&err.to_string()));
             ExitCode::from(err.kind.exit_code() as u8)
         }
     }

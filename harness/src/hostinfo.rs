@@ -134,7 +134,7 @@ pub fn file_sha256(path: &std::path::Path, cache: &std::path::Path) -> Result<St
         hasher.update(&buf[..n]);
         read += n as u64;
         if read >= next_report {
-            eprintln!(
+            crate::warn_line!(
                 "sparktest: hashing {}: {:.0} of {:.0} GiB",
                 path.display(),
                 read as f64 / 1073741824.0,

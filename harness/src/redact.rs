@@ -8,6 +8,37 @@ pub struct Redactor {
     secrets: Vec<String>,
 }
 
+/// The run's redactor, for the lines printed on stderr (warnings and
+/// errors included): set once the keys are known.
+static PRINTED: std::sync::RwLock<Option<Redactor>> = std::sync::RwLock::new(None);
+
+/// Make `redactor` the one every printed line passes (it only ever grows:
+/// the secrets are added to those already known).
+pub fn set_printed(redactor: &Redactor) {
+    let mut slot = PRINTED.write().unwrap_or_else(|p| p.into_inner());
+    let mut merged = slot.take().unwrap_or_default();
+    for s in &redactor.secrets {
+        merged.add(s);
+    }
+    *slot = Some(merged);
+}
+
+/// `text` as it may be printed: with every key the run knows redacted.
+pub fn printed(text: &str) -> String {
+    match PRINTED.read().unwrap_or_else(|p| p.into_inner()).as_ref() {
+        Some(r) => r.redact(text),
+        None => text.to_string(),
+    }
+}
+
+/// Print one line on stderr, redacted.
+#[macro_export]
+macro_rules! warn_line {
+    ($($arg:tt)*) => {
+        eprintln!("{}", $crate::redact::printed(&format!($($arg)*)))
+    };
+}
+
 /// Secrets shorter than this are not searched for: a key like `none` or
 /// `true` would otherwise rewrite ordinary words (and such a key is no
 /// secret).

@@ -146,8 +146,22 @@ pub fn load(file: &Path) -> Result<Suite, Error> {
 
     let mut files = BTreeMap::new();
     let mut pins = Vec::new();
+    // The folder as resolved: a pinned file (or a folder on its way) that
+    // is a symlink out of it is refused, whatever its path's text says.
+    let real_dir = std::fs::canonicalize(if dir.as_os_str().is_empty() { Path::new(".") } else { &dir })
+        .map_err(|err| setup(format!("{}: the suite folder cannot be resolved: {err}", file.display())))?;
     for (rel, expected) in &parsed.files {
         let path = dir.join(checked_rel(file, rel)?);
+        let real = std::fs::canonicalize(&path)
+            .map_err(|err| setup(format!("{}: pinned file {rel} cannot be read: {err}", file.display())))?;
+        if !real.starts_with(&real_dir) {
+            return Err(setup(format!(
+                "{}: pinned file {rel} resolves to {}, outside the suite folder {} (a symlink out of the suite is refused)",
+                file.display(),
+                real.display(),
+                real_dir.display()
+            )));
+        }
         let bytes = std::fs::read(&path)
             .map_err(|err| setup(format!("{}: pinned file {rel} cannot be read: {err}", file.display())))?;
         let actual = sha256_hex(&bytes);
@@ -267,6 +281,21 @@ mod tests {
         let file = dir.path().join("suite.toml");
         std::fs::write(&file, "[suite]\nname = \"t\"\nversion = \"1\"\n[files]\n\"../etc/passwd\" = \"00\"\n").unwrap();
         assert!(load(&file).unwrap_err().message.contains("relative path inside"));
+        // A symlink whose text stays inside but which points outside.
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("secret.json"), "[1]").unwrap();
+        std::os::unix::fs::symlink(outside.path().join("secret.json"), dir.path().join("data.json")).unwrap();
+        let pin = sha256_hex(b"[1]");
+        std::fs::write(&file, format!("[suite]\nname = \"t\"\nversion = \"1\"\n[files]\n\"data.json\" = \"{pin}\"\n"))
+            .unwrap();
+        let err = load(&file).unwrap_err();
+        assert_eq!(err.kind, ErrorKind::Setup);
+        assert!(err.message.contains("data.json") && err.message.contains("outside the suite folder"), "{err}");
+        // A symlink that stays inside is fine.
+        std::fs::write(dir.path().join("real.json"), "[1]").unwrap();
+        std::fs::remove_file(dir.path().join("data.json")).unwrap();
+        std::os::unix::fs::symlink("real.json", dir.path().join("data.json")).unwrap();
+        assert!(load(&file).is_ok());
     }
 
     #[test]

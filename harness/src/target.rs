@@ -2,9 +2,17 @@
 //!
 //! A launched server dies with the harness: it runs in its own process
 //! group, which is stopped when the run ends, on SIGINT/SIGTERM/SIGHUP, and
-//! (through the parent-death signal, set from a launcher thread that lives
-//! as long as the process) if the harness itself is killed. No orphan keeps
-//! a GPU and a port.
+//! if the harness itself is killed: the server gets the parent-death signal
+//! (set from a launcher thread that lives as long as the process), and a
+//! watchdog process per server, which ignores the stop signals and reads a
+//! pipe only the harness can write, kills the server's whole process group
+//! (its workers and children too) when that pipe closes. No orphan keeps a
+//! GPU and a port.
+//!
+//! A stop signal while cases run does not stop the servers under the run's
+//! feet: it is recorded ([`interrupted`]), the cases in flight are cancelled
+//! and recorded as interrupted, no case starts, and the run ends itself
+//! (stopping its servers on the way out) with 128 + the signal.
 
 use std::collections::BTreeMap;
 use std::os::unix::process::CommandExt;
@@ -66,8 +74,58 @@ pub fn stop_all_now() {
     }
 }
 
-/// On SIGINT, SIGTERM or SIGHUP: stop the launched servers, then exit with
-/// 128 + the signal. Installed once per process, on the run's runtime.
+/// The stop signal received while cases ran, if any (0: none).
+static INTERRUPTED: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
+/// Set while the run's cases run: a stop signal then ends the run in order
+/// instead of exiting at once.
+static CASES_RUNNING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+fn interrupt_channel() -> &'static tokio::sync::watch::Sender<i32> {
+    static CHANNEL: OnceLock<tokio::sync::watch::Sender<i32>> = OnceLock::new();
+    CHANNEL.get_or_init(|| tokio::sync::watch::channel(0).0)
+}
+
+/// The signal that interrupted the cases (`SIGINT`, `SIGTERM`, `SIGHUP`),
+/// if one did.
+pub fn interrupted() -> Option<i32> {
+    match INTERRUPTED.load(std::sync::atomic::Ordering::SeqCst) {
+        0 => None,
+        s => Some(s),
+    }
+}
+
+/// The name of a stop signal.
+pub fn signal_name(signal: i32) -> &'static str {
+    match signal {
+        libc::SIGINT => "SIGINT",
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGHUP => "SIGHUP",
+        _ => "a signal",
+    }
+}
+
+/// Resolves once a stop signal interrupted the cases: what a case in flight
+/// races against.
+pub async fn until_interrupted() -> i32 {
+    let mut rx = interrupt_channel().subscribe();
+    match rx.wait_for(|s| *s != 0).await {
+        Ok(s) => *s,
+        Err(_) => std::future::pending().await,
+    }
+}
+
+/// Mark the span in which a stop signal interrupts cases instead of ending
+/// the process: from the first case to the run's summary.
+pub fn cases_running(running: bool) {
+    CASES_RUNNING.store(running, std::sync::atomic::Ordering::SeqCst);
+}
+
+/// On SIGINT, SIGTERM or SIGHUP. While cases run: record the signal, which
+/// cancels the cases in flight and starts no other, and let the run end
+/// itself (a second signal, or 30 s without an end, stops the servers and
+/// exits at once). Otherwise (launching, probing): stop the launched
+/// servers and exit with 128 + the signal. Installed once per process, on
+/// the run's runtime.
 pub fn stop_servers_on_signals(rt: &tokio::runtime::Runtime) {
     static INSTALLED: OnceLock<()> = OnceLock::new();
     if INSTALLED.set(()).is_err() {
@@ -80,14 +138,34 @@ pub fn stop_servers_on_signals(rt: &tokio::runtime::Runtime) {
         else {
             return;
         };
-        let code = tokio::select! {
-            _ = int.recv() => 128 + libc::SIGINT,
-            _ = term.recv() => 128 + libc::SIGTERM,
-            _ = hup.recv() => 128 + libc::SIGHUP,
-        };
-        eprintln!("sparktest: interrupted; stopping the servers it launched");
-        tokio::task::spawn_blocking(stop_all_now).await.ok();
-        std::process::exit(code);
+        let mut first = true;
+        loop {
+            let signal = tokio::select! {
+                _ = int.recv() => libc::SIGINT,
+                _ = term.recv() => libc::SIGTERM,
+                _ = hup.recv() => libc::SIGHUP,
+            };
+            if first && CASES_RUNNING.load(std::sync::atomic::Ordering::SeqCst) {
+                first = false;
+                INTERRUPTED.store(signal, std::sync::atomic::Ordering::SeqCst);
+                interrupt_channel().send_replace(signal);
+                eprintln!(
+                    "sparktest: {}: interrupting the run (the cases in flight are recorded as interrupted; no other starts)",
+                    signal_name(signal)
+                );
+                // The run should end in moments; if it does not, end it.
+                std::thread::spawn(move || {
+                    std::thread::sleep(Duration::from_secs(30));
+                    eprintln!("sparktest: the run did not end within 30 s of {}; stopping", signal_name(signal));
+                    stop_all_now();
+                    std::process::exit(128 + signal);
+                });
+                continue;
+            }
+            eprintln!("sparktest: {}; stopping the servers it launched", signal_name(signal));
+            tokio::task::spawn_blocking(stop_all_now).await.ok();
+            std::process::exit(128 + signal);
+        }
     });
 }
 
@@ -118,6 +196,9 @@ fn spawn_on_launcher(cmd: Command) -> std::io::Result<Child> {
 /// A server the harness started. Dropping it stops the server.
 pub struct Launched {
     child: Child,
+    /// Kills the server's process group if the harness dies (see
+    /// [`spawn_watchdog`]).
+    watchdog: Option<Child>,
     /// Where it listens.
     pub base_url: String,
     /// The command that started it, credentials redacted.
@@ -148,6 +229,12 @@ impl Launched {
         }
         self.stopped = true;
         let pgid = self.pid as i32;
+        // The watchdog goes first, quietly: it would otherwise signal the
+        // group once it is reaped, when its id may belong to another.
+        if let Some(mut w) = self.watchdog.take() {
+            let _ = w.kill();
+            let _ = w.wait();
+        }
         if matches!(self.child.try_wait(), Ok(None)) {
             signal_group(pgid, libc::SIGTERM);
             let deadline = Instant::now() + Duration::from_secs(10);
@@ -165,9 +252,10 @@ impl Launched {
     /// port, waiting until it is healthy.
     pub fn restart(&mut self) -> Result<(), Error> {
         self.stop();
-        let (child, pid) = spawn_server(&self.argv, &self.log, &self.name)?;
+        let (child, pid, watchdog) = spawn_server(&self.argv, &self.log, &self.name)?;
         self.child = child;
         self.pid = pid;
+        self.watchdog = watchdog;
         self.stopped = false;
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
@@ -304,7 +392,38 @@ fn placeholders(arg: &str) -> impl Iterator<Item = &str> {
     })
 }
 
-fn spawn_server(argv: &[String], log: &Path, name: &str) -> Result<(Child, u32), Error> {
+/// A watchdog for the process group `pgid`: a shell in its own process
+/// group that ignores SIGINT, SIGTERM and SIGHUP and reads its stdin, a pipe
+/// whose write end only this process holds (close-on-exec, so no other
+/// child inherits it). When the harness dies, however it dies, the pipe
+/// closes and the watchdog stops the whole group: SIGTERM, then SIGKILL.
+/// The parent-death signal reaches only the server itself; its children
+/// (vLLM's workers, a wrapper script's server) go this way.
+fn spawn_watchdog(pgid: u32) -> std::io::Result<Child> {
+    let script = format!(
+        "trap '' INT TERM HUP; while read -r _; do :; done; kill -TERM -{pgid} 2>/dev/null || exit 0; \
+         sleep 2; kill -KILL -{pgid} 2>/dev/null; exit 0"
+    );
+    let mut cmd = Command::new("/bin/sh");
+    cmd.arg("-c").arg(script).stdin(Stdio::piped()).stdout(Stdio::null()).stderr(Stdio::null()).process_group(0);
+    // SAFETY: only async-signal-safe calls between fork and exec. The
+    // signals are ignored from before the shell starts (an ignored signal
+    // stays ignored across exec): a stop signal that came before its
+    // `trap` ran would otherwise kill it.
+    unsafe {
+        cmd.pre_exec(|| {
+            for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+                libc::signal(signal, libc::SIG_IGN);
+            }
+            Ok(())
+        });
+    }
+    cmd.spawn()
+}
+
+type Spawned = (Child, u32, Option<Child>);
+
+fn spawn_server(argv: &[String], log: &Path, name: &str) -> Result<Spawned, Error> {
     let Some((program, args)) = argv.split_first() else {
         return Err(Error::new(ErrorKind::Setup, format!("target {name}: the launch command is empty")));
     };
@@ -330,7 +449,16 @@ fn spawn_server(argv: &[String], log: &Path, name: &str) -> Result<(Child, u32),
         spawn_on_launcher(cmd).map_err(|e| target_err(format!("failed to start target {name} ({program}): {e}")))?;
     let pid = child.id();
     live_groups().push(pid as i32);
-    Ok((child, pid))
+    // Without /bin/sh the server still dies with the harness (parent-death
+    // signal); only its own children would not.
+    let watchdog = match spawn_watchdog(pid) {
+        Ok(w) => Some(w),
+        Err(e) => {
+            eprintln!("sparktest: warning: target {name}: no watchdog for the server's children: {e}");
+            None
+        }
+    };
+    Ok((child, pid, watchdog))
 }
 
 /// Provision, start the server, and wait for its health path. A server that
@@ -360,9 +488,10 @@ pub async fn launch(
         let argv = substitute(&launch.command, &values)?;
         // The harness's pid in the name: two runs never share a log.
         let log = logs.join(format!("{name}-{port}-{}.log", std::process::id()));
-        let (child, pid) = spawn_server(&argv, &log, name)?;
+        let (child, pid, watchdog) = spawn_server(&argv, &log, name)?;
         let mut launched = Launched {
             child,
+            watchdog,
             base_url: format!("http://127.0.0.1:{port}"),
             command: redactor.redact_command(&argv),
             argv,
@@ -502,9 +631,10 @@ mod tests {
         // A "server" that starts a child of its own, then waits.
         let argv: Vec<String> =
             ["bash", "-c", "sleep 300 & echo child $!; wait"].iter().map(|s| s.to_string()).collect();
-        let (child, pid) = spawn_server(&argv, &log, "t").unwrap();
+        let (child, pid, watchdog) = spawn_server(&argv, &log, "t").unwrap();
         let mut launched = Launched {
             child,
+            watchdog,
             base_url: String::new(),
             command: argv.clone(),
             argv,
@@ -534,5 +664,48 @@ mod tests {
         std::thread::sleep(Duration::from_millis(200));
         let state = std::fs::read_to_string(format!("/proc/{grandchild}/stat")).unwrap_or_default();
         assert!(state.is_empty() || state.contains(") Z"), "grandchild still running: {state}");
+    }
+
+    /// What happens when the harness is killed with SIGKILL, without killing
+    /// the test: the watchdog's pipe closes (here: its write end is
+    /// dropped), and the server's whole group goes, its children included.
+    #[test]
+    fn the_watchdog_stops_the_group_when_the_harness_is_gone() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("log");
+        let argv: Vec<String> =
+            ["bash", "-c", "sleep 300 & echo child $!; wait"].iter().map(|s| s.to_string()).collect();
+        let (mut child, pid, watchdog) = spawn_server(&argv, &log, "t").unwrap();
+        let mut watchdog = watchdog.expect("a watchdog");
+        let started = Instant::now();
+        let grandchild: u32 = loop {
+            if let Some(pid) = std::fs::read_to_string(&log)
+                .ok()
+                .and_then(|t| t.split_whitespace().nth(1).and_then(|p| p.parse().ok()))
+            {
+                break pid;
+            }
+            assert!(started.elapsed() < Duration::from_secs(10), "the child never started");
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        // The watchdog ignores the signals a terminal sends to the harness.
+        unsafe {
+            libc::kill(watchdog.id() as i32, libc::SIGINT);
+            libc::kill(watchdog.id() as i32, libc::SIGTERM);
+        }
+        std::thread::sleep(Duration::from_millis(200));
+        assert!(matches!(watchdog.try_wait(), Ok(None)), "the watchdog died of a stop signal");
+        drop(watchdog.stdin.take());
+        let gone = |p: u32| {
+            let state = std::fs::read_to_string(format!("/proc/{p}/stat")).unwrap_or_default();
+            state.is_empty() || state.contains(") Z")
+        };
+        let started = Instant::now();
+        while !(gone(grandchild) && matches!(child.try_wait(), Ok(Some(_)))) {
+            assert!(started.elapsed() < Duration::from_secs(10), "the server's group outlived its watchdog's pipe");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = watchdog.wait();
+        live_groups().retain(|g| *g != pid as i32);
     }
 }

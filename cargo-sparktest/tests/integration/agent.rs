@@ -63,6 +63,12 @@ fn a_bench_and_adversarial_write_complete_records_on_the_reference_target() {
             assert!(turn.tags.iter().any(|t| t == "Multi-turn & sequencing"), "{:?}", turn.tags);
             // Multi-turn tasks really took several turns.
             assert!(turn.calls.len() >= 2, "{turn:?}");
+            // SmolLM2 under llama-server makes no tool call at all: every
+            // answered task says so, and the board reads the column as
+            // unable to call tools rather than as wrong answers.
+            for c in &run.cases {
+                assert_eq!(note(c, "tool-calls"), Some("0"), "{c:?}");
+            }
         }
     }
 }

@@ -33,6 +33,9 @@ pub(crate) fn manifest(target: &str, model: &str, engine: &str, started: &str) -
             facts: vec![],
             host: None,
             tool_choice: None,
+            label: None,
+            note: None,
+            description: None,
         },
         client_host: HostInfo {
             hostname: Some("box".into()),
@@ -51,6 +54,7 @@ pub(crate) fn manifest(target: &str, model: &str, engine: &str, started: &str) -
         judge: None,
         partition: None,
         resumes: None,
+        suite_cases: Default::default(),
     }
 }
 
@@ -140,6 +144,8 @@ pub(crate) fn write(dir: &Path, name: &str, m: Manifest, cases: Vec<CaseRecord>,
             instruments,
             gate: None,
             stopped: None,
+            interrupted: None,
+            interrupted_cases: 0,
         }));
     }
     let text: String = lines.iter().map(|l| serde_json::to_string(l).unwrap() + "\n").collect();
@@ -492,6 +498,135 @@ fn two_configurations_under_one_target_name_are_two_columns() {
 }
 
 #[test]
+fn servers_the_harness_did_not_launch_are_told_apart_by_what_they_report_and_by_label() {
+    // Two --endpoint runs of one model, one server at a 4,096 and one at an
+    // 8,192 context: no launch command, so only the probe tells them apart.
+    let p = Project::new("");
+    let m = p.path().join("m");
+    std::fs::create_dir_all(&m).unwrap();
+    let served = |ctx: &str, started: &str| {
+        let mut t = manifest("endpoint", "m1", "llama.cpp", started);
+        t.target.facts = vec![("context_per_request".into(), ctx.into()), ("slots".into(), "1".into())];
+        t
+    };
+    write(&m, "a.jsonl", served("4096", "2026-02-01T00:00:00Z"), speed(10.0, 10.0), true);
+    write(&m, "b.jsonl", served("8192", "2026-02-02T00:00:00Z"), speed(20.0, 20.0), true);
+    // A labelled run of the same server: its own column, named by the label,
+    // with the target's note and description where a reader looks.
+    let mut labelled = served("8192", "2026-02-03T00:00:00Z");
+    labelled.target.label = Some("NVFP4 · MTP-3".into());
+    labelled.target.note = Some("vision ✓".into());
+    labelled.target.description = Some("vLLM 0.28 on the Spark".into());
+    write(&m, "c.jsonl", labelled, speed(30.0, 30.0), true);
+    assert_eq!(board(&p, &m, "out").status.code(), Some(0));
+    let s = standings(&p.path().join("out"));
+    let cols: Vec<&Value> = s["board"]["columns"].as_array().unwrap().iter().collect();
+    assert_eq!(cols.len(), 3, "{cols:?}");
+    let configs: Vec<&str> = cols.iter().map(|c| c["config"].as_str().unwrap()).collect();
+    assert!(configs.iter().any(|c| c.contains("context 4096")), "{configs:?}");
+    assert!(configs.iter().filter(|c| c.contains("context 8192")).count() == 2, "{configs:?}");
+    let named = cols.iter().find(|c| c["label"] == "NVFP4 · MTP-3").expect("the labelled column");
+    assert_eq!(named["key"], "NVFP4 · MTP-3 · m1");
+    assert_eq!(named["note"], "vision ✓");
+    let html = std::fs::read_to_string(p.path().join("out/board.html")).unwrap();
+    assert!(html.contains("NVFP4 · MTP-3") && html.contains("vision ✓ · m1"), "the head shows label and note");
+    assert!(html.contains("vLLM 0.28 on the Spark"), "the pinned configurations carry the description");
+    assert_eq!(cell(&s, "Prose speed", "NVFP4 · MTP-3 · m1")["raw"].as_str().map(|r| r.contains("30")), Some(true));
+}
+
+#[test]
+fn a_column_that_never_called_a_tool_could_not_be_tested_on_the_agent_rows() {
+    let p = Project::new("");
+    let m = p.path().join("m");
+    std::fs::create_dir_all(&m).unwrap();
+    // Every answered task says how many tool calls the model made.
+    let calls = |n: &str, cases: Vec<CaseRecord>| -> Vec<CaseRecord> {
+        cases
+            .into_iter()
+            .map(|mut c| {
+                c.notes.push(("tool-calls".into(), n.into()));
+                c.tags.push("Tools & structured output".into());
+                c
+            })
+            .collect()
+    };
+    write(
+        &m,
+        "a.jsonl",
+        manifest("alpha", "m1", "llama.cpp", "2026-02-01T00:00:00Z"),
+        calls("0", a_bench(2, 1, 10)),
+        true,
+    );
+    write(&m, "b.jsonl", manifest("beta", "m2", "vllm", "2026-02-01T00:00:00Z"), calls("1", a_bench(2, 0, 10)), true);
+    // Records from before the note: scored as answered, as before.
+    write(&m, "c.jsonl", manifest("gamma", "m3", "sglang", "2026-02-01T00:00:00Z"), a_bench(2, 0, 10), true);
+    assert_eq!(board(&p, &m, "out").status.code(), Some(0));
+    let s = standings(&p.path().join("out"));
+    let a = cell(&s, "Agent tasks", A);
+    assert_eq!(a["kind"], "incapable", "{a}");
+    assert_eq!(a["reason"], "could not be tested — cannot call tools — 10 items attempted", "{a}");
+    assert_eq!(cell(&s, "Tools & structured output", A)["kind"], "incapable");
+    for col in [B, G] {
+        let c = cell(&s, "Agent tasks", col);
+        assert_eq!((c["kind"].as_str(), c["raw"].as_str()), (Some("measured"), Some("2/10 correct")), "{c}");
+    }
+}
+
+#[test]
+fn a_cell_says_what_it_covers_and_a_partial_one_is_marked() {
+    let p = Project::new("");
+    let m = p.path().join("m");
+    std::fs::create_dir_all(&m).unwrap();
+    let listed = |mut man: Manifest| {
+        man.suite_cases = [("a-bench".to_string(), 60)].into();
+        man
+    };
+    // One partition's worth of a 60-task suite, a whole one, and a whole
+    // one that never finished.
+    write(
+        &m,
+        "a.jsonl",
+        listed(manifest("alpha", "m1", "llama.cpp", "2026-02-01T00:00:00Z")),
+        a_bench(10, 0, 10),
+        true,
+    );
+    write(&m, "b.jsonl", listed(manifest("beta", "m2", "vllm", "2026-02-01T00:00:00Z")), a_bench(30, 0, 60), true);
+    write(&m, "c.jsonl", listed(manifest("gamma", "m3", "sglang", "2026-02-01T00:00:00Z")), a_bench(30, 0, 60), false);
+    assert_eq!(board(&p, &m, "out").status.code(), Some(0));
+    let s = standings(&p.path().join("out"));
+    let a = cell(&s, "Agent tasks", A);
+    assert_eq!(a["partial"], "partial: 10 of 60 a-bench cases recorded", "{a}");
+    assert!(cell(&s, "Agent tasks", B).get("partial").is_none(), "whole");
+    assert_eq!(cell(&s, "Agent tasks", G)["partial"], "partial: run not finished");
+    // 10/10 outscores 30/60 on the figure, but not silently: the cell is marked.
+    let html = std::fs::read_to_string(p.path().join("out/board.html")).unwrap();
+    assert!(html.contains("partial: 10 of 60 a-bench cases recorded"), "shown in the cell");
+    // No battery ran on these columns: they are not gated, and say so.
+    assert_eq!(html.matches("not gated: battery not run").count(), 3);
+    assert_eq!(html.matches("<td class=\" partial\"").count(), 2, "two partial agent cells shaded");
+    let md = std::fs::read_to_string(p.path().join("out/board.md")).unwrap();
+    assert!(md.contains("(partial: 10 of 60 a-bench cases recorded)"), "{md}");
+}
+
+#[test]
+fn chatter_around_intact_text_is_counted_apart_on_the_corruption_row() {
+    let p = Project::new("");
+    let m = p.path().join("m");
+    std::fs::create_dir_all(&m).unwrap();
+    let mut chatty = case("corruption", "rtl::arabic", Outcome::Pass, &[], None);
+    chatty.notes.push(("model-added-words".into(), "the text came back intact, with words the model added".into()));
+    let cases = vec![
+        case("corruption", "accents::french", Outcome::Pass, &[], None),
+        chatty,
+        case("corruption", "cjk::japanese", Outcome::Fail, &[], Some("reply differs")),
+    ];
+    write(&m, "a.jsonl", manifest("alpha", "m1", "vllm", "2026-02-01T00:00:00Z"), cases, true);
+    assert_eq!(board(&p, &m, "out").status.code(), Some(0));
+    let s = standings(&p.path().join("out"));
+    assert_eq!(cell(&s, "Corruption probe", A)["raw"], "2/3 correct (1 intact inside words the model added)");
+}
+
+#[test]
 fn older_record_versions_load_and_unknown_ones_are_refused_by_name() {
     let p = Project::new("");
     let m = p.path().join("m");
@@ -589,6 +724,7 @@ fn refused_images(instrument: &str, n: usize) -> Vec<CaseRecord> {
                 server_load: None,
                 cached_tokens: None,
                 attempts: 1,
+                invalid_counts: None,
             });
             c
         })

@@ -142,7 +142,9 @@ fn three_partitions_merge_into_one_column_and_a_missing_part_is_said() {
         .find(|r| r["title"] == "Corruption probe")
         .unwrap()["cells"]["endpoint · SmolLM2-135M-Instruct-Q4_1"]
         .clone();
-    assert!(cell["raw"].as_str().unwrap().ends_with("/12 correct"), "{cell}");
+    // "N/12 correct", then how many came back intact inside chatter, if any.
+    assert!(cell["raw"].as_str().unwrap().split(" (").next().unwrap().ends_with("/12 correct"), "{cell}");
+    assert!(cell.get("partial").is_none(), "every corruption case of the suite recorded: {cell}");
     assert!(!md.contains("PARTIAL"), "all parts present");
     // Part 3 gone: the board still merges, and says what is missing.
     for e in std::fs::read_dir(p.path().join("merged")).unwrap().flatten() {
@@ -150,8 +152,17 @@ fn three_partitions_merge_into_one_column_and_a_missing_part_is_said() {
             std::fs::remove_file(e.path()).unwrap();
         }
     }
-    let (_, md) = board("merged", "b2");
+    let (s, md) = board("merged", "b2");
     assert!(md.contains("PARTIAL: part 3 of 3 missing"), "{md}");
+    // The cell itself says what it covers: two parts' cases of twelve.
+    let cell = s["board"]["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["title"] == "Corruption probe")
+        .unwrap()["cells"]["endpoint · SmolLM2-135M-Instruct-Q4_1"]
+        .clone();
+    assert_eq!(cell["partial"], "partial: 8 of 12 corruption cases recorded", "{cell}");
 }
 
 #[test]
@@ -212,7 +223,7 @@ fn a_killed_run_resumed_gives_a_complete_board() {
     let corruption = s["board"]["rows"].as_array().unwrap().iter().find(|r| r["title"] == "Corruption probe").unwrap()
         ["cells"]["endpoint · SmolLM2-135M-Instruct-Q4_1"]
         .clone();
-    assert!(corruption["raw"].as_str().unwrap().ends_with("/12 correct"), "{corruption}");
+    assert!(corruption["raw"].as_str().unwrap().split(" (").next().unwrap().ends_with("/12 correct"), "{corruption}");
     assert_eq!(p.measurements().iter().filter(|r| r.cases.iter().any(|c| c.outcome == Outcome::Lost)).count(), 0);
 }
 

@@ -86,3 +86,27 @@ fn the_example_third_party_instrument_loads_from_its_suite_file() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("capitals::country::new_zealand: test"), "{stdout}");
 }
+
+#[test]
+fn a_label_from_the_command_line_or_the_target_names_the_column_in_the_record() {
+    let server = Server::start();
+    let p = Project::new(&format!(
+        "[target.mine]\nmodel = \"SmolLM2-135M-Instruct-Q4_1\"\nbase-url = \"{}\"\ndescription = \"the reference server, started by the test\"\nlabel = \"Q4_1 · 1 thread\"\nnote = \"no vision\"\n",
+        server.url
+    ));
+    let args = ["--suite", &suite("smoke"), "corruption::accents::french", "--measurements"];
+    let out = p.run(&[&args[..], &["by-target", "--target", "mine"]].concat());
+    assert!(matches!(out.status.code(), Some(0 | 101)), "{}", text(&out));
+    let out = p.run(&[&args[..], &["by-flag", "--target", "mine", "--label", "Q4_1 · relabelled"]].concat());
+    assert!(matches!(out.status.code(), Some(0 | 101)), "{}", text(&out));
+    let read = |dir: &str| {
+        let f = std::fs::read_dir(p.path().join(dir)).unwrap().flatten().find(|e| e.path().is_file()).unwrap();
+        Run::parse(&std::fs::read_to_string(f.path()).unwrap()).manifest.target
+    };
+    let t = read("by-target");
+    assert_eq!(
+        (t.label.as_deref(), t.note.as_deref(), t.description.as_deref()),
+        (Some("Q4_1 · 1 thread"), Some("no vision"), Some("the reference server, started by the test"))
+    );
+    assert_eq!(read("by-flag").label.as_deref(), Some("Q4_1 · relabelled"), "--label replaces the target's");
+}

@@ -11,6 +11,7 @@ mod bookkeeping;
 mod cli;
 mod compliance;
 mod diff;
+mod edges;
 mod engines;
 mod lost;
 mod provision;

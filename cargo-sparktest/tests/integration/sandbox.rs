@@ -75,7 +75,13 @@ fn misbehaving_cases_end_with_named_errors_and_the_rest_run() {
     assert!(extra.contains("extra-body may not set \"model\""), "{extra}");
     assert!(run.case("fixture::hostile::extra_body_model").calls.is_empty(), "nothing was sent");
     // A snapshot name that is a path stays in the instrument's folder.
-    let snaps = p.path().join("snapshots/endpoint/fixture");
+    let baseline = std::fs::read_dir(p.path().join("snapshots"))
+        .unwrap()
+        .flatten()
+        .find(|e| e.file_name().to_string_lossy().starts_with("endpoint-"))
+        .expect("the endpoint's baseline folder")
+        .path();
+    let snaps = baseline.join("fixture");
     let found: Vec<String> = walk(&snaps);
     assert!(
         found.iter().any(|f| f.ends_with("escaped.snap"))
@@ -257,4 +263,40 @@ fn a_prebuilt_component_loads_by_path_and_its_pin_is_checked() {
     let out = p.run(&["--suite", &dir.display().to_string(), "--list"]);
     assert_eq!(out.status.code(), Some(3), "{}", text(&out));
     assert!(text(&out).contains("does not match its pin"), "{}", text(&out));
+}
+
+#[test]
+fn a_config_or_data_an_instrument_refuses_stops_before_any_case_with_exit_3() {
+    // An unknown key in [instrument.config]: exit 3 naming the suite file,
+    // the instrument and the field, not a failed setup::load case.
+    let pin = sparktest_harness::suite::sha256_hex(b"[]");
+    let suite = WorkspaceSuite::new(
+        "unknown-key",
+        &format!(
+            "[suite]\nname = \"unknown-key\"\nversion = \"1\"\n[[instrument]]\ncrate = \"sparktest-repro\"\n\
+             [instrument.config]\nprobes = \"p.json\"\nprobez = 3\n[files]\n\"p.json\" = \"{pin}\"\n"
+        ),
+    );
+    std::fs::write(suite.0.join("p.json"), "[]").unwrap();
+    let p = Project::new("");
+    let out = p.run(&["--suite", &suite.path(), "--list"]);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    let said = text(&out);
+    assert!(said.contains("suite.toml") && said.contains("repro") && said.contains("probez"), "{said}");
+    assert!(p.measurements().is_empty(), "no file: nothing ran");
+    // A data file that is not UTF-8 text: the same, naming the file.
+    let bytes = b"[\"\xff\xfe\"]";
+    let pin = sparktest_harness::suite::sha256_hex(bytes);
+    let suite = WorkspaceSuite::new(
+        "not-utf8",
+        &format!(
+            "[suite]\nname = \"not-utf8\"\nversion = \"1\"\n[[instrument]]\ncrate = \"sparktest-repro\"\n\
+             [instrument.config]\nprobes = \"p.json\"\n[files]\n\"p.json\" = \"{pin}\"\n"
+        ),
+    );
+    std::fs::write(suite.0.join("p.json"), bytes).unwrap();
+    let out = p.run(&["--suite", &suite.path(), "--list"]);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    let said = text(&out);
+    assert!(said.contains("suite.toml") && said.contains("p.json") && said.contains("not UTF-8"), "{said}");
 }

@@ -108,7 +108,11 @@ fn a_drifted_snapshot_fails_the_case_and_leaves_it_pending_for_review() {
     ];
     let first = p.run(&args);
     assert_eq!(first.status.code(), Some(0), "{}", text(&first));
-    let snap = p.path().join("snapshots/endpoint/repro/probe__short_fact__short_fact.snap");
+    // The baseline is keyed by what the probe found, and the case says which.
+    let first_case = p.measurements()[0].case("repro::probe::short_fact").clone();
+    let baseline = note(&first_case, "snapshot-baseline").expect("the baseline compared with").to_string();
+    assert!(baseline.starts_with("snapshots/endpoint-SmolLM2-135M-Instruct-Q4_1-"), "{baseline}");
+    let snap = p.path().join(&baseline).join("repro/probe__short_fact__short_fact.snap");
     let stored = std::fs::read_to_string(&snap).unwrap();
 
     // Same server, same request: the snapshot matches.

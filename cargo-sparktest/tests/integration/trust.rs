@@ -204,13 +204,12 @@ fn alive(pid: u32) -> bool {
 /// return the harness and its server's pid.
 // The child goes back to the caller, which waits for it.
 #[allow(clippy::zombie_processes)]
-fn launched_run(p: &Project) -> (std::process::Child, u32) {
-    let mut child = p
-        .command(&["--suite", &suite("smoke"), "--test-threads", "1"])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+fn launched_run(p: &Project, extra: &[&str]) -> (std::process::Child, u32) {
+    let smoke = suite("smoke");
+    let mut args = vec!["--suite", smoke.as_str(), "--test-threads", "1"];
+    args.extend_from_slice(extra);
+    let mut child =
+        p.command(&args).stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null()).spawn().unwrap();
     let started = Instant::now();
     loop {
         let port = std::fs::read_dir(p.path().join("target/sparktest/logs"))
@@ -249,20 +248,243 @@ fn gone_within(pid: u32, limit: Duration) -> bool {
     false
 }
 
+/// A target whose server is a child of its launch command (a wrapper
+/// script, as vLLM's workers are children of its server): the parent-death
+/// signal reaches only the wrapper.
+const WRAPPED: &str = r#"
+[target.wrapped]
+model = "SmolLM2-135M-Instruct-Q4_1"
+route = "direct"
+[target.wrapped.launch]
+provision = "builtin:reference-target"
+command = ["bash", "-c", "\"$0\" \"$@\" & wait", "{server}", "--model", "{model}", "--alias", "SmolLM2-135M-Instruct-Q4_1",
+    "--host", "127.0.0.1", "--port", "{port}", "--threads", "1", "--jinja", "--metrics", "--parallel", "2", "--ctx-size", "8192"]
+health-path = "/health"
+startup-timeout-secs = 120
+"#;
+
+/// A stop signal while cases run: the case in flight is interrupted (not
+/// lost, not failed), no other starts, the servers go, the file says
+/// interrupted, the exit code is 128 + the signal, and `--resume` runs
+/// the rest.
+fn interrupted_run(signal: i32, also_the_server: bool) {
+    let p = Project::new("");
+    let (mut child, pid) = launched_run(&p, &[]);
+    unsafe {
+        libc::kill(child.id() as i32, signal);
+    }
+    if also_the_server {
+        // As a terminal's Ctrl-C reaching a server that exits at once: the
+        // next read fails, and it must still not be the server's fault.
+        std::thread::sleep(Duration::from_millis(50));
+        unsafe {
+            libc::kill(pid as i32, libc::SIGKILL);
+        }
+    }
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(128 + signal));
+    assert!(gone_within(pid, Duration::from_secs(10)), "the server outlived a stop signal to the harness");
+    let runs = p.measurements();
+    let run = &runs[0];
+    let summary = run.summary.as_ref().expect("an interrupted run still ends with its summary");
+    let name = if signal == libc::SIGINT { "SIGINT" } else { "SIGTERM" };
+    assert_eq!(summary.interrupted.as_deref(), Some(name));
+    assert!(summary.stopped.is_none(), "not 'stopped early': {:?}", summary.stopped);
+    assert_eq!(run.count(Outcome::Lost), 0, "{:#?}", run.cases.iter().map(|c| (&c.id, &c.reason)).collect::<Vec<_>>());
+    assert_eq!(summary.interrupted_cases as usize, run.count(Outcome::Interrupted));
+    for c in run.cases.iter().filter(|c| c.outcome == Outcome::Interrupted) {
+        assert!(c.reason.as_deref().is_some_and(|r| r.contains(name)), "{c:?}");
+    }
+    let listed = p.run(&["--suite", &suite("smoke"), "--list"]);
+    let total = text(&listed).lines().filter(|l| l.ends_with(": test")).count();
+    let done = run.cases.iter().filter(|c| c.outcome != Outcome::Interrupted).count();
+    assert!(done < total, "the signal came after the last case");
+    // The board says so.
+    let board = p.run(&["board"]);
+    assert!(board.status.success(), "{}", text(&board));
+    let md = std::fs::read_to_string(p.path().join("board/board.md")).unwrap();
+    assert!(md.contains(&format!("INTERRUPTED by {name}")), "{md}");
+    // --resume runs what was interrupted or never started, and only that.
+    let run_id = run.manifest.run_id.clone();
+    let out = p.run(&["--suite", &suite("smoke"), "--test-threads", "1", "--resume", &run_id]);
+    assert!(matches!(out.status.code(), Some(0 | 101)), "{}", text(&out));
+    let runs = p.measurements();
+    let resumed = runs.iter().find(|r| r.manifest.resumes.as_deref() == Some(run_id.as_str())).expect("the resume");
+    assert_eq!(resumed.cases.len(), total - done, "{}", text(&out));
+    assert_eq!(resumed.count(Outcome::Interrupted), 0);
+}
+
+#[test]
+fn sigint_interrupts_the_run_instead_of_losing_cases() {
+    interrupted_run(libc::SIGINT, true);
+}
+
 #[test]
 fn launched_servers_die_with_the_harness() {
-    // SIGTERM: the harness stops its servers, then exits 128 + 15.
-    let p = Project::new("");
-    let (mut child, pid) = launched_run(&p);
-    unsafe {
-        libc::kill(child.id() as i32, libc::SIGTERM);
-    }
-    assert_eq!(child.wait().unwrap().code(), Some(143));
-    assert!(gone_within(pid, Duration::from_secs(10)), "the server outlived a SIGTERM to the harness");
+    // SIGTERM: the case in flight is interrupted, the servers go, 143.
+    interrupted_run(libc::SIGTERM, false);
     // SIGKILL: no handler runs; the parent-death signal takes the server.
     let p = Project::new("");
-    let (mut child, pid) = launched_run(&p);
+    let (mut child, pid) = launched_run(&p, &[]);
     child.kill().unwrap();
     let _ = child.wait();
     assert!(gone_within(pid, Duration::from_secs(10)), "the server outlived the harness");
+    // SIGKILL with the server a child of its launch command: the
+    // parent-death signal takes only the wrapper; the watchdog the rest.
+    let p = Project::new(WRAPPED);
+    let (mut child, pid) = launched_run(&p, &["--target", "wrapped"]);
+    child.kill().unwrap();
+    let _ = child.wait();
+    assert!(gone_within(pid, Duration::from_secs(10)), "the wrapped llama-server outlived the harness");
+}
+
+#[test]
+fn a_key_too_short_to_redact_is_refused() {
+    let p = Project::new(
+        "[target.short]\nmodel = \"fake-model\"\nbase-url = \"http://127.0.0.1:9\"\napi-key-env = \"SPARKTEST_TEST_SHORT_KEY\"\n",
+    );
+    let out = p
+        .command(&["--suite", &fixture_suite(), "--target", "short"])
+        .env("SPARKTEST_TEST_SHORT_KEY", "abc")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    let said = text(&out);
+    assert!(said.contains("SPARKTEST_TEST_SHORT_KEY") && said.contains("shorter than 8"), "{said}");
+    assert!(p.measurements().is_empty());
+}
+
+/// A llama.cpp-shaped fake that plants `KEY` in every answer a probe
+/// reads (the model list, `/props` with its `model_path` and build,
+/// `/slots`, `/version`, `/metrics`, every 404's body) and wants `Bearer
+/// KEY` on the chat calls.
+fn planting(rt: &tokio::runtime::Runtime) -> FakeServer {
+    rt.block_on(FakeServer::respond(Arc::new(move |req: &str, _| {
+        let path = req.split_whitespace().nth(1).unwrap_or("").to_string();
+        let authed = req.to_lowercase().contains(&format!("authorization: bearer {}", KEY.to_lowercase()));
+        let json = |body: String| Script::json(200, &body);
+        match path.as_str() {
+            p if p.starts_with("/v1/models") => json(format!(
+                r#"{{"object":"list","data":[{{"id":"fake-model","object":"model","owned_by":"{KEY}","root":"/models/{KEY}"}}]}}"#
+            )),
+            "/props" => json(format!(
+                r#"{{"total_slots":1,"default_generation_settings":{{"n_ctx":2048}},"build_info":"b1-{KEY}","model_path":"/models/{KEY}/model.gguf","model_ftype":"{KEY}","modalities":{{"vision":false}},"chat_template":"{KEY}"}}"#
+            )),
+            "/slots" => json(format!(
+                r#"[{{"id":0,"n_ctx":2048,"is_processing":false,"speculative":false,"prompt":"{KEY}"}}]"#
+            )),
+            "/version" => json(format!(r#"{{"version":"{KEY}"}}"#)),
+            "/health" => json(r#"{"status":"ok"}"#.into()),
+            "/metrics" => {
+                let body = format!(
+                    "# HELP llamacpp:requests_processing {KEY}\n# TYPE llamacpp:requests_processing gauge\n\
+                     llamacpp:requests_processing{{key=\"{KEY}\"}} 0\n"
+                );
+                Script::status(200)
+                    .header("Content-Type", "text/plain; version=0.0.4")
+                    .framing(crate::fake_server::Framing::Length(body.len()))
+                    .bytes(body)
+            }
+            p if p.starts_with("/v1/chat") && !authed => Script::json(401, &format!(r#"{{"error":"{KEY}"}}"#)),
+            p if p.starts_with("/v1/chat") && req.contains("\"stream\":true") => Script::sse()
+                .data(&openai::role())
+                .data(&openai::content("Hello!"))
+                .data(&openai::finish("stop"))
+                .data(&openai::usage(5, 2))
+                .done(),
+            p if p.starts_with("/v1/chat") => Script::json(
+                200,
+                r#"{"id":"x","object":"chat.completion","model":"fake-model","choices":[{"index":0,"message":{"role":"assistant","content":"Hello!"},"finish_reason":"stop"}],"usage":{"prompt_tokens":5,"completion_tokens":2}}"#,
+            ),
+            _ => Script::json(404, &format!(r#"{{"error":"no route here; try {KEY}"}}"#)),
+        }
+    })))
+}
+
+/// The same answers from a launched server (a Python script given the key
+/// as `{api-key}`): the harness hashes a launched server's `model_path`,
+/// and the warning that it could not (the file is not there) names the
+/// path, key and all.
+const PLANTING_PY: &str = r##"
+import json, sys
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+port, key = int(sys.argv[1]), sys.argv[2]
+class H(BaseHTTPRequestHandler):
+    def log_message(self, *a):
+        pass
+    def send(self, status, body, kind="application/json"):
+        data = (body if isinstance(body, str) else json.dumps(body)).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+    def do_GET(self):
+        p = self.path
+        if p == "/health": self.send(200, {"status": "ok"})
+        elif p.startswith("/v1/models"): self.send(200, {"object": "list", "data": [{"id": "fake-model", "object": "model", "owned_by": key}]})
+        elif p == "/props": self.send(200, {"total_slots": 1, "default_generation_settings": {"n_ctx": 2048}, "build_info": "b1-" + key, "model_path": "/nonexistent/" + key + "/model.gguf"})
+        elif p == "/slots": self.send(200, [{"id": 0, "n_ctx": 2048, "is_processing": False, "prompt": key}])
+        elif p == "/version": self.send(200, {"version": key})
+        elif p == "/metrics": self.send(200, "# HELP llamacpp:requests_processing %s\nllamacpp:requests_processing 0\n" % key, "text/plain")
+        else: self.send(404, {"error": "no route; try " + key})
+    def do_POST(self):
+        n = int(self.headers.get("Content-Length", "0"))
+        req = json.loads(self.rfile.read(n) or b"{}")
+        if not self.path.startswith("/v1/chat"):
+            return self.send(404, {"error": "no route; try " + key})
+        msg = {"role": "assistant", "content": "Hello!"}
+        if req.get("stream"):
+            chunk = lambda d, f: "data: " + json.dumps({"object": "chat.completion.chunk", "model": "fake-model", "choices": [{"index": 0, "delta": d, "finish_reason": f}]}) + "\n\n"
+            self.send(200, chunk(msg, None) + chunk({}, "stop") + "data: [DONE]\n\n", "text/event-stream")
+        else:
+            self.send(200, {"object": "chat.completion", "model": "fake-model", "choices": [{"index": 0, "message": msg, "finish_reason": "stop"}], "usage": {"prompt_tokens": 5, "completion_tokens": 2}})
+ThreadingHTTPServer(("127.0.0.1", port), H).serve_forever()
+"##;
+
+#[test]
+fn a_key_planted_in_every_probe_answer_is_printed_and_written_nowhere() {
+    let rt = runtime();
+    let server = planting(&rt);
+    let script_dir = tempfile::tempdir().unwrap();
+    let script = script_dir.path().join("planting.py");
+    std::fs::write(&script, PLANTING_PY).unwrap();
+    let p = Project::new(&format!(
+        "[target.planted]\nmodel = \"fake-model\"\nbase-url = \"{}\"\napi-key-env = \"SPARKTEST_TEST_PLANTED_KEY\"\n\
+         [target.launched]\nmodel = \"fake-model\"\napi-key-env = \"SPARKTEST_TEST_PLANTED_KEY\"\n\
+         [target.launched.launch]\ncommand = [\"python3\", \"{}\", \"{{port}}\", \"{{api-key}}\"]\n\
+         health-path = \"/health\"\nstartup-timeout-secs = 60\n",
+        server.url(),
+        script.display()
+    ));
+    let mut said = String::new();
+    for target in ["planted", "launched"] {
+        let out = p
+            .command(&["--suite", &fixture_suite(), "--target", target, "--junit", "junit.xml", "chat::"])
+            .env("SPARKTEST_TEST_PLANTED_KEY", KEY)
+            .output()
+            .unwrap();
+        said.push_str(&text(&out));
+        let runs = p.measurements();
+        let run = runs.last().unwrap();
+        assert_eq!(run.manifest.target.name, target, "{}", text(&out));
+        assert_eq!(run.case("fixture::chat::hello").outcome, Outcome::Pass, "{}", text(&out));
+    }
+    // The launched server's model path could not be hashed, and the warning
+    // that says so was printed (redacted).
+    assert!(said.contains("model digest not taken") && said.contains("[redacted]"), "{said}");
+    let board = p.run(&["board"]);
+    said.push_str(&text(&board));
+    let mut files = Vec::new();
+    all_files(p.path(), &mut files);
+    assert!(files.iter().any(|(f, _)| f.ends_with(".jsonl")) && files.iter().any(|(f, _)| f.ends_with("junit.xml")));
+    for (file, content) in files.iter().chain([("stdout and stderr".to_string(), said.clone())].iter()) {
+        assert!(!content.contains(KEY), "the key is in {file}");
+    }
+    // The probes did read the planted answers.
+    let asked: Vec<String> =
+        server.exchanges().iter().map(|e| e.request.split_whitespace().nth(1).unwrap_or("").to_string()).collect();
+    for path in ["/v1/models", "/props", "/slots"] {
+        assert!(asked.iter().any(|a| a.starts_with(path)), "{path} was not read: {asked:?}");
+    }
 }

@@ -29,8 +29,15 @@ pub struct Timeouts {
     /// For the whole call, first byte to last.
     pub request: Duration,
     /// The longest silence between two reads of a reply once it has started
-    /// (a stalled stream is lost after this, not after `request`).
+    /// (a stalled stream is lost after this, not after `request`). For a
+    /// stream, silence is time without an event that carries content:
+    /// keep-alive comments keep the connection alive, not the call.
     pub idle: Duration,
+    /// For the response head of a streamed call, from the send (a server
+    /// whose head never completes is lost after this, not after `request`).
+    /// A non-streamed call's head comes with its whole reply: only
+    /// `request` bounds it.
+    pub head: Duration,
     /// For one auxiliary read (probes, `/metrics`, `/slots`).
     pub aux: Duration,
 }
@@ -41,6 +48,7 @@ impl Default for Timeouts {
             connect: Duration::from_secs(10),
             request: Duration::from_secs(600),
             idle: Duration::from_secs(60),
+            head: Duration::from_secs(300),
             aux: Duration::from_secs(10),
         }
     }
@@ -186,6 +194,9 @@ pub fn http_builder() -> reqwest::ClientBuilder {
 #[derive(Debug, Clone)]
 pub struct Client {
     http: reqwest::Client,
+    /// No pooled connections: the one resend of a request whose reused
+    /// connection the server had closed goes out on a fresh one.
+    fresh: reqwest::Client,
     base_url: String,
     model: String,
     config: ClientConfig,
@@ -215,14 +226,28 @@ impl Client {
             value.set_sensitive(true);
             headers.insert(AUTHORIZATION, value);
         }
-        let http = http_builder()
-            .connect_timeout(config.timeouts.connect)
-            .timeout(config.timeouts.request)
-            .default_headers(headers)
-            .pool_max_idle_per_host(64)
-            .build()
-            .map_err(|err| format!("failed to build the HTTP client: {err}"))?;
-        Ok(Client { http, base_url: base_url.trim_end_matches('/').to_string(), model: model.to_string(), config })
+        // A target's 3xx is never followed: the other server's reply would be
+        // recorded as the target's (and a 302 turns the POST into a GET).
+        // Idle connections are kept shorter than engines keep them open
+        // (cpp-httplib and uvicorn close after 5 s), so few are reused as
+        // the server closes them.
+        let build = |pooled: bool| {
+            http_builder()
+                .connect_timeout(config.timeouts.connect)
+                .timeout(config.timeouts.request)
+                .default_headers(headers.clone())
+                .redirect(reqwest::redirect::Policy::none())
+                .pool_idle_timeout(Duration::from_secs(3))
+                .pool_max_idle_per_host(if pooled { 64 } else { 0 })
+                .build()
+                .map_err(|err| format!("failed to build the HTTP client: {err}"))
+        };
+        let (http, fresh) = (build(true)?, build(false)?);
+        // An OpenAI SDK base URL (`http://host:8000/v1`) names the same
+        // server as `http://host:8000`: the paths below carry `/v1`.
+        let trimmed = base_url.trim_end_matches('/');
+        let base_url = trimmed.strip_suffix("/v1").unwrap_or(trimmed).to_string();
+        Ok(Client { http, fresh, base_url, model: model.to_string(), config })
     }
 
     /// The base URL, credentials redacted.
@@ -243,7 +268,15 @@ impl Client {
     /// `POST /v1/chat/completions`.
     pub async fn chat(&self, req: &ChatRequest) -> Result<Reply, CallError> {
         let body = chat_body(&self.model, req)?;
-        self.post("/v1/chat/completions", body, req.stream, Shape::Chat).await
+        self.post("/v1/chat/completions", body, req.stream, Shape::Chat).await.map_err(|err| match err {
+            // The probe read /v1/models before any case: a chat path that
+            // is not there is the setup's error, not a lost serve.
+            CallError::Unanswered { status: status @ (404 | 405), body } => CallError::Misdirected(format!(
+                "POST {}/v1/chat/completions answered HTTP {status} ({body}) where /v1/models answered: is the base URL right?",
+                self.base_url()
+            )),
+            other => other,
+        })
     }
 
     /// `POST /v1/completions`.
@@ -258,6 +291,9 @@ impl Client {
         let url = format!("{}{path}", self.base_url);
         let resp = self.http.get(&url).timeout(self.config.timeouts.aux).send().await.map_err(|err| self.lost(err))?;
         let status = resp.status().as_u16();
+        if let Some(err) = redirected(&resp) {
+            return Err(err);
+        }
         if !(200..300).contains(&status) {
             let body = self.error_body(resp).await;
             return Err(classify_status(status, &body).expect_err("a non-2xx status is an error"));
@@ -291,20 +327,47 @@ impl Client {
     async fn send(&self, path: &str, body: &Value) -> Result<(reqwest::Response, u32, Instant), CallError> {
         let url = format!("{}{path}", self.base_url);
         let retry = &self.config.retry;
+        let streamed = body.get("stream").and_then(Value::as_bool).unwrap_or(false);
         let mut attempt = 1;
+        let mut resent_fresh = false;
         loop {
             let sent = Instant::now();
-            let resp = self.http.post(&url).json(body).send().await.map_err(|err| self.lost(err))?;
+            let http = if resent_fresh { &self.fresh } else { &self.http };
+            let sending = http.post(&url).json(body).send();
+            let answer = if streamed {
+                match tokio::time::timeout(self.config.timeouts.head, sending).await {
+                    Ok(answer) => answer,
+                    Err(_) => {
+                        return Err(CallError::Lost(format!(
+                            "no complete response head within {:.0} s (head-timeout-secs)",
+                            self.config.timeouts.head.as_secs_f64()
+                        )));
+                    }
+                }
+            } else {
+                sending.await
+            };
+            let resp = match answer {
+                Ok(resp) => resp,
+                // A pooled connection the server closed as the request went
+                // out (cpp-httplib closes idle ones after 5 s): no byte of a
+                // reply came, so the request is sent once more, on a fresh
+                // connection. Refused connections and timeouts are not.
+                Err(err) if !resent_fresh && !err.is_connect() && !err.is_timeout() => {
+                    resent_fresh = true;
+                    attempt += 1;
+                    continue;
+                }
+                Err(err) => return Err(self.lost(err)),
+            };
             let status = resp.status().as_u16();
+            if let Some(err) = redirected(&resp) {
+                return Err(err);
+            }
             if !retryable(status) {
                 return Ok((resp, attempt, sent));
             }
-            let asked = resp
-                .headers()
-                .get(RETRY_AFTER)
-                .and_then(|v| v.to_str().ok())
-                .and_then(|v| v.trim().parse::<u64>().ok())
-                .map(Duration::from_secs);
+            let asked = resp.headers().get(RETRY_AFTER).and_then(|v| v.to_str().ok()).and_then(retry_after);
             let backoff = retry.first_backoff.saturating_mul(1 << (attempt - 1).min(16));
             let wait = asked.unwrap_or(backoff).min(retry.max_backoff);
             // A server that asks for a longer wait than a retry may take is
@@ -395,7 +458,9 @@ impl Client {
     /// Read an SSE reply. It is complete when `[DONE]` arrived, or when its
     /// finish reason arrived and the connection then closed cleanly; the
     /// usage chunk, the `[DONE]` line, a role-only first chunk and
-    /// keep-alive comments are each optional.
+    /// keep-alive comments are each optional. The idle limit counts from
+    /// the last event that carried something (content, a tool call, the
+    /// finish reason, the counts): comments alone are a stall.
     async fn read_stream(
         &self,
         mut resp: reqwest::Response,
@@ -409,9 +474,17 @@ impl Client {
         let mut read = 0usize;
         let mut done = false;
         let mut idle = Idle::new(cfg.timeouts.idle);
+        idle.by_progress = true;
         while !done {
             let chunk = match idle.next(&mut resp).await {
-                None => return Err(stalled(cfg.timeouts.idle, read)),
+                None => {
+                    return Err(CallError::Lost(format!(
+                        "stream stalled: no content for {:.0} s (idle-timeout-secs) after {read} bytes, {} content chunks and {} keep-alive comments",
+                        cfg.timeouts.idle.as_secs_f64(),
+                        acc.arrivals.len(),
+                        parser.comments
+                    )));
+                }
                 Some(Err(err)) => return Err(self.lost(err)),
                 Some(Ok(None)) => {
                     if parser.finish(&mut events) {
@@ -430,11 +503,15 @@ impl Client {
                 return Err(too_large(cfg.max_reply_bytes));
             }
             parser.push(&chunk, &mut events).map_err(|err| CallError::Lost(format!("reply too large: {err}")))?;
+            let before = acc.progress();
             for event in events.drain(..) {
                 if acc.event(&event.data, at, shape)? {
                     done = true;
                     break;
                 }
+            }
+            if acc.progress() != before {
+                idle.progress();
             }
         }
         if !done && acc.finish_reason.is_none() {
@@ -458,16 +535,24 @@ struct Idle {
     limit: Duration,
     last: tokio::time::Instant,
     timer: Option<Pin<Box<tokio::time::Sleep>>>,
+    /// Bytes do not re-arm it, [`Idle::progress`] does (streams: a
+    /// keep-alive comment is bytes, not progress).
+    by_progress: bool,
 }
 
 impl Idle {
     fn new(limit: Duration) -> Self {
-        Idle { limit, last: tokio::time::Instant::now(), timer: None }
+        Idle { limit, last: tokio::time::Instant::now(), timer: None, by_progress: false }
+    }
+
+    /// Something that counts arrived.
+    fn progress(&mut self) {
+        self.last = tokio::time::Instant::now();
     }
 
     /// The next chunk of the body; `None` when it stalled.
     async fn next(&mut self, resp: &mut reqwest::Response) -> Option<reqwest::Result<Option<bytes::Bytes>>> {
-        let Idle { limit, last, timer } = self;
+        let Idle { limit, last, timer, by_progress } = self;
         let got = loop {
             let Some(timer) = timer.as_mut() else {
                 break resp.chunk().await;
@@ -484,12 +569,61 @@ impl Idle {
                 }
             }
         };
-        *last = tokio::time::Instant::now();
+        if timer.is_none() || !*by_progress {
+            *last = tokio::time::Instant::now();
+        }
         if timer.is_none() {
             *timer = Some(Box::pin(tokio::time::sleep_until(*last + *limit)));
         }
         Some(got)
     }
+}
+
+/// A 3xx from a target: the setup points at the wrong place (a redirect
+/// would measure another server); the run stops naming where it points.
+fn redirected(resp: &reqwest::Response) -> Option<CallError> {
+    let status = resp.status();
+    if !status.is_redirection() {
+        return None;
+    }
+    let location = resp.headers().get(reqwest::header::LOCATION).and_then(|v| v.to_str().ok()).unwrap_or("(none)");
+    Some(CallError::Misdirected(format!(
+        "the server answered HTTP {} with Location: {} (redirects are not followed: the other server would be measured as this one)",
+        status.as_u16(),
+        redact_url(location)
+    )))
+}
+
+/// A `Retry-After` value: seconds, or an HTTP date (RFC 9110 §10.2.3;
+/// IMF-fixdate, RFC 850 or asctime), as the wait from now (zero when past).
+fn retry_after(value: &str) -> Option<Duration> {
+    let value = value.trim();
+    if let Ok(secs) = value.parse::<u64>() {
+        return Some(Duration::from_secs(secs));
+    }
+    let at = http_date(value)?;
+    Some(at.duration_since(std::time::SystemTime::now()).unwrap_or(Duration::ZERO))
+}
+
+fn http_date(value: &str) -> Option<std::time::SystemTime> {
+    const MONTHS: [&str; 12] = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+    let month = |m: &str| MONTHS.iter().position(|x| x.eq_ignore_ascii_case(m)).map(|i| i + 1);
+    let parts: Vec<&str> = value.split([' ', ',']).filter(|p| !p.is_empty()).collect();
+    let (day, mon, year, time) = match parts[..] {
+        // Sun, 06 Nov 1994 08:49:37 GMT
+        [_, day, mon, year, time, "GMT"] => (day.parse::<u32>().ok()?, month(mon)?, year.parse::<u32>().ok()?, time),
+        // Sunday, 06-Nov-94 08:49:37 GMT
+        [_, date, time, "GMT"] => {
+            let mut d = date.split('-');
+            let (day, mon, yy) = (d.next()?.parse::<u32>().ok()?, month(d.next()?)?, d.next()?.parse::<u32>().ok()?);
+            (day, mon, if yy < 70 { 2000 + yy } else { 1900 + yy }, time)
+        }
+        // Sun Nov  6 08:49:37 1994
+        [_, mon, day, time, year] => (day.parse::<u32>().ok()?, month(mon)?, year.parse::<u32>().ok()?, time),
+        _ => return None,
+    };
+    let stamp = format!("{year:04}-{mon:02}-{day:02}T{time}Z");
+    humantime::parse_rfc3339(&stamp).ok()
 }
 
 fn too_large(cap: usize) -> CallError {
@@ -699,27 +833,60 @@ pub fn completion_body(model: &str, req: &CompletionRequest) -> Result<Value, Ca
     Ok(Value::Object(body))
 }
 
-fn as_u32(v: Option<&Value>) -> Option<u32> {
-    v.and_then(Value::as_u64).and_then(|n| u32::try_from(n).ok())
+/// Reads counts, noting every one that is present but not a count.
+#[derive(Default)]
+struct Counts(Vec<String>);
+
+impl Counts {
+    /// A count: a non-negative integer within u32 (no reply has more
+    /// tokens). `null` or absent is no count; anything else is invalid.
+    fn read(&mut self, name: &str, v: Option<&Value>) -> Option<u32> {
+        match v {
+            None | Some(Value::Null) => None,
+            Some(v) => {
+                let n = v.as_u64().and_then(|n| u32::try_from(n).ok());
+                if n.is_none() {
+                    self.0.push(format!("{name} = {}", clip(&v.to_string())));
+                }
+                n
+            }
+        }
+    }
+
+    fn finish(self, mut usage: Usage) -> Usage {
+        if !self.0.is_empty() {
+            usage.source = TokenSource::Invalid;
+            usage.invalid = Some(self.0.join(", "));
+        }
+        usage
+    }
 }
 
-/// Token counts: `usage` when present, else llama.cpp `timings`.
+/// Token counts: `usage` when present, else llama.cpp `timings`. A count
+/// that is not one (-5, 1e300, "8", 10^12) is recorded as invalid, with
+/// its value: never read as a count, never silently dropped.
 fn usage_of(value: &Value) -> Option<Usage> {
+    let mut c = Counts::default();
     if let Some(u) = value.get("usage").filter(|u| u.is_object()) {
-        return Some(Usage {
-            prompt_tokens: as_u32(u.get("prompt_tokens")),
-            completion_tokens: as_u32(u.get("completion_tokens")),
-            cached_tokens: as_u32(u.pointer("/prompt_tokens_details/cached_tokens")),
+        let usage = Usage {
+            prompt_tokens: c.read("prompt_tokens", u.get("prompt_tokens")),
+            completion_tokens: c.read("completion_tokens", u.get("completion_tokens")),
+            cached_tokens: c.read("cached_tokens", u.pointer("/prompt_tokens_details/cached_tokens")),
             source: TokenSource::ServerUsage,
-        });
+            invalid: None,
+        };
+        return Some(c.finish(usage));
     }
     let t = value.get("timings").filter(|t| t.is_object())?;
-    Some(Usage {
-        prompt_tokens: as_u32(t.get("prompt_n")).map(|n| n.saturating_add(as_u32(t.get("cache_n")).unwrap_or(0))),
-        completion_tokens: as_u32(t.get("predicted_n")),
-        cached_tokens: as_u32(t.get("cache_n")),
+    let cache = c.read("timings.cache_n", t.get("cache_n"));
+    let usage = Usage {
+        prompt_tokens: c.read("timings.prompt_n", t.get("prompt_n")).map(|n| n.saturating_add(cache.unwrap_or(0))),
+        completion_tokens: c.read("timings.predicted_n", t.get("predicted_n")),
+        cached_tokens: cache,
         source: TokenSource::ServerTimings,
-    })
+        invalid: None,
+    };
+    Some(c.finish(usage))
 }
 
 fn server_timings(value: &Value, timing: &mut Timing) {
@@ -850,6 +1017,18 @@ impl FastChunk<'_> {
 }
 
 impl StreamAcc {
+    /// A figure that grows with everything a stream can carry: what the
+    /// idle limit counts as progress.
+    fn progress(&self) -> (usize, usize, usize, bool, bool) {
+        (
+            self.arrivals.len(),
+            self.calls.iter().map(|(_, c)| c.arguments.len() + c.name.len()).sum(),
+            self.reasoning.as_ref().map_or(0, String::len),
+            self.finish_reason.is_some(),
+            self.usage.is_some(),
+        )
+    }
+
     /// Take one event's data; true when it was the `[DONE]` sentinel.
     fn event(&mut self, data: &str, at: f64, shape: Shape) -> Result<bool, CallError> {
         let data = data.trim();
@@ -1122,6 +1301,34 @@ mod tests {
         let u = usage_of(&timings_only).unwrap();
         assert_eq!((u.prompt_tokens, u.completion_tokens, u.source), (Some(32), Some(5), TokenSource::ServerTimings));
         assert!(usage_of(&json!({})).is_none());
+    }
+
+    #[test]
+    fn counts_that_are_not_counts_are_recorded_as_invalid() {
+        for bad in [json!(-5), json!(1_000_000_000_000u64), json!(1e300), json!("8"), json!(3.5)] {
+            let u = usage_of(&json!({"usage": {"prompt_tokens": 4, "completion_tokens": bad}})).unwrap();
+            assert_eq!(u.source, TokenSource::Invalid, "{bad}");
+            assert_eq!(u.completion_tokens, None);
+            assert_eq!(u.prompt_tokens, Some(4), "a valid count stays");
+            assert_eq!(u.invalid.as_deref(), Some(format!("completion_tokens = {bad}").as_str()));
+        }
+        let u = usage_of(&json!({"usage": {"prompt_tokens": 4, "completion_tokens": null}})).unwrap();
+        assert_eq!((u.source, u.invalid), (TokenSource::ServerUsage, None), "null is no count, not a wrong one");
+        let u = usage_of(&json!({"timings": {"prompt_n": 1, "predicted_n": -1}})).unwrap();
+        assert_eq!(u.source, TokenSource::Invalid);
+        assert!(u.invalid.unwrap().contains("timings.predicted_n = -1"));
+    }
+
+    #[test]
+    fn retry_after_reads_seconds_and_http_dates() {
+        assert_eq!(retry_after(" 7 "), Some(Duration::from_secs(7)));
+        assert_eq!(retry_after("Sun, 06 Nov 1994 08:49:37 GMT"), Some(Duration::ZERO), "a past date: now");
+        assert_eq!(retry_after("Sunday, 06-Nov-94 08:49:37 GMT"), Some(Duration::ZERO));
+        assert_eq!(retry_after("Sun Nov  6 08:49:37 1994"), Some(Duration::ZERO));
+        let future = retry_after("Fri, 01 Jan 2100 00:00:00 GMT").unwrap();
+        assert!(future > Duration::from_secs(365 * 24 * 3600), "{future:?}");
+        assert_eq!(retry_after("soon"), None);
+        assert_eq!(http_date("Sun, 06 Nov 1994 08:49:37 GMT"), humantime::parse_rfc3339("1994-11-06T08:49:37Z").ok());
     }
 
     #[test]

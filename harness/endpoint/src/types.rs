@@ -185,6 +185,9 @@ pub enum TokenSource {
     /// The server gave no counts.
     #[default]
     None,
+    /// The server gave counts that cannot be token counts (negative, not
+    /// an integer, a string, beyond any reply): see [`Usage::invalid`].
+    Invalid,
 }
 
 impl TokenSource {
@@ -194,6 +197,7 @@ impl TokenSource {
             TokenSource::ServerUsage => "server-usage",
             TokenSource::ServerTimings => "server-timings",
             TokenSource::None => "none",
+            TokenSource::Invalid => "invalid",
         }
     }
 }
@@ -209,6 +213,10 @@ pub struct Usage {
     pub cached_tokens: Option<u32>,
     /// Where they came from.
     pub source: TokenSource,
+    /// The counts the server gave that are not counts, with their values as
+    /// sent (`completion_tokens = -5`); those fields are None.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub invalid: Option<String>,
 }
 
 /// Client-side timing, in milliseconds from sending the request.
@@ -286,6 +294,10 @@ pub enum CallError {
     },
     /// The engine cannot do this.
     Unsupported(String),
+    /// The setup points at the wrong place: a redirect, or a chat path that
+    /// is not there (404, 405) on a server whose `/v1/models` answered.
+    /// Not the serve's fault: the run stops (exit 4).
+    Misdirected(String),
     /// The request itself was malformed (an instrument's bug, e.g. a tool
     /// schema that is not JSON). Never sent; the case fails with it.
     Invalid(String),
@@ -297,6 +309,7 @@ impl CallError {
         match self {
             CallError::Lost(_) | CallError::Unanswered { .. } => "lost",
             CallError::Unauthorized { .. } => "unauthorized",
+            CallError::Misdirected(_) => "misdirected",
             CallError::Rejected { .. } => "rejected",
             CallError::Unsupported(_) => "unsupported",
             CallError::Invalid(_) => "invalid",
@@ -307,13 +320,21 @@ impl CallError {
 impl CallError {
     /// The server never gave an answer: the case is lost.
     pub fn is_lost(&self) -> bool {
-        matches!(self, CallError::Lost(_) | CallError::Unanswered { .. } | CallError::Unauthorized { .. })
+        matches!(
+            self,
+            CallError::Lost(_)
+                | CallError::Unanswered { .. }
+                | CallError::Unauthorized { .. }
+                | CallError::Misdirected(_)
+        )
     }
 
     /// Why, without the kind word: what a lost case's reason says.
     pub fn reason(&self) -> String {
         match self {
-            CallError::Lost(r) | CallError::Unsupported(r) | CallError::Invalid(r) => r.clone(),
+            CallError::Lost(r) | CallError::Unsupported(r) | CallError::Invalid(r) | CallError::Misdirected(r) => {
+                r.clone()
+            }
             CallError::Unanswered { status, body } | CallError::Rejected { status, body } => {
                 format!("HTTP {status}: {body}")
             }
@@ -345,6 +366,7 @@ impl std::fmt::Display for CallError {
             CallError::Rejected { status, body } => write!(f, "rejected: HTTP {status}: {body}"),
             CallError::Unsupported(reason) => write!(f, "unsupported: {reason}"),
             CallError::Invalid(reason) => write!(f, "invalid request: {reason}"),
+            CallError::Misdirected(reason) => write!(f, "misdirected: {reason}"),
         }
     }
 }

@@ -12,11 +12,13 @@
 //! plugins read them.
 #![warn(missing_docs)]
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
 /// Version of the measurement-file format. A reader refuses a file whose
 /// major version it does not know.
-pub const FORMAT_VERSION: &str = "1.2";
+pub const FORMAT_VERSION: &str = "1.3";
 
 /// Process exit codes of `cargo sparktest`.
 pub mod exit_code {
@@ -93,6 +95,11 @@ pub struct Manifest {
     /// lost or never recorded; the board reads the two as one run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resumes: Option<String>,
+    /// How many cases the suite lists for each instrument, before filters,
+    /// partitions and resumes: what a complete run of it records. The board
+    /// marks a cell partial when fewer were recorded.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub suite_cases: BTreeMap<String, u64>,
 }
 
 /// One part of a partitioned run (`--partition hash:2/3`).
@@ -202,6 +209,16 @@ pub struct TargetInfo {
     /// not to call.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_choice: Option<String>,
+    /// The column's name on the board, from the target's `label` or
+    /// `--label`; runs with different labels are different columns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    /// The target's `note`: a line under the column's name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    /// The target's `description`, for people.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
 }
 
 /// Facts about a machine.
@@ -259,7 +276,7 @@ pub struct InstrumentInfo {
     pub interface: Option<String>,
 }
 
-/// How a case ended. The four never mix.
+/// How a case ended. The five never mix.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Hash)]
 #[serde(rename_all = "kebab-case")]
 pub enum Outcome {
@@ -272,6 +289,10 @@ pub enum Outcome {
     Lost,
     /// Nothing could be measured here (the engine cannot produce it).
     NotApplicable,
+    /// The harness itself was stopped (Ctrl-C, SIGTERM, SIGHUP) while the
+    /// case ran (1.3): neither the model's failure nor the server's; a
+    /// resume runs it again.
+    Interrupted,
 }
 
 impl Outcome {
@@ -282,6 +303,7 @@ impl Outcome {
             Outcome::Fail => "fail",
             Outcome::Lost => "lost",
             Outcome::NotApplicable => "not-applicable",
+            Outcome::Interrupted => "interrupted",
         }
     }
 }
@@ -298,6 +320,8 @@ pub enum Verdict {
     Lost(String),
     /// Nothing could be measured here: why.
     NotApplicable(String),
+    /// The harness was stopped while the case ran: by what.
+    Interrupted(String),
 }
 
 impl Verdict {
@@ -308,6 +332,7 @@ impl Verdict {
             Verdict::Fail(_) => Outcome::Fail,
             Verdict::Lost(_) => Outcome::Lost,
             Verdict::NotApplicable(_) => Outcome::NotApplicable,
+            Verdict::Interrupted(_) => Outcome::Interrupted,
         }
     }
 
@@ -315,7 +340,7 @@ impl Verdict {
     pub fn reason(&self) -> Option<&str> {
         match self {
             Verdict::Pass => None,
-            Verdict::Fail(r) | Verdict::Lost(r) | Verdict::NotApplicable(r) => Some(r),
+            Verdict::Fail(r) | Verdict::Lost(r) | Verdict::NotApplicable(r) | Verdict::Interrupted(r) => Some(r),
         }
     }
 }
@@ -365,6 +390,11 @@ pub struct CallRecord {
     /// the client to come back later (HTTP 429, 408, 503) and it did.
     #[serde(default = "one", skip_serializing_if = "is_one")]
     pub attempts: u32,
+    /// Counts the server sent that are not token counts (1.3), with their
+    /// values (`completion_tokens = -5`); `token_source` is then `invalid`
+    /// and those counts are null.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub invalid_counts: Option<String>,
 }
 
 fn one() -> u32 {
@@ -500,6 +530,7 @@ impl CaseRecord {
             Outcome::Fail => Verdict::Fail(reason),
             Outcome::Lost => Verdict::Lost(reason),
             Outcome::NotApplicable => Verdict::NotApplicable(reason),
+            Outcome::Interrupted => Verdict::Interrupted(reason),
         }
     }
 }
@@ -531,6 +562,18 @@ pub struct Summary {
     /// recorded as lost with this reason.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopped: Option<String>,
+    /// The harness was stopped by a signal (1.3), e.g. `SIGINT`: the run is
+    /// unfinished. The case in flight is recorded `interrupted`, no later
+    /// case was started, and `--resume` runs what is left.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interrupted: Option<String>,
+    /// Cases interrupted (1.3).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub interrupted_cases: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// The verdict of a gate suite.
@@ -678,6 +721,8 @@ mod tests {
             instruments: vec![],
             gate: None,
             stopped: None,
+            interrupted: None,
+            interrupted_cases: 0,
         });
         let json = serde_json::to_value(&line).unwrap();
         assert_eq!(json["type"], "summary");
@@ -703,6 +748,9 @@ mod tests {
                 facts: vec![],
                 host: None,
                 tool_choice: None,
+                label: None,
+                note: None,
+                description: None,
             },
             client_host: HostInfo {
                 hostname: None,
@@ -721,6 +769,7 @@ mod tests {
             judge: None,
             partition: None,
             resumes: None,
+            suite_cases: Default::default(),
         })
     }
 

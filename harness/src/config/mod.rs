@@ -32,6 +32,8 @@ pub struct RunConfig {
     pub connect_timeout_secs: u64,
     /// Longest silence between two reads of a reply once it has started.
     pub idle_timeout_secs: u64,
+    /// Limit for a streamed call's response head, from the send.
+    pub head_timeout_secs: u64,
     /// Limit of one auxiliary read (probes, `/metrics`, `/slots`).
     pub aux_timeout_secs: u64,
     /// Largest reply body, MiB.
@@ -86,6 +88,13 @@ pub struct TargetConfig {
     /// score when not to call. Unset: requests go as the suite wrote them.
     #[serde(default)]
     pub tool_choice: Option<ForcedToolChoice>,
+    /// The column's name on the board ("NVFP4 · MTP-3 · vision ✓"); the
+    /// target's name when unset. `--label` replaces it for one run.
+    #[serde(default)]
+    pub label: Option<String>,
+    /// A line under the column's name on the board.
+    #[serde(default)]
+    pub note: Option<String>,
 }
 
 /// A tool choice a target imposes on requests that offer tools.

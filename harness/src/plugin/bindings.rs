@@ -187,7 +187,9 @@ macro_rules! shared {
                     source: match u.source {
                         dom::TokenSource::ServerUsage => wit::TokenSource::ServerUsage,
                         dom::TokenSource::ServerTimings => wit::TokenSource::ServerTimings,
-                        dom::TokenSource::None => wit::TokenSource::None,
+                        // A guest reads no count where the server's was not
+                        // one; the record keeps what the server sent.
+                        dom::TokenSource::None | dom::TokenSource::Invalid => wit::TokenSource::None,
                     },
                 }
             }

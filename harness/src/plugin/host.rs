@@ -384,7 +384,9 @@ impl PluginHost {
             .setup("listing", &stderr, call)
             .await
             .map_err(|e| plugin_err(format!("instrument {name} failed to list its cases: {e}")))?;
-        result.map_err(|e| plugin_err(format!("instrument {name} refused its config: {e}")))
+        // The instrument ran and said no: its config or data are wrong (a
+        // setup error, exit 3), not the instrument broken.
+        result.map_err(|e| Error::new(ErrorKind::Setup, format!("instrument {name} refused its config: {e}")))
     }
 
     /// Run one case in a fresh instance, within the limits.

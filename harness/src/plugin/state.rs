@@ -77,6 +77,7 @@ impl CallLog {
                     server_load: None,
                     cached_tokens: reply.usage.cached_tokens,
                     attempts: reply.attempts.max(1),
+                    invalid_counts: reply.usage.invalid.clone(),
                 }
             }
             Err(err) => {
@@ -95,6 +96,7 @@ impl CallLog {
                     server_load: None,
                     cached_tokens: None,
                     attempts: 1,
+                    invalid_counts: None,
                 }
             }
         };
@@ -111,8 +113,14 @@ impl CallLog {
             Some(w) => format!("{w}: {}", err.reason()),
             None => err.reason(),
         };
-        if matches!(err, dom::CallError::Unauthorized { .. }) {
-            self.stop.get_or_insert_with(|| reason.clone());
+        match err {
+            dom::CallError::Unauthorized { .. } => {
+                self.stop.get_or_insert_with(|| format!("a server refused the credentials ({reason})"));
+            }
+            dom::CallError::Misdirected(_) => {
+                self.stop.get_or_insert_with(|| format!("the target is not where the setup points ({reason})"));
+            }
+            _ => {}
         }
         self.first_lost.get_or_insert(reason);
     }

@@ -151,6 +151,8 @@ fn finish(
         // libtest has no third verdict: a lost case fails with `lost:`.
         Verdict::Lost(r) => Err(Failed::from(format!("lost: {r}"))),
         Verdict::NotApplicable(r) => Ok(Completion::ignored_with(format!("not applicable: {r}"))),
+        // Neither passed nor failed: the harness was stopped.
+        Verdict::Interrupted(r) => Ok(Completion::ignored_with(format!("interrupted: {r}"))),
     }
 }
 
@@ -170,8 +172,12 @@ fn run_case(shared: &Shared, inst: &Instrument, case: &CaseInfo) -> Result<Compl
     } else {
         Turn::Read(shared.exclusive.read().unwrap_or_else(|p| p.into_inner()))
     };
-    // Checked once the turn is ours: the run may have stopped while this
-    // case waited for it.
+    // Checked once the turn is ours: the run may have been interrupted or
+    // have stopped while this case waited for it. After a stop signal no
+    // case starts, and none is recorded: `--resume` runs them.
+    if let Some(signal) = crate::target::interrupted() {
+        return Ok(Completion::ignored_with(format!("not run: interrupted by {}", crate::target::signal_name(signal))));
+    }
     if let Some(stop) = shared.control.stopped() {
         let mut record = bare_record(
             &id,
@@ -189,14 +195,34 @@ fn run_case(shared: &Shared, inst: &Instrument, case: &CaseInfo) -> Result<Compl
     let restart = if inst.exclusive { shared.restarters.get(target).cloned() } else { None };
     let reach = Reach { judge: shared.judge.clone(), restart };
     let started_at = rfc3339(SystemTime::now());
-    let result = shared.rt.block_on(shared.host.run(
-        &inst.plugin,
-        endpoint,
-        shared.files.clone(),
-        reach,
-        &inst.config,
-        &case.name,
-    ));
+    let started = std::time::Instant::now();
+    // A stop signal cancels the case where it is: what it was waiting for
+    // is the harness's own stop, not the server's answer.
+    let result = shared.rt.block_on(async {
+        tokio::select! {
+            result = shared.host.run(&inst.plugin, endpoint, shared.files.clone(), reach, &inst.config, &case.name) => Ok(result),
+            signal = crate::target::until_interrupted() => Err(signal),
+        }
+    });
+    let result = match result {
+        Ok(result) => result,
+        Err(signal) => {
+            let mut record = bare_record(
+                &id,
+                &inst.plugin.info.name,
+                &case.name,
+                Verdict::Interrupted(format!(
+                    "the harness was stopped by {} while this case ran; `--resume` runs it again",
+                    crate::target::signal_name(signal)
+                )),
+            );
+            record.tags = case.tags.clone();
+            record.arm = inst.arm.as_ref().map(|(a, _)| a.clone());
+            record.started_at = started_at;
+            record.seconds = started.elapsed().as_secs_f64();
+            return finish(shared, record, None);
+        }
+    };
     // A restart the case started goes on after a timeout: wait for it
     // before the next case may reach the server.
     if inst.exclusive
@@ -205,6 +231,17 @@ fn run_case(shared: &Shared, inst: &Instrument, case: &CaseInfo) -> Result<Compl
         drop(l.lock().unwrap_or_else(|p| p.into_inner()));
     }
     let mut verdict = result.verdict.clone();
+    // A case that ended as the signal came in, lost or failed for want of
+    // an answer, lost it to the harness's stop.
+    if let Some(signal) = crate::target::interrupted()
+        && matches!(verdict, Verdict::Lost(_))
+    {
+        verdict = Verdict::Interrupted(format!(
+            "the harness was stopped by {} while this case ran ({}); `--resume` runs it again",
+            crate::target::signal_name(signal),
+            verdict.reason().unwrap_or_default()
+        ));
+    }
     let mut snapshots = Vec::new();
     let snap_dir = shared.snapshots.join(inst.prefix().replace("::", "/"));
     for (snap_name, content) in &result.snapshots {
@@ -214,7 +251,8 @@ fn run_case(shared: &Shared, inst: &Instrument, case: &CaseInfo) -> Result<Compl
         let status = snapshot::check(&snap_dir, &format!("{}__{snap_name}", case.name.replace("::", "__")), &content);
         if status == SnapshotStatus::Changed && verdict == Verdict::Pass {
             verdict = Verdict::Fail(format!(
-                "snapshot {snap_name} changed since the last run on this target; review with `cargo insta review`"
+                "snapshot {snap_name} changed since the baseline in {}; review with `cargo insta review`",
+                shared.snapshots.display()
             ));
         }
         snapshots.push((snap_name.clone(), status.as_str().to_string()));
@@ -225,6 +263,11 @@ fn run_case(shared: &Shared, inst: &Instrument, case: &CaseInfo) -> Result<Compl
     };
     let mut notes = result.notes.clone();
     notes.extend(ceiling_notes(shared.ceiling.as_ref(), &result.metrics));
+    if !snapshots.is_empty() {
+        // Which baseline the case was compared with.
+        let folder = shared.snapshots.file_name().map_or_else(String::new, |f| f.to_string_lossy().into_owned());
+        notes.push(("snapshot-baseline".into(), format!("snapshots/{folder}")));
+    }
     let transcript = result.log.recorder.transcript().clone();
     let record = CaseRecord {
         id: id.clone(),

@@ -76,11 +76,17 @@ impl Connector<'_> {
             if let Ok(Some(key)) = api_key(name, cfg)
                 && !redactor.add(&key)
             {
-                eprintln!(
-                    "sparktest: warning: target {name}'s API key is shorter than {} characters: it is not searched \
-                     for in what the harness writes",
-                    crate::redact::MIN_SECRET
-                );
+                // A key that short could not be redacted without rewriting
+                // ordinary words: refused, as the README says.
+                return Err(Error::new(
+                    ErrorKind::Setup,
+                    format!(
+                        "target {name}: the API key in {} is shorter than {} characters; keys that short are refused, \
+                         since they could not be redacted safely",
+                        cfg.api_key_env.as_deref().unwrap_or("its api-key-env"),
+                        crate::redact::MIN_SECRET
+                    ),
+                ));
             }
             if let Some(url) = &cfg.base_url
                 && let Some((_, rest)) = url.split_once("://")
@@ -106,6 +112,7 @@ impl Connector<'_> {
                 connect: Duration::from_secs(run.connect_timeout_secs),
                 request: Duration::from_secs(run.request_timeout_secs),
                 idle: Duration::from_secs(run.idle_timeout_secs),
+                head: Duration::from_secs(run.head_timeout_secs),
                 aux: Duration::from_secs(run.aux_timeout_secs),
             },
             max_reply_bytes: usize::try_from(run.max_reply_mib.saturating_mul(1 << 20)).unwrap_or(usize::MAX),
@@ -259,7 +266,7 @@ fn target_info(
     let model_sha256 = launched.and_then(|_| {
         let path = facts.model_path.as_deref()?;
         crate::hostinfo::file_sha256(Path::new(path), &cache_dir(config))
-            .map_err(|e| eprintln!("sparktest: warning: model digest not taken: {e}"))
+            .map_err(|e| crate::warn_line!("sparktest: warning: model digest not taken: {e}"))
             .ok()
     });
     TargetInfo {
@@ -274,6 +281,9 @@ fn target_info(
         facts: target_facts,
         host: launched.map(|_| crate::hostinfo::snapshot()),
         tool_choice: cfg.tool_choice.map(|ForcedToolChoice::Required| "required".to_string()),
+        label: cfg.label.clone(),
+        note: cfg.note.clone(),
+        description: (!cfg.description.is_empty()).then(|| cfg.description.clone()),
     }
 }
 

@@ -1,5 +1,6 @@
-//! When a run stops early. Who is to blame decides: refused credentials are
-//! the setup's (stop now, exit 4); many cases lost in a row mean the serve
+//! When a run stops early. Who is to blame decides: refused credentials, a
+//! redirect, a chat path that is not there are the setup's (stop now, exit
+//! 4); many cases lost in a row mean the serve
 //! is gone (stop instead of hours of timeouts). The cases not run are
 //! recorded lost with the reason.
 
@@ -12,7 +13,8 @@ use sparktest_record::Outcome;
 pub struct Stop {
     /// What the summary and the cases not run say.
     pub reason: String,
-    /// The target refused the credentials: a target error (exit 4).
+    /// The target refused the credentials, or is not where the setup
+    /// points: a target error (exit 4).
     pub refused: bool,
 }
 
@@ -52,8 +54,7 @@ impl RunControl {
             return;
         }
         if let Some(why) = refused {
-            st.stop =
-                Some(Stop { reason: format!("a server refused the credentials ({why}), at {id}"), refused: true });
+            st.stop = Some(Stop { reason: format!("{why}, at {id}"), refused: true });
             return;
         }
         if outcome == Outcome::Lost {
@@ -104,7 +105,7 @@ mod tests {
     #[test]
     fn refused_credentials_stop_at_once() {
         let c = RunControl::new(5);
-        c.observe("a", Outcome::Lost, Some("HTTP 401"), Some("HTTP 401: no"));
+        c.observe("a", Outcome::Lost, Some("HTTP 401"), Some("a server refused the credentials (HTTP 401: no)"));
         let stop = c.stopped().unwrap();
         assert!(stop.refused && stop.reason.starts_with("a server refused the credentials"), "{stop:?}");
     }

@@ -55,9 +55,15 @@ impl Plan {
                     pins: BTreeMap::new(),
                     api_key_env: None,
                     tool_choice: None,
+                    label: None,
+                    note: None,
                 },
             ),
         };
+        let mut target_cfg = target_cfg;
+        if let Some(label) = &args.label {
+            target_cfg.label = Some(label.clone());
+        }
         let judge_name = args.judge.clone().or_else(|| config.run.judge.clone());
         if let Some(j) = &judge_name
             && j != &target_name
@@ -128,6 +134,7 @@ impl Plan {
                 .map(|(n, c)| (n.as_str(), c)),
         );
         let redactor = Connector::new(config, &names)?.redactor;
+        crate::redact::set_printed(&redactor);
         Ok(Plan {
             target_name,
             target_cfg,
@@ -224,7 +231,7 @@ impl Plan {
         let ceiling = match rt.block_on(crate::endpoint::ceiling::measure()) {
             Ok(c) => Some(c),
             Err(err) => {
-                eprintln!("sparktest: warning: the client ceiling could not be measured: {err}");
+                crate::warn_line!("sparktest: warning: the client ceiling could not be measured: {err}");
                 None
             }
         };
@@ -267,6 +274,10 @@ impl Plan {
             judge: self.judge_name.as_ref().map(|j| targets.get(j).info.clone()),
             partition: self.partition.as_ref().zip(group).map(|(p, g)| p.record(g)),
             resumes: self.resumed.as_ref().map(|r| r.manifest.run_id.clone()),
+            suite_cases: prepared.instruments.iter().fold(Default::default(), |mut n, i| {
+                *n.entry(i.plugin.info.name.clone()).or_insert(0) += i.cases.len() as u64;
+                n
+            }),
         }
     }
 }

@@ -74,6 +74,8 @@ pub struct RunArgs {
     pub run_group: Option<String>,
     /// Run only the lost or unrecorded cases of this earlier run.
     pub resume: Option<String>,
+    /// The board column's label (`--label`), replacing the target's.
+    pub label: Option<String>,
 }
 
 fn runtime() -> Result<tokio::runtime::Runtime, Error> {
@@ -106,7 +108,7 @@ pub fn run(args: RunArgs) -> Result<i32, Error> {
             // recorded (a resume with nothing left), else it has not passed.
             let gate = gate::verdict(&Default::default(), *total, carried);
             if !gate.passed {
-                eprintln!("sparktest: gate {}: FAILED: {}", suite.name, gate.failing.join("; "));
+                crate::warn_line!("sparktest: gate {}: FAILED: {}", suite.name, gate.failing.join("; "));
                 return Ok(exit_code::CASES_FAILED);
             }
         }
@@ -129,7 +131,7 @@ pub fn run(args: RunArgs) -> Result<i32, Error> {
         main_target: plan.target_name.clone(),
         judge: plan.judge(&targets),
         files,
-        snapshots: config.path(&config.run.snapshots_dir).join(&plan.target_name),
+        snapshots: config.path(&config.run.snapshots_dir).join(snapshot_folder(&manifest.target)),
         sinks: sinks.clone(),
         exclusive: RwLock::new(()),
         ceiling: manifest.client_ceiling.clone(),
@@ -139,19 +141,52 @@ pub fn run(args: RunArgs) -> Result<i32, Error> {
     let selected = |id: &str| plan.selected.iter().any(|s| s == id);
     let trials = case::trials(&shared, prepared.instruments, prepared.broken, &selected);
     let started = Instant::now();
+    target::cases_running(true);
     let conclusion = libtest_mimic::run(&args.libtest, trials);
+    let interrupted = target::interrupted();
     let stop = shared.control.stopped();
-    let summary = summary(&tally, started, checks, stop.as_ref(), &plan.redactor);
+    let mut summary = summary(&tally, started, checks, stop.as_ref(), &plan.redactor);
+    if let Some(signal) = interrupted {
+        summary.interrupted = Some(target::signal_name(signal).to_string());
+    }
     // A gate fails the exit code even where libtest saw nothing fail: a
     // check not applicable, or one a filter skipped.
     let gate_failed = summary.gate.as_ref().is_some_and(|g| !g.passed);
     sinks.emit(&Event::RunFinished(Box::new(summary)))?;
     drop(targets);
+    target::cases_running(false);
+    if let Some(signal) = interrupted {
+        return Ok(128 + signal);
+    }
     Ok(match stop {
         Some(s) if s.refused => exit_code::TARGET,
         _ if conclusion.has_failed() || gate_failed => exit_code::CASES_FAILED,
         _ => exit_code::OK,
     })
+}
+
+/// The folder of a run's byte-for-byte baselines under `snapshots/`: a
+/// named target's own name; for `--endpoint`, what the probe found (engine,
+/// build, model and its path, context, slots), so a second ad-hoc server is
+/// never judged against another server's replies.
+fn snapshot_folder(target: &sparktest_record::TargetInfo) -> String {
+    if target.name != "endpoint" {
+        return target.name.clone();
+    }
+    let fact = |k: &str| target.facts.iter().find(|(f, _)| f == k).map_or("", |(_, v)| v.as_str());
+    let identity = [
+        target.engine.as_str(),
+        target.build.as_deref().unwrap_or(""),
+        target.model_id.as_str(),
+        target.model_path.as_deref().unwrap_or(""),
+        fact("context_per_request"),
+        fact("slots"),
+    ]
+    .join("\n");
+    let model: String =
+        target.model_id.chars().map(|c| if c.is_ascii_alphanumeric() || "._-".contains(c) { c } else { '-' }).collect();
+    let model: String = model.trim_start_matches(['.', '-', '_']).chars().take(48).collect();
+    format!("endpoint-{model}-{}", &crate::suite::sha256_hex(identity.as_bytes())[..12])
 }
 
 /// The run's last line: the tally, the gate over the suite's checks where
@@ -176,6 +211,8 @@ fn summary(
         // A refusal's body may echo a key: redacted before any sink (the
         // terminal summary prints it as it is).
         stopped: stop.map(|s| redactor.redact(&s.reason)),
+        interrupted: None,
+        interrupted_cases: t.counts.interrupted,
     }
 }
 
@@ -202,4 +239,48 @@ fn sinks(
         sinks.push(Arc::new(ProgressSink::new()));
     }
     sinks
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn endpoint(model: &str, ctx: &str) -> sparktest_record::TargetInfo {
+        sparktest_record::TargetInfo {
+            name: "endpoint".into(),
+            base_url: "http://127.0.0.1:8000".into(),
+            model_id: model.into(),
+            engine: "llama.cpp".into(),
+            build: Some("b1".into()),
+            model_path: None,
+            model_sha256: None,
+            launch_command: None,
+            facts: vec![("context_per_request".into(), ctx.into())],
+            host: None,
+            tool_choice: None,
+            label: None,
+            note: None,
+            description: None,
+        }
+    }
+
+    #[test]
+    fn endpoint_baselines_follow_what_the_probe_found() {
+        let a = snapshot_folder(&endpoint("org/Model 7B", "4096"));
+        assert!(a.starts_with("endpoint-org-Model-7B-") && a.len() == "endpoint-org-Model-7B-".len() + 12, "{a}");
+        // The same configuration at another address shares the baseline.
+        let mut moved = endpoint("org/Model 7B", "4096");
+        moved.base_url = "http://10.0.0.2:8000".into();
+        assert_eq!(snapshot_folder(&moved), a);
+        // Another context, build or model is another baseline.
+        assert_ne!(snapshot_folder(&endpoint("org/Model 7B", "8192")), a);
+        let mut rebuilt = endpoint("org/Model 7B", "4096");
+        rebuilt.build = Some("b2".into());
+        assert_ne!(snapshot_folder(&rebuilt), a);
+        // A name never becomes a path piece it should not: no separators.
+        assert!(!snapshot_folder(&endpoint("../../etc", "1")).contains('/'));
+        let mut named = endpoint("m", "1");
+        named.name = "local".into();
+        assert_eq!(snapshot_folder(&named), "local");
+    }
 }

@@ -165,13 +165,25 @@ pub fn prepare(
                 Some((a, _)) => format!("{}::{a}", plugin.info.name),
                 None => plugin.info.name.clone(),
             };
-            let listed =
-                rt.block_on(host.cases(&plugin, files.clone(), &config)).map_err(|e| e.message).and_then(|cases| {
-                    for c in &cases {
-                        check_segments("case name", &c.name)?;
-                    }
-                    Ok(cases)
-                });
+            check_text_files(suite, &label, &config, files)?;
+            let listed = rt.block_on(host.cases(&plugin, files.clone(), &config)).and_then(|cases| {
+                for c in &cases {
+                    check_segments("case name", &c.name).map_err(|e| Error::new(ErrorKind::Plugin, e))?;
+                }
+                Ok(cases)
+            });
+            // A config or data file the instrument refuses is the suite's
+            // error: the run stops before any case (exit 3), naming the suite
+            // file, the instrument and its words (the field).
+            let listed = match listed {
+                Err(e) if e.kind == ErrorKind::Setup => {
+                    return Err(Error::new(
+                        ErrorKind::Setup,
+                        format!("{}: {}", suite.dir.join("suite.toml").display(), e.message),
+                    ));
+                }
+                other => other.map_err(|e| e.message),
+            };
             match listed {
                 Ok(cases) => instruments.push(Instrument {
                     plugin: plugin.clone(),
@@ -192,6 +204,51 @@ pub fn prepare(
         return Err(Error::new(ErrorKind::Setup, format!("suite {}: case {dup} is listed twice", suite.name)));
     }
     Ok(prepared)
+}
+
+/// Data files an instrument's config names that must be text (by their
+/// extension) and are not UTF-8: the suite's error, found before any case
+/// runs rather than as a failed case.
+fn check_text_files(
+    suite: &Suite,
+    instrument: &str,
+    config: &str,
+    files: &BTreeMap<String, Vec<u8>>,
+) -> Result<(), Error> {
+    const TEXT: &[&str] = &["json", "jsonl", "txt", "toml", "md", "csv", "tsv", "yaml", "yml", "py"];
+    fn walk<'a>(field: String, v: &'a serde_json::Value, out: &mut Vec<(String, &'a str)>) {
+        match v {
+            serde_json::Value::String(s) => out.push((field, s)),
+            serde_json::Value::Array(a) => {
+                a.iter().enumerate().for_each(|(i, v)| walk(format!("{field}[{i}]"), v, out))
+            }
+            serde_json::Value::Object(o) => o
+                .iter()
+                .for_each(|(k, v)| walk(if field.is_empty() { k.clone() } else { format!("{field}.{k}") }, v, out)),
+            _ => {}
+        }
+    }
+    let Ok(value) = serde_json::from_str::<serde_json::Value>(config) else { return Ok(()) };
+    let mut named = Vec::new();
+    walk(String::new(), &value, &mut named);
+    for (field, path) in named {
+        let Some(bytes) = files.get(path) else { continue };
+        let text = std::path::Path::new(path)
+            .extension()
+            .and_then(|e| e.to_str())
+            .is_some_and(|e| TEXT.contains(&e.to_ascii_lowercase().as_str()));
+        if text && let Err(e) = std::str::from_utf8(bytes) {
+            return Err(Error::new(
+                ErrorKind::Setup,
+                format!(
+                    "{}: instrument {instrument}: field {field}: data file {path} is not UTF-8 text (invalid byte at offset {})",
+                    suite.dir.join("suite.toml").display(),
+                    e.valid_up_to()
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Refuse `--arm NAME=…` for an arm the suite does not have.

@@ -74,7 +74,7 @@ pub fn run_group(given: Option<&str>, suite_sha: &str, target: &str, revision: O
 }
 
 /// An earlier run to resume: its manifest and the cases already done (any
-/// outcome but lost), over the whole chain of runs it resumed in turn.
+/// outcome but lost or interrupted), over the whole chain of runs it resumed in turn.
 pub struct Resumed {
     /// The earlier run's manifest.
     pub manifest: Manifest,
@@ -113,7 +113,7 @@ pub fn resumed(dir: &Path, run_id: &str) -> Result<Resumed, Error> {
     for (_, lines) in files.into_iter().rev() {
         for line in lines {
             if let Line::Case(c) = line {
-                if c.outcome == Outcome::Lost {
+                if matches!(c.outcome, Outcome::Lost | Outcome::Interrupted) {
                     done.remove(&c.id);
                 } else {
                     done.insert(

@@ -55,6 +55,11 @@ pub fn test_case(r: &CaseRecord) -> TestCase {
             s.set_message(format!("not applicable: {reason}")).set_type("not-applicable");
             s
         }
+        Outcome::Interrupted => {
+            let mut s = TestCaseStatus::skipped();
+            s.set_message(format!("interrupted: {reason}")).set_type("interrupted");
+            s
+        }
     };
     let mut case = TestCase::new(r.case.as_str(), status);
     case.set_classname(r.id.trim_end_matches(&r.case).trim_end_matches("::"));

@@ -59,7 +59,7 @@ impl Sink for ProgressSink {
                     Outcome::Pass => c.passed += 1,
                     Outcome::Fail => c.failed += 1,
                     Outcome::Lost => c.lost += 1,
-                    Outcome::NotApplicable => c.not_applicable += 1,
+                    Outcome::NotApplicable | Outcome::Interrupted => c.not_applicable += 1,
                 }
                 self.bar.set_message(format!("{} pass · {} fail · {} lost", c.passed, c.failed, c.lost));
                 self.bar.inc(1);

@@ -21,6 +21,8 @@ pub struct Counts {
     pub lost: u64,
     /// Not applicable.
     pub not_applicable: u64,
+    /// Interrupted by a stop signal.
+    pub interrupted: u64,
 }
 
 impl Counts {
@@ -30,12 +32,13 @@ impl Counts {
             Outcome::Fail => self.failed += 1,
             Outcome::Lost => self.lost += 1,
             Outcome::NotApplicable => self.not_applicable += 1,
+            Outcome::Interrupted => self.interrupted += 1,
         }
     }
 
     /// Every case counted.
     pub fn total(&self) -> u64 {
-        self.passed + self.failed + self.lost + self.not_applicable
+        self.passed + self.failed + self.lost + self.not_applicable + self.interrupted
     }
 }
 
@@ -80,7 +83,7 @@ impl Tally {
         self.per_instrument
             .iter()
             .map(|(name, s)| {
-                let given = s.counts.total();
+                let given = s.counts.total() - s.counts.interrupted;
                 let per = |x: f64| if given == 0 { 0.0 } else { x / given as f64 };
                 InstrumentSummary {
                     name: name.clone(),
@@ -140,7 +143,7 @@ impl Sink for TerminalSummary {
 
 fn print_summary(s: &Summary, file: &std::path::Path, suite: &str) {
     for i in &s.instruments {
-        eprintln!(
+        crate::warn_line!(
             "sparktest: {}: {}/{} correct, {} lost, {:.2} s per case, {} output tokens per correct answer, harness {:.1} ms per case",
             i.name,
             i.correct,
@@ -151,24 +154,30 @@ fn print_summary(s: &Summary, file: &std::path::Path, suite: &str) {
             i.mean_harness_seconds * 1000.0
         );
     }
-    if let Some(why) = &s.stopped {
-        eprintln!("sparktest: the run stopped early: {why}");
+    if let Some(signal) = &s.interrupted {
+        crate::warn_line!(
+            "sparktest: the run was interrupted by {signal}: {} case(s) in flight recorded as interrupted; `--resume` runs the rest",
+            s.interrupted_cases
+        );
+    } else if let Some(why) = &s.stopped {
+        crate::warn_line!("sparktest: the run stopped early: {why}");
     }
-    eprintln!(
-        "sparktest: {} passed, {} failed, {} lost, {} not applicable; measurements in {}",
+    crate::warn_line!(
+        "sparktest: {} passed, {} failed, {} lost, {} not applicable{}; measurements in {}",
         s.passed,
         s.failed,
         s.lost,
         s.not_applicable,
+        if s.interrupted_cases > 0 { format!(", {} interrupted", s.interrupted_cases) } else { String::new() },
         file.display()
     );
     if let Some(g) = &s.gate {
         if g.passed {
-            eprintln!("sparktest: gate {suite}: PASSED, all {} checks passed", s.passed + s.not_applicable);
+            crate::warn_line!("sparktest: gate {suite}: PASSED, all {} checks passed", s.passed + s.not_applicable);
         } else {
-            eprintln!("sparktest: gate {suite}: FAILED, {} checks did not pass:", g.failing.len());
+            crate::warn_line!("sparktest: gate {suite}: FAILED, {} checks did not pass:", g.failing.len());
             for f in &g.failing {
-                eprintln!("sparktest:   {f}");
+                crate::warn_line!("sparktest:   {f}");
             }
         }
     }

@@ -134,6 +134,9 @@ impl Instrument for ABench {
         let mut messages = task.messages.clone();
         let mut structured = task.response_format.as_ref().map(|_| "json_schema");
         let mut turns = 0;
+        // Every tool call the model made in the task, over all its turns: a
+        // configuration that makes none in the whole suite cannot call tools.
+        let mut tool_calls = 0;
         let mut reply;
         let mut pending_followups = task.followups.iter();
         loop {
@@ -153,11 +156,13 @@ impl Instrument for ABench {
                         r.status,
                         r.body.chars().take(200).collect::<String>()
                     ))
-                    .note("turns", turns.to_string());
+                    .note("turns", turns.to_string())
+                    .note("tool-calls", tool_calls.to_string());
                 }
-                Err(err) => return err.into(),
+                Err(err) => return Outcome::from(err).note("tool-calls", tool_calls.to_string()),
             };
             turns += 1;
+            tool_calls += reply.tool_calls.len();
             match pending_followups.next() {
                 Some(next) => {
                     messages.push(Message::from_reply(&reply));
@@ -170,7 +175,7 @@ impl Instrument for ABench {
             Ok(()) => Outcome::pass(),
             Err(why) => Outcome::fail(why),
         };
-        let mut outcome = outcome.note("turns", turns.to_string());
+        let mut outcome = outcome.note("turns", turns.to_string()).note("tool-calls", tool_calls.to_string());
         if let Some(mode) = structured {
             outcome = outcome.note("structured-output", mode);
         }

@@ -48,6 +48,8 @@ th.rowhead.picked{background:#dff3e6}
 .prio{display:inline-block;min-width:1.2rem;font-weight:700;color:#0b5}
 .judged{font-size:.7rem;background:#ffe9b3;padding:0 .3rem;border-radius:.2rem}
 .marks{font-size:.7rem;color:#345}
+td.partial{background:repeating-linear-gradient(135deg,#fff,#fff 6px,#f4efe2 6px,#f4efe2 12px)}
+.partial{font-size:.7rem;color:#8a5a00;font-weight:600}
 .gate{font-size:.7rem;font-weight:700}.gate.failed{color:#a30}
 .unadmitted{opacity:.45}
 .incapable .standing{color:#a30}
@@ -314,7 +316,7 @@ pub fn render(board: &Board, runs: &[Run], extras: &Extras) -> String {
     out.push_str("<table id=\"scores\"><thead><tr><th>What is measured</th>");
     for c in &board.columns {
         let (admitted, gate) = match &c.admission {
-            Admission::NotRun => (true, "<div class=\"gate\">battery not run</div>".to_string()),
+            Admission::NotRun => (true, "<div class=\"gate\">not gated: battery not run</div>".to_string()),
             Admission::Passed { .. } => (true, "<div class=\"gate\">battery passed</div>".to_string()),
             Admission::Failed { failing, .. } => {
                 (false, format!("<div class=\"gate failed\">not admitted: failed {failing} checks</div>"))
@@ -323,9 +325,10 @@ pub fn render(board: &Board, runs: &[Run], extras: &Extras) -> String {
         let _ = write!(
             out,
             "<th class=\"col{}\" data-col=\"{k}\" data-admitted=\"{admitted}\"><button class=\"model\" data-col=\"{k}\" title=\"remove this column\">{}</button>\
-             <div class=\"sub\">{} · {}</div><div class=\"marks\">{}</div>{gate}<div class=\"blend\"></div><div class=\"missing\"></div></th>",
+             <div class=\"sub\">{}{} · {}</div><div class=\"marks\">{}</div>{gate}<div class=\"blend\"></div><div class=\"missing\"></div></th>",
             if admitted { "" } else { " unadmitted" },
-            esc(&c.target),
+            esc(&c.label),
+            c.note.as_deref().map_or(String::new(), |n| format!("{} · ", esc(n))),
             esc(&c.model),
             esc(&c.engine),
             esc(&c.marks.join(" · ")),
@@ -345,18 +348,22 @@ pub fn render(board: &Board, runs: &[Run], extras: &Extras) -> String {
             let cell = &row.cells[&c.key];
             let grey = if matches!(c.admission, Admission::Failed { .. }) { " unadmitted" } else { "" };
             match cell {
-                Cell::Measured { standing, raw, config, records, spread, .. } => {
+                Cell::Measured { standing, raw, config, records, spread, partial, .. } => {
                     let spread = spread
                         .as_ref()
                         .map(|s| format!("<div class=\"spread\">{}</div>", esc(&s.words())))
                         .unwrap_or_default();
                     let _ = write!(
                         out,
-                        "<td class=\"{grey}\" data-col=\"{}\" data-standing=\"{standing}\" title=\"{}\"><div class=\"standing\">{}</div><div class=\"raw\">{}</div>{spread}<details><summary>configuration and records</summary><div class=\"cfg\">{}</div><div class=\"rec\">record: {}</div></details></td>",
+                        "<td class=\"{grey}{}\" data-col=\"{}\" data-standing=\"{standing}\" title=\"{}\"><div class=\"standing\">{}</div><div class=\"raw\">{}</div>{spread}{}<details><summary>configuration and records</summary><div class=\"cfg\">{}</div><div class=\"rec\">record: {}</div></details></td>",
+                        if partial.is_some() { " partial" } else { "" },
                         esc(&c.key),
                         esc(config),
                         fmt_standing(*standing),
                         esc(raw),
+                        partial
+                            .as_deref()
+                            .map_or(String::new(), |p| format!("<div class=\"partial\">{}</div>", esc(p))),
                         esc(config),
                         records_html(records, &transcripts)
                     );

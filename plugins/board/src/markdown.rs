@@ -54,7 +54,7 @@ pub fn render(board: &Board, runs: &[Run], extras: &Extras) -> String {
         let _ = write!(
             out,
             " {} ({} · {}; {}){gate} |",
-            cell(&c.target),
+            cell(&c.label),
             cell(&c.model),
             cell(&c.engine),
             cell(&c.marks.join(" · "))
@@ -66,11 +66,12 @@ pub fn render(board: &Board, runs: &[Run], extras: &Extras) -> String {
         let _ = write!(out, "| {}{judged} |", cell(&row.title));
         for c in &board.columns {
             let text = match &row.cells[&c.key] {
-                Cell::Measured { standing, raw, config, records, spread, .. } => {
+                Cell::Measured { standing, raw, config, records, spread, partial, .. } => {
                     let spread = spread.as_ref().map(|s| format!(" ({})", cell(&s.words()))).unwrap_or_default();
                     format!(
-                        "**{standing}** {}{spread} <br>{} <br>record: {}",
+                        "**{standing}** {}{spread}{} <br>{} <br>record: {}",
                         cell(raw),
+                        partial.as_deref().map_or(String::new(), |p| format!(" ({})", cell(p))),
                         cell(config),
                         cell(&records.join(", "))
                     )

@@ -105,6 +105,7 @@ fn recount(last: &Summary, run: &Run) -> Summary {
         failed: n(Outcome::Fail),
         lost: n(Outcome::Lost),
         not_applicable: n(Outcome::NotApplicable),
+        interrupted_cases: n(Outcome::Interrupted),
         ..last.clone()
     }
 }

@@ -66,14 +66,20 @@ impl Run {
 
     /// This run's cases of one instrument.
     pub fn cases_of<'a>(&'a self, instrument: &'a str) -> impl Iterator<Item = &'a CaseRecord> + 'a {
-        self.cases.iter().filter(move |c| c.instrument == instrument)
+        self.measured().filter(move |c| c.instrument == instrument)
+    }
+
+    /// The cases that ended in a verdict: an interrupted case (the harness
+    /// was stopped while it ran) measured nothing and counts for no row.
+    pub fn measured(&self) -> impl Iterator<Item = &CaseRecord> + '_ {
+        self.cases.iter().filter(|c| c.outcome != Outcome::Interrupted)
     }
 }
 
 /// A target's name and model: its column, unless the records hold several
 /// configurations under that pair.
 pub fn base_key(t: &TargetInfo) -> String {
-    format!("{} · {}", t.name, t.model_id)
+    format!("{} · {}", t.label.as_deref().unwrap_or(&t.name), t.model_id)
 }
 
 /// A short, stable digest (FNV-1a) to tell configurations apart.
@@ -118,6 +124,14 @@ pub fn config_line(t: &TargetInfo) -> String {
         parts.push(format!("build {b}"));
     }
     parts.push(t.model_id.clone());
+    // What the server itself says of its configuration: a server the harness
+    // did not launch has no flags here, and the same model served with
+    // another context or slot count is another configuration.
+    for (k, what) in [("context_per_request", "context"), ("slots", "slots")] {
+        if let Some((_, v)) = t.facts.iter().find(|(f, _)| f == k) {
+            parts.push(format!("{what} {v}"));
+        }
+    }
     for (k, v) in &t.facts {
         if let Some(pin) = k.strip_prefix("pin.").or_else(|| k.strip_prefix("provisioned.")) {
             // "1.0 sha256:<64 hex>" → "1.0 sha256:<12 hex>", a bare digest
@@ -167,6 +181,11 @@ pub fn launch_flags(cmd: &[String]) -> String {
 pub struct Column {
     pub key: String,
     pub target: String,
+    /// The name the column is shown by: the target's `label` (or
+    /// `--label`), else the target's name.
+    pub label: String,
+    /// The target's `note`, a line under the name.
+    pub note: Option<String>,
     pub model: String,
     pub engine: String,
     pub config: String,
@@ -205,6 +224,9 @@ pub struct Figure {
     pub records: Vec<String>,
     /// The figure's uncertainty from its own data, where it has one.
     pub spread: Option<Spread>,
+    /// Set when the run behind it recorded fewer of the instrument's cases
+    /// than its suite lists, or did not finish: what it covers.
+    pub partial: Option<String>,
 }
 
 /// A cell's uncertainty, from its own data (issue 21): the standing is
@@ -249,6 +271,10 @@ pub enum Cell {
         /// The figure's uncertainty, where it has one.
         #[serde(skip_serializing_if = "Option::is_none")]
         spread: Option<Spread>,
+        /// What a partial cell covers ("partial: 2 of 70 compliance cases
+        /// recorded"); absent when the run covered its suite.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        partial: Option<String>,
     },
     Judged {
         standing: f64,
@@ -436,6 +462,8 @@ pub fn build(runs: &[Run], config: &Config, judgements: &Judgements) -> Board {
                 Column {
                     key: key.clone(),
                     target: t.name.clone(),
+                    label: t.label.clone().unwrap_or_else(|| t.name.clone()),
+                    note: t.note.clone(),
                     model: t.model_id.clone(),
                     engine: t.engine.clone(),
                     config: config_line(t),
@@ -544,6 +572,7 @@ fn measured_row(def: &RowDef, runs: &[Run], columns: &BTreeMap<String, Column>, 
                     config: f.config,
                     records: f.records,
                     spread: f.spread,
+                    partial: f.partial,
                 },
                 Err(Missing::NotMeasured) => {
                     Cell::NotApplicable { reason: "not measured on this configuration".into(), records: Vec::new() }

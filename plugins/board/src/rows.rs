@@ -161,27 +161,63 @@ fn figure(run: &Run, value: f64, raw: String, cases: &[&CaseRecord]) -> Figure {
         // A figure from one record has nothing to spread over.
         spread: (cases.len() == 1)
             .then(|| Spread::OneSample { note: "one sample, no spread: no interval can be computed".into() }),
+        partial: coverage(run, cases),
     }
 }
 
+/// What a figure covers when it is less than its suite: the instrument's
+/// cases recorded (every part and resume merged) against the number its
+/// suite lists, parts missing, a run that never finished. None when whole,
+/// or when the records do not say (files older than the count).
+fn coverage(run: &Run, cases: &[&CaseRecord]) -> Option<String> {
+    let instrument = &cases.first()?.instrument;
+    let mut gaps = Vec::new();
+    if let Some(&total) = run.manifest.suite_cases.get(instrument) {
+        let mut ids: Vec<&str> =
+            run.cases.iter().filter(|c| &c.instrument == instrument).map(|c| c.id.as_str()).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        if (ids.len() as u64) < total {
+            gaps.push(format!("{} of {total} {instrument} cases recorded", ids.len()));
+        }
+    }
+    if run.summary.is_none() {
+        gaps.push("run not finished".into());
+    }
+    (!gaps.is_empty()).then(|| format!("partial: {}", gaps.join("; ")))
+}
+
 fn has(run: &Run, instrument: &str) -> bool {
-    run.cases.iter().any(|c| c.instrument == instrument)
+    run.measured().any(|c| c.instrument == instrument)
 }
 
 /// Correct over given (not-applicable cases left out); lost shown apart.
 fn pass_rate(runs: &[Run], col: &str, instrument: &str, tag: Option<&str>) -> Result<Figure, Missing> {
     let matches = |c: &CaseRecord| c.instrument == instrument && tag.is_none_or(|t| c.tags.iter().any(|x| x == t));
-    let run = latest(runs, col, |r| r.cases.iter().any(matches)).ok_or(Missing::NotMeasured)?;
-    let cases: Vec<&CaseRecord> = run.cases.iter().filter(|c| matches(c)).collect();
+    let run = latest(runs, col, |r| r.measured().any(matches)).ok_or(Missing::NotMeasured)?;
+    let cases: Vec<&CaseRecord> = run.measured().filter(|c| matches(c)).collect();
     let given: Vec<&CaseRecord> = cases.iter().copied().filter(|c| c.outcome != Outcome::NotApplicable).collect();
     if given.is_empty() {
         return Err(missing_from(run, &cases));
+    }
+    if instrument == "a-bench"
+        && let Some(n) = no_tool_calls(run)
+    {
+        return Err(Missing::Incapable {
+            reason: format!("could not be tested — cannot call tools — {n} items attempted"),
+            records: given.iter().map(|c| run.record_id(c)).collect(),
+        });
     }
     let passed = given.iter().filter(|c| c.outcome == Outcome::Pass).count();
     let lost = given.iter().filter(|c| c.outcome == Outcome::Lost).count();
     let mut raw = format!("{passed}/{} correct", given.len());
     if lost > 0 {
         raw.push_str(&format!(", {lost} lost"));
+    }
+    // The corruption probe: the serve kept the text, the model talked around it.
+    let chatter = given.iter().filter(|c| note(c, "model-added-words").is_some()).count();
+    if chatter > 0 {
+        raw.push_str(&format!(" ({chatter} intact inside words the model added)"));
     }
     // A-Bench breaks down by category: (a-tool 12/12, a-schema 11/12 …).
     if instrument == "a-bench" {
@@ -212,13 +248,25 @@ fn pass_rate(runs: &[Run], col: &str, instrument: &str, tag: Option<&str>) -> Re
     Ok(f)
 }
 
+/// The number of A-Bench items a run attempted when the model made no tool
+/// call in any of them (each answered case says how many it made): the seed
+/// reads that as "could not be tested", not as that many wrong answers.
+/// None when any call was made, or when the records do not say.
+fn no_tool_calls(run: &Run) -> Option<usize> {
+    let bench: Vec<&CaseRecord> = run.cases.iter().filter(|c| c.instrument == "a-bench").collect();
+    let answered: Vec<&&CaseRecord> =
+        bench.iter().filter(|c| matches!(c.outcome, Outcome::Pass | Outcome::Fail)).collect();
+    let none = !answered.is_empty() && answered.iter().all(|c| note(c, "tool-calls") == Some("0"));
+    none.then_some(bench.len())
+}
+
 /// The compliance rows: complied / refused / empty among the harmful
 /// requests, refused among the legitimate ones, tool calls counted apart,
 /// and which classifier graded them (never mixed in one cell).
 fn compliance(runs: &[Run], col: &str, row: &str) -> Result<Figure, Missing> {
     let tagged = |c: &CaseRecord| c.instrument == "compliance" && c.tags.iter().any(|t| t == row);
-    let run = latest(runs, col, |r| r.cases.iter().any(tagged)).ok_or(Missing::NotMeasured)?;
-    let cases: Vec<&CaseRecord> = run.cases.iter().filter(|c| tagged(c)).collect();
+    let run = latest(runs, col, |r| r.measured().any(tagged)).ok_or(Missing::NotMeasured)?;
+    let cases: Vec<&CaseRecord> = run.measured().filter(|c| tagged(c)).collect();
     let classifiers: std::collections::BTreeSet<&str> = cases.iter().filter_map(|c| note(c, "classifier")).collect();
     if classifiers.len() > 1 {
         return Err(Missing::Because {
@@ -677,7 +725,7 @@ fn battery(runs: &[Run], col: &str) -> Result<Figure, Missing> {
     let run =
         latest(runs, col, |r| r.summary.as_ref().is_some_and(|s| s.gate.is_some())).ok_or(Missing::NotMeasured)?;
     let gate = run.summary.as_ref().and_then(|s| s.gate.as_ref()).ok_or(Missing::NotMeasured)?;
-    let cases: Vec<&CaseRecord> = run.cases.iter().collect();
+    let cases: Vec<&CaseRecord> = run.measured().collect();
     let passed = cases.iter().filter(|c| c.outcome == Outcome::Pass).count();
     let (value, raw) = if gate.passed {
         (10.0, format!("PASSED: all {} checks", cases.len()))

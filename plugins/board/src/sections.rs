@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use sparktest_record::{CaseRecord, HostInfo, Outcome};
 
-use crate::model::{Run, config_line, latest_per_column, metric, note};
+use crate::model::{Run, base_key, config_line, latest_per_column, metric, note};
 use crate::rows::thousands;
 
 /// A table: headings and rows of text cells.
@@ -194,7 +194,13 @@ pub fn every_run(runs: &[Run]) -> Table {
                     r.manifest.partition.as_ref().map_or(0, |p| p.total)
                 ));
             }
-            if let Some(why) = r.summary.as_ref().and_then(|s| s.stopped.as_ref()) {
+            let interrupted = count(Outcome::Interrupted);
+            if interrupted > 0 {
+                outcome.push_str(&format!(", {interrupted} interrupted"));
+            }
+            if let Some(signal) = r.summary.as_ref().and_then(|s| s.interrupted.as_ref()) {
+                outcome.push_str(&format!(" - INTERRUPTED by {signal}: unfinished, `--resume` runs the rest"));
+            } else if let Some(why) = r.summary.as_ref().and_then(|s| s.stopped.as_ref()) {
                 outcome.push_str(&format!(" - STOPPED EARLY: {why}"));
             }
             match r.summary.as_ref().map(|s| &s.gate) {
@@ -233,13 +239,17 @@ pub fn pinned_configs(runs: &[Run]) -> Table {
         let m = &r.manifest;
         for (arm, t) in std::iter::once((None, &m.target)).chain(m.arms.iter().map(|a| (Some(&a.name), &a.target))) {
             let line = config_line(t);
-            seen.entry(line.clone()).or_insert_with(|| {
+            // One row per column: a labelled run of the same serve is its own.
+            seen.entry(format!("{}\u{0}{line}", base_key(t))).or_insert_with(|| {
                 vec![
                     match arm {
                         Some(a) => format!("{} (arm {a})", t.name),
                         None => t.name.clone(),
                     },
-                    line,
+                    match &t.description {
+                        Some(d) => format!("{line} — {d}"),
+                        None => line,
+                    },
                     t.model_path.clone().unwrap_or_default(),
                     t.model_sha256.clone().unwrap_or_else(|| "not read (remote server)".into()),
                     t.launch_command.as_ref().map_or("not launched by the harness".into(), |c| c.join(" ")),

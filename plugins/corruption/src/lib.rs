@@ -4,7 +4,9 @@
 //! CJK, emoji with ZWJ sequences, combining marks, right-to-left scripts) must
 //! come back intact. Byte-exact and NFC-equal are judged and recorded
 //! separately; a U+FFFD in the reply that the source lacked is named as
-//! mangled bytes. The case passes only when the reply is byte-exact. Each
+//! mangled bytes. The case passes when the text came back byte-exact, alone
+//! or with words the model added around it (chatter is the model's, not a
+//! corruption by the serve: recorded apart as `model-added-words`). Each
 //! reply is kept as an insta snapshot per target, so an engine that starts
 //! mangling text between runs shows up for review.
 
@@ -52,6 +54,8 @@ struct Judgement {
     byte_exact: bool,
     nfc_equal: bool,
     replacement_char: bool,
+    /// The text is in the reply byte for byte, with other words around it.
+    intact_within: bool,
 }
 
 fn judge(expected: &str, reply: &str) -> Judgement {
@@ -62,6 +66,7 @@ fn judge(expected: &str, reply: &str) -> Judgement {
         byte_exact: got == expected,
         nfc_equal: nfc(got) == nfc(expected),
         replacement_char: got.contains('\u{FFFD}') && !expected.contains('\u{FFFD}'),
+        intact_within: got != expected && !expected.is_empty() && got.contains(expected),
     }
 }
 
@@ -84,8 +89,9 @@ impl Instrument for Corruption {
             "Sends prompts whose correct answers must round-trip multi-byte characters \
              (accents, CJK, emoji incl. ZWJ sequences, combining marks, right-to-left text) \
              intact, at temperature 0. Byte-exact and NFC-equal are recorded separately; \
-             a case passes only when the reply is byte-exact after trimming surrounding \
-             whitespace.",
+             a case passes when the text comes back byte-exact after trimming surrounding \
+             whitespace, alone or inside words the model added (chatter is the model's \
+             instruction-following, not the serve changing text: counted apart).",
         )
     }
 
@@ -113,6 +119,9 @@ impl Instrument for Corruption {
         let j = judge(&probe.text, &reply.text);
         let outcome = if j.byte_exact {
             Outcome::pass()
+        } else if j.intact_within {
+            // The serve kept every byte; the model said more than asked.
+            Outcome::pass().note("model-added-words", "the text came back intact, with words the model added around it")
         } else if j.replacement_char {
             Outcome::fail("reply holds U+FFFD: bytes were mangled")
         } else if j.nfc_equal {
@@ -127,6 +136,7 @@ impl Instrument for Corruption {
             .note("got", reply.text.trim().to_string())
             .metric("byte-exact", if j.byte_exact { 1.0 } else { 0.0 }, "bool")
             .metric("nfc-equal", if j.nfc_equal { 1.0 } else { 0.0 }, "bool")
+            .metric("intact-within-chatter", if j.intact_within { 1.0 } else { 0.0 }, "bool")
             // The reply itself must repeat between runs too.
             .snapshot(&probe.name, reply.text.trim().to_string())
     }
@@ -156,6 +166,17 @@ mod tests {
     fn replacement_char_is_named() {
         let j = judge("日本語", "日\u{FFFD}語");
         assert!(!j.nfc_equal && j.replacement_char);
+    }
+
+    #[test]
+    fn chatter_around_intact_text_is_not_corruption() {
+        // As vLLM on CPU answered: the Arabic intact, then an explanation.
+        let j = judge("مرحبا بالعالم", "مرحبا بالعالم\n\nThis is a repeating sentence.");
+        assert!(j.intact_within && !j.byte_exact && !j.replacement_char);
+        // Changed text inside chatter is still changed.
+        let j = judge("Größe", "Here: Grosse");
+        assert!(!j.intact_within && !j.nfc_equal);
+        assert!(!judge("café", "café").intact_within, "exact is not chatter");
     }
 
     #[test]

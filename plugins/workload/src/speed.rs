@@ -45,8 +45,16 @@ pub fn sample(reply: &Reply) -> Result<Sample, String> {
         (Some(n), TokenSource::ServerTimings) => (n, "server-timings"),
         _ => (u32::try_from(t.chunk_arrivals_ms.len()).unwrap_or(u32::MAX), "chunks"),
     };
-    if tokens < 2 || decode_ms <= 0.0 {
-        return Err(format!("too short to time: {tokens} tokens over {decode_ms:.1} ms of decode"));
+    let unit =
+        if token_source == "chunks" { "content chunks (the server gave no valid token count)" } else { "tokens" };
+    if tokens < 2 {
+        return Err(format!("too short to time: {tokens} {unit}"));
+    }
+    if decode_ms <= 0.0 {
+        return Err(format!(
+            "too short to time: the reply arrived in one burst ({tokens} {unit}, {} chunks within {decode_ms:.1} ms)",
+            t.chunk_arrivals_ms.len()
+        ));
     }
     let decode_tok_s = f64::from(tokens - 1) / (decode_ms / 1000.0);
     let cached = reply.usage.cached_tokens.unwrap_or(0);
@@ -94,7 +102,11 @@ pub fn repeat(
             Outcome::fail(format!("repetition {rep}: output did not validate, so its speed does not count: {why}"))
                 .note("valid", format!("{} of {repetitions}", rep - 1))
         })?;
-        samples.push(sample(&reply).map_err(|why| Outcome::fail(format!("repetition {rep}: {why}")))?);
+        // A reply too short to time is a limit of the timing, not the
+        // model's failure: N/A with the reason.
+        samples.push(sample(&reply).map_err(|why| {
+            Outcome::not_applicable(format!("repetition {rep}: the decode rate cannot be taken: {why}"))
+        })?);
     }
     Ok(samples)
 }

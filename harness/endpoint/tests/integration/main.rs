@@ -8,6 +8,7 @@ mod fake_server;
 
 mod auth;
 mod body;
+mod edges;
 mod limits;
 mod logprobs;
 mod probe;
@@ -25,6 +26,7 @@ const TIMEOUTS: Timeouts = Timeouts {
     connect: Duration::from_secs(5),
     request: Duration::from_secs(5),
     idle: Duration::from_secs(5),
+    head: Duration::from_secs(5),
     aux: Duration::from_secs(5),
 };
 
