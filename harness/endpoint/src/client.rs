@@ -1061,7 +1061,7 @@ impl StreamAcc {
             if let Some(status @ 500..=599) = code {
                 return Err(CallError::Unanswered {
                     status,
-                    body: format!("reported mid-stream: {}", clip(&err.to_string())),
+                    body: format!("the server reported an error mid-stream: {}", clip(&err.to_string())),
                 });
             }
             return Err(CallError::Lost(format!(

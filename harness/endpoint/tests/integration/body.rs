@@ -3,6 +3,8 @@
 
 use std::time::Duration;
 
+use sparktest_endpoint::CallError;
+
 use crate::fake_server::{FakeServer, Script, openai};
 use crate::{client, lost, ok, request};
 
@@ -71,13 +73,25 @@ async fn malformed_json_in_a_stream_chunk_is_lost() {
 
 #[tokio::test]
 async fn error_event_mid_stream_is_lost() {
-    // vLLM's shape for an error raised after the stream started.
+    // vLLM's shape for an error raised after the stream started: its 5xx
+    // code is kept, so the call is unanswered (lost), as that status would
+    // be before the stream, and an engine module may read its words.
     let error = r#"{"error":{"object":"error","message":"engine dead: CUDA out of memory","type":"InternalServerError","code":500}}"#;
+    let script = Script::sse().data(&openai::role()).data(&openai::content("Hel")).data(error).done();
+    let server = FakeServer::start(script).await;
+    match client(&server.url()).chat(&request(true)).await {
+        Err(CallError::Unanswered { status: 500, body }) => {
+            assert!(body.starts_with("the server reported an error mid-stream"), "{body}");
+            assert!(body.contains("CUDA out of memory"), "{body}");
+        }
+        other => panic!("expected no answer (HTTP 500), got {other:?}"),
+    }
+    // Without a status code it is lost all the same.
+    let error = r#"{"error":{"message":"engine dead"}}"#;
     let script = Script::sse().data(&openai::role()).data(&openai::content("Hel")).data(error).done();
     let server = FakeServer::start(script).await;
     let reason = lost(client(&server.url()).chat(&request(true)).await);
     assert!(reason.starts_with("the server reported an error mid-stream"), "{reason}");
-    assert!(reason.contains("CUDA out of memory"), "{reason}");
 }
 
 #[tokio::test]
