@@ -61,13 +61,7 @@ pub type Measurements = (Vec<(PathBuf, String)>, Vec<Damage>);
 /// manifest is left out; both are reported, never blanking the board. A
 /// file of another major format version is refused, naming file and line.
 pub fn read_measurements(dir: &Path) -> Result<Measurements, Error> {
-    let entries = std::fs::read_dir(dir)
-        .map_err(|e| setup(format!("failed to read measurements folder {}: {e}", dir.display())))?;
-    let mut files: Vec<PathBuf> = entries
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
-        .collect();
-    files.sort();
+    let files = measurement_files(dir)?;
     if files.is_empty() {
         return Err(setup(format!("no measurement files (*.jsonl) in {}", dir.display())));
     }
@@ -219,4 +213,17 @@ pub fn board(args: BoardArgs) -> Result<i32, Error> {
         written.join(", ")
     );
     Ok(sparktest_record::exit_code::OK)
+}
+
+/// The measurement files (`*.jsonl`) of a folder, sorted by name: what the
+/// board and `diff` both read.
+pub(crate) fn measurement_files(dir: &Path) -> Result<Vec<PathBuf>, Error> {
+    let entries = std::fs::read_dir(dir)
+        .map_err(|e| setup(format!("failed to read measurements folder {}: {e}", dir.display())))?;
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .collect();
+    files.sort();
+    Ok(files)
 }

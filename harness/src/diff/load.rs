@@ -47,17 +47,6 @@ pub fn rows_of(case: &CaseRecord, manifest: &Manifest) -> Vec<String> {
     vec![described.filter(|r| !r.is_empty()).unwrap_or_else(|| case.instrument.clone())]
 }
 
-fn jsonl_in(dir: &Path) -> Result<Vec<PathBuf>, Error> {
-    let entries = std::fs::read_dir(dir)
-        .map_err(|e| setup(format!("failed to read measurements folder {}: {e}", dir.display())))?;
-    let mut files: Vec<PathBuf> = entries
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
-        .collect();
-    files.sort();
-    Ok(files)
-}
-
 /// A file's whole records; a damaged tail is warned about, not fatal.
 fn read(path: &Path) -> Result<(Manifest, Vec<CaseRecord>), Error> {
     let bytes = std::fs::read(path).map_err(|e| setup(format!("failed to read {}: {e}", path.display())))?;
@@ -92,7 +81,7 @@ fn files_for(spec: &str, cwd: &Path, dir: &Path) -> Result<Vec<PathBuf>, Error> 
         return Ok(vec![as_path]);
     }
     if as_path.is_dir() {
-        let files = jsonl_in(&as_path)?;
+        let files = crate::board::measurement_files(&as_path)?;
         if files.is_empty() {
             return Err(setup(format!("no measurement files (*.jsonl) in {}", as_path.display())));
         }
@@ -101,7 +90,7 @@ fn files_for(spec: &str, cwd: &Path, dir: &Path) -> Result<Vec<PathBuf>, Error> 
     let names_a_run = !spec.contains(['/', '\\']) && !spec.starts_with('.');
     if names_a_run && dir.is_dir() {
         let mut found = Vec::new();
-        for f in jsonl_in(dir)? {
+        for f in crate::board::measurement_files(dir)? {
             let Ok((m, _)) = read(&f) else { continue };
             let group = m.partition.as_ref().is_some_and(|p| p.group == spec);
             if m.run_id == spec || m.resumes.as_deref() == Some(spec) || group {
