@@ -86,6 +86,12 @@ struct SparktestArgs {
     #[arg(long, value_name = "RUN_ID")]
     resume: Option<String>,
 
+    /// Run the selected cases N times on the same launched server, each
+    /// repeat its own measurement file; the board shows every repeat's
+    /// figure in one cell ("runs: 21, 20, 20").
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100), conflicts_with_all = ["resume", "partition"])]
+    repeat: u32,
+
     #[command(flatten)]
     libtest: libtest_mimic::Arguments,
 }
@@ -255,6 +261,7 @@ fn main() -> ExitCode {
                 run_group: args.run_group,
                 resume: args.resume,
                 label: args.label,
+                repeat: args.repeat,
             };
             sparktest_harness::run(run)
         }

@@ -55,6 +55,7 @@ pub(crate) fn manifest(target: &str, model: &str, engine: &str, started: &str) -
         partition: None,
         resumes: None,
         suite_cases: Default::default(),
+        repeat: None,
     }
 }
 
@@ -238,9 +239,15 @@ fn k_of_n_cells_carry_a_wilson_interval_and_one_sample_cells_say_so() {
     assert!(one["note"].as_str().unwrap().contains("one sample, no spread"), "{one}");
     // Shown beside the raw figure: 6/10 is 31–83%.
     let md = std::fs::read_to_string(p.path().join("out/board.md")).unwrap();
-    assert!(md.contains("6/10 correct (95% CI 31–83%)"), "{md}");
+    // Alpha's 31–83% overlaps beta's 60–98%, the row's best: the two
+    // leaders are not separated beyond their intervals, and both say so.
+    assert!(md.contains("6/10 correct (95% CI 31–83% · ≈ not separated from the leader)"), "{md}");
     let html = std::fs::read_to_string(p.path().join("out/board.html")).unwrap();
-    assert!(html.contains("<div class=\"spread\">95% CI 31–83%</div>"), "spread not shown in the HTML");
+    assert!(
+        html.contains("<div class=\"spread\">95% CI 31–83% · ≈ not separated from the leader</div>"),
+        "spread not shown in the HTML"
+    );
+    assert_eq!(s["board"]["rows"][0]["not_separated"], serde_json::json!([B, A]), "the best first");
 }
 
 #[test]

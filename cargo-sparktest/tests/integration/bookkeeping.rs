@@ -51,8 +51,21 @@ fn junit_reports_lost_as_error_fail_as_failure_and_na_as_skipped() {
         "cpu::",
         "--skip",
         "memory::",
+        "--format",
+        "json",
+        "-Z",
+        "unstable-options",
     ]);
     assert_eq!(out.status.code(), Some(101), "{}", text(&out));
+    // libtest's JSON, as CI reads it: an N/A case is ignored with its
+    // reason as "message", and what the filters left out is counted.
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let ignored = stdout.lines().find(|l| l.contains("logprobs::teacher_forced") && l.contains("\"ignored\""));
+    let ignored: serde_json::Value = serde_json::from_str(ignored.unwrap_or_else(|| panic!("{stdout}"))).unwrap();
+    assert!(ignored["message"].as_str().is_some_and(|m| m.starts_with("not applicable:")), "{ignored}");
+    let summary = stdout.lines().rev().find(|l| l.contains("\"type\": \"suite\"")).unwrap();
+    let summary: serde_json::Value = serde_json::from_str(summary).unwrap();
+    assert!(summary["filtered_out"].as_u64().is_some_and(|n| n > 0), "{summary}");
     let xml = std::fs::read_to_string(p.path().join("reports/junit.xml")).unwrap();
     // What CI systems read: it parses as JUnit, one testcase per case.
     let report = quick_junit::Report::deserialize_from_str(&xml).unwrap_or_else(|e| panic!("{e}: {xml}"));

@@ -15,6 +15,7 @@ mod edges;
 mod engines;
 mod lost;
 mod provision;
+mod repeats;
 mod sandbox;
 mod serving;
 mod smoke;

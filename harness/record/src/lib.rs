@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 
 /// Version of the measurement-file format. A reader refuses a file whose
 /// major version it does not know.
-pub const FORMAT_VERSION: &str = "1.3";
+pub const FORMAT_VERSION: &str = "1.4";
 
 /// Process exit codes of `cargo sparktest`.
 pub mod exit_code {
@@ -100,6 +100,22 @@ pub struct Manifest {
     /// marks a cell partial when fewer were recorded.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub suite_cases: BTreeMap<String, u64>,
+    /// This run is one of several repeats of the same cases on the same
+    /// configuration (1.4, `--repeat N`): the board reads the group's runs
+    /// as repeats of one cell, every run kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repeat: Option<Repeat>,
+}
+
+/// One run of a `--repeat N` group.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Repeat {
+    /// This repeat, 1-based.
+    pub index: u32,
+    /// How many were asked for.
+    pub total: u32,
+    /// What the group's runs share: `repeat-<the first run's id>`.
+    pub group: String,
 }
 
 /// One part of a partitioned run (`--partition hash:2/3`).
@@ -770,6 +786,7 @@ mod tests {
             partition: None,
             resumes: None,
             suite_cases: Default::default(),
+            repeat: None,
         })
     }
 

@@ -74,7 +74,8 @@ fn read(path: &Path) -> Result<(Manifest, Vec<CaseRecord>), Error> {
 }
 
 /// The files `spec` names: a file, a folder, a run id in `dir` (with the
-/// runs that resumed it), or a run group (every part of a partitioned run).
+/// runs that resumed it), or a run group (every part of a partitioned run,
+/// every repeat of a `--repeat N` run).
 fn files_for(spec: &str, cwd: &Path, dir: &Path) -> Result<Vec<PathBuf>, Error> {
     let as_path = cwd.join(spec);
     if as_path.is_file() {
@@ -92,7 +93,8 @@ fn files_for(spec: &str, cwd: &Path, dir: &Path) -> Result<Vec<PathBuf>, Error> 
         let mut found = Vec::new();
         for f in crate::board::measurement_files(dir)? {
             let Ok((m, _)) = read(&f) else { continue };
-            let group = m.partition.as_ref().is_some_and(|p| p.group == spec);
+            let group = m.partition.as_ref().is_some_and(|p| p.group == spec)
+                || m.repeat.as_ref().is_some_and(|r| r.group == spec);
             if m.run_id == spec || m.resumes.as_deref() == Some(spec) || group {
                 found.push(f);
             }

@@ -21,8 +21,8 @@ use crate::snapshot::{self, SnapshotStatus};
 pub struct Shared {
     /// The runtime cases block on.
     pub rt: tokio::runtime::Handle,
-    /// The sandbox.
-    pub host: PluginHost,
+    /// The sandbox (one for every repeat of the run).
+    pub host: Arc<PluginHost>,
     /// The run's target, and each arm's, by target name.
     pub endpoints: BTreeMap<String, Arc<Endpoint>>,
     /// Restarters of the launched targets, by name.
@@ -54,12 +54,12 @@ pub struct Shared {
 /// then one failing case per broken instrument.
 pub fn trials(
     shared: &Arc<Shared>,
-    instruments: Vec<Instrument>,
-    broken: Vec<Broken>,
+    instruments: &[Arc<Instrument>],
+    broken: &[Arc<Broken>],
     selected: &dyn Fn(&str) -> bool,
 ) -> Vec<Trial> {
     let mut trials = Vec::new();
-    for inst in instruments.into_iter().map(Arc::new) {
+    for inst in instruments {
         for case in &inst.cases {
             let id = format!("{}::{}", inst.prefix(), case.name);
             if !selected(&id) {
@@ -96,7 +96,7 @@ pub fn trials(
         if !selected(&id) {
             continue;
         }
-        let shared = shared.clone();
+        let (shared, b) = (shared.clone(), b.clone());
         trials.push(Trial::ignorable_test(id.clone(), move || {
             let _ = shared.sinks.emit(&Event::CaseStarted { id: id.clone() });
             let record = bare_record(&id, &b.name, "setup::load", Verdict::Fail(b.message.clone()));

@@ -278,6 +278,7 @@ impl Plan {
                 *n.entry(i.plugin.info.name.clone()).or_insert(0) += i.cases.len() as u64;
                 n
             }),
+            repeat: None,
         }
     }
 }

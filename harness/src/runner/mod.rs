@@ -76,6 +76,9 @@ pub struct RunArgs {
     pub resume: Option<String>,
     /// The board column's label (`--label`), replacing the target's.
     pub label: Option<String>,
+    /// Run the selected cases this many times (`--repeat N`), each repeat
+    /// its own measurement file; 0 and 1 both mean once.
+    pub repeat: u32,
 }
 
 fn runtime() -> Result<tokio::runtime::Runtime, Error> {
@@ -115,54 +118,85 @@ pub fn run(args: RunArgs) -> Result<i32, Error> {
         return Ok(if failed && !args.libtest.list { exit_code::CASES_FAILED } else { exit_code::OK });
     }
     let targets = plan.connect(&rt, &config, &prepared)?;
-    let manifest = plan.manifest(&rt, &config, &suite, &prepared, &targets);
+    let first = plan.manifest(&rt, &config, &suite, &prepared, &targets);
     let dir = args.measurements_dir.clone().unwrap_or_else(|| config.path(&config.run.measurements_dir));
-    let writer = Arc::new(MeasurementWriter::create(&dir, &manifest.run_id)?.redacting(plan.redactor.clone()));
-    let tally = Arc::new(TallySink::default());
-    let sinks = sinks(&args, &dir, &writer, &tally, &plan, &suite.name);
-    let cases = plan.selected.len();
-    sinks.emit(&Event::RunStarted { manifest: Box::new(manifest.clone()), cases })?;
-    let shared = Arc::new(case::Shared {
-        rt: rt.handle().clone(),
-        host: prepared.host,
-        endpoints: targets.0.iter().map(|(n, c)| (n.clone(), c.endpoint.clone())).collect(),
-        restarters: targets.0.iter().filter_map(|(n, c)| Some((n.clone(), c.restarter()?))).collect(),
-        launched: targets.0.iter().filter_map(|(n, c)| Some((n.clone(), c.launched.clone()?))).collect(),
-        main_target: plan.target_name.clone(),
-        judge: plan.judge(&targets),
-        files,
-        snapshots: config.path(&config.run.snapshots_dir).join(snapshot_folder(&manifest.target)),
-        sinks: sinks.clone(),
-        exclusive: RwLock::new(()),
-        ceiling: manifest.client_ceiling.clone(),
-        control: control::RunControl::new(config.run.max_lost_in_row),
-        redactor: plan.redactor.clone(),
-    });
-    let selected = |id: &str| plan.selected.iter().any(|s| s == id);
-    let trials = case::trials(&shared, prepared.instruments, prepared.broken, &selected);
-    let started = Instant::now();
-    target::cases_running(true);
-    let conclusion = libtest_mimic::run(&args.libtest, trials);
-    let interrupted = target::interrupted();
-    let stop = shared.control.stopped();
-    let mut summary = summary(&tally, started, checks, stop.as_ref(), &plan.redactor);
-    if let Some(signal) = interrupted {
-        summary.interrupted = Some(target::signal_name(signal).to_string());
+    let snapshots = config.path(&config.run.snapshots_dir).join(snapshot_folder(&first.target));
+    let (host, instruments, broken) = (
+        Arc::new(prepared.host),
+        prepared.instruments.into_iter().map(Arc::new).collect::<Vec<_>>(),
+        prepared.broken.into_iter().map(Arc::new).collect::<Vec<_>>(),
+    );
+    // A case a name filter leaves out is still handed to libtest, which
+    // leaves it out again and counts it (`filtered_out`), as `cargo test`
+    // does; partitions and resumes are this tool's, not libtest's.
+    let by_name = |id: &str| args.libtest.is_filtered_out(&Trial::test(id.to_string(), || Ok(())));
+    let selected = |id: &str| plan.selected.iter().any(|s| s == id) || by_name(id);
+    let repeats = args.repeat.max(1);
+    let mut code = exit_code::OK;
+    for index in 1..=repeats {
+        let mut manifest = first.clone();
+        if repeats > 1 {
+            // Every repeat its own file and id; the group ties them.
+            if index > 1 {
+                manifest.started_at = rfc3339(SystemTime::now());
+            }
+            manifest.run_id = format!("{}-r{index}", first.run_id);
+            manifest.repeat =
+                Some(sparktest_record::Repeat { index, total: repeats, group: format!("repeat-{}", first.run_id) });
+            crate::warn_line!("sparktest: repeat {index} of {repeats} ({})", manifest.run_id);
+        }
+        let writer = Arc::new(MeasurementWriter::create(&dir, &manifest.run_id)?.redacting(plan.redactor.clone()));
+        let tally = Arc::new(TallySink::default());
+        let sinks = sinks(&args, &dir, &writer, &tally, &plan, &suite.name);
+        let cases = plan.selected.len();
+        sinks.emit(&Event::RunStarted { manifest: Box::new(manifest.clone()), cases })?;
+        let shared = Arc::new(case::Shared {
+            rt: rt.handle().clone(),
+            host: host.clone(),
+            endpoints: targets.0.iter().map(|(n, c)| (n.clone(), c.endpoint.clone())).collect(),
+            restarters: targets.0.iter().filter_map(|(n, c)| Some((n.clone(), c.restarter()?))).collect(),
+            launched: targets.0.iter().filter_map(|(n, c)| Some((n.clone(), c.launched.clone()?))).collect(),
+            main_target: plan.target_name.clone(),
+            judge: plan.judge(&targets),
+            files: files.clone(),
+            snapshots: snapshots.clone(),
+            sinks: sinks.clone(),
+            exclusive: RwLock::new(()),
+            ceiling: manifest.client_ceiling.clone(),
+            control: control::RunControl::new(config.run.max_lost_in_row),
+            redactor: plan.redactor.clone(),
+        });
+        let trials = case::trials(&shared, &instruments, &broken, &selected);
+        let started = Instant::now();
+        target::cases_running(true);
+        let conclusion = libtest_mimic::run(&args.libtest, trials);
+        let interrupted = target::interrupted();
+        let stop = shared.control.stopped();
+        let mut summary = summary(&tally, started, checks.clone(), stop.as_ref(), &plan.redactor);
+        if let Some(signal) = interrupted {
+            summary.interrupted = Some(target::signal_name(signal).to_string());
+        }
+        // A gate fails the exit code even where libtest saw nothing fail: a
+        // check not applicable, or one a filter skipped.
+        let gate_failed = summary.gate.as_ref().is_some_and(|g| !g.passed);
+        sinks.emit(&Event::RunFinished(Box::new(summary)))?;
+        target::cases_running(false);
+        if let Some(signal) = interrupted {
+            return Ok(128 + signal);
+        }
+        match stop {
+            Some(s) if s.refused => return Ok(exit_code::TARGET),
+            // A run stopped early (the server kept losing cases): the next
+            // repeat would measure the same dead server.
+            Some(_) => {
+                return Ok(if conclusion.has_failed() || gate_failed { exit_code::CASES_FAILED } else { code });
+            }
+            None if conclusion.has_failed() || gate_failed => code = exit_code::CASES_FAILED,
+            None => {}
+        }
     }
-    // A gate fails the exit code even where libtest saw nothing fail: a
-    // check not applicable, or one a filter skipped.
-    let gate_failed = summary.gate.as_ref().is_some_and(|g| !g.passed);
-    sinks.emit(&Event::RunFinished(Box::new(summary)))?;
     drop(targets);
-    target::cases_running(false);
-    if let Some(signal) = interrupted {
-        return Ok(128 + signal);
-    }
-    Ok(match stop {
-        Some(s) if s.refused => exit_code::TARGET,
-        _ if conclusion.has_failed() || gate_failed => exit_code::CASES_FAILED,
-        _ => exit_code::OK,
-    })
+    Ok(code)
 }
 
 /// The folder of a run's byte-for-byte baselines under `snapshots/`: a

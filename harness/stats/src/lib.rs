@@ -11,7 +11,8 @@
 //!   binomial test of the discordant pairs against one half.
 //! - [`fisher_exact`]: Fisher's exact test of two independent
 //!   proportions, for runs whose items cannot be paired.
-//! - [`bootstrap_paired_ratio`], [`bootstrap_ratio_of_means`]: percentile
+//! - [`bootstrap_paired_ratio`], [`bootstrap_ratio_of_means`],
+//!   [`bootstrap_mean_of_means`]: percentile
 //!   bootstrap intervals (B. Efron, "Bootstrap methods: another look at the
 //!   jackknife", Annals of Statistics 1979) with a seeded generator, so the
 //!   same inputs and seed give the same interval.
@@ -206,6 +207,23 @@ pub fn bootstrap_ratio_of_means(a: &[f64], b: &[f64], resamples: usize, seed: u6
     Some(percentile_interval(estimate, draws))
 }
 
+/// The mean over groups of each group's mean, with a 95% percentile
+/// bootstrap interval that resamples each group's samples on its own (the
+/// groups are fixed: the categories of a speed row, each measured several
+/// times). None when there is no group, a group is empty, or a sample is
+/// not finite.
+pub fn bootstrap_mean_of_means(groups: &[Vec<f64>], resamples: usize, seed: u64) -> Option<Interval> {
+    if groups.is_empty() || resamples == 0 || groups.iter().any(|g| g.is_empty() || g.iter().any(|x| !x.is_finite())) {
+        return None;
+    }
+    let estimate = groups.iter().map(|g| mean(g)).sum::<f64>() / groups.len() as f64;
+    let mut rng = Rng::new(seed);
+    let draws = (0..resamples)
+        .map(|_| groups.iter().map(|g| resampled_mean(g, &mut rng)).sum::<f64>() / groups.len() as f64)
+        .collect();
+    Some(percentile_interval(estimate, draws))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -216,6 +234,22 @@ mod tests {
 
     fn close(a: f64, b: f64, tol: f64) -> bool {
         (a - b).abs() <= tol * b.abs().max(1e-300)
+    }
+
+    #[test]
+    fn the_mean_of_means_bootstrap_is_seeded_and_brackets_its_estimate() {
+        let groups = vec![vec![10.0, 11.0, 12.0], vec![20.0, 22.0, 21.0]];
+        let a = bootstrap_mean_of_means(&groups, 2000, 7).unwrap();
+        assert_eq!(a, bootstrap_mean_of_means(&groups, 2000, 7).unwrap(), "same seed, same interval");
+        assert!((a.estimate - 16.0).abs() < 1e-12);
+        // Every resample mean lies between the smallest and largest possible
+        // mean of means: (10 + 20) / 2 and (12 + 22) / 2.
+        assert!(a.low >= 15.0 && a.high <= 17.0 && a.low < a.estimate && a.estimate < a.high, "{a:?}");
+        // One sample per group: nothing to resample, a zero-width interval.
+        let one = bootstrap_mean_of_means(&[vec![5.0], vec![7.0]], 100, 1).unwrap();
+        assert_eq!((one.low, one.high), (6.0, 6.0));
+        assert!(bootstrap_mean_of_means(&[vec![]], 100, 1).is_none());
+        assert!(bootstrap_mean_of_means(&[vec![f64::NAN]], 100, 1).is_none());
     }
 
     #[test]

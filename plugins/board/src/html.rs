@@ -351,7 +351,7 @@ pub fn render(board: &Board, runs: &[Run], extras: &Extras) -> String {
                 Cell::Measured { standing, raw, config, records, spread, partial, .. } => {
                     let spread = spread
                         .as_ref()
-                        .map(|s| format!("<div class=\"spread\">{}</div>", esc(&s.words())))
+                        .map(|s| format!("<div class=\"spread\">{}{}</div>", esc(&s.words()), unseparated(row, &c.key)))
                         .unwrap_or_default();
                     let _ = write!(
                         out,
@@ -441,4 +441,9 @@ pub fn render(board: &Board, runs: &[Run], extras: &Extras) -> String {
     }
     let _ = writeln!(out, "</ul><script>{JS}</script></body></html>");
     out
+}
+
+/// The mark of a leading column its interval cannot tell from the best.
+pub fn unseparated(row: &crate::model::Row, key: &str) -> &'static str {
+    if row.not_separated.iter().any(|k| k == key) { " · ≈ not separated from the leader" } else { "" }
 }

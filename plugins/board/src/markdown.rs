@@ -67,7 +67,10 @@ pub fn render(board: &Board, runs: &[Run], extras: &Extras) -> String {
         for c in &board.columns {
             let text = match &row.cells[&c.key] {
                 Cell::Measured { standing, raw, config, records, spread, partial, .. } => {
-                    let spread = spread.as_ref().map(|s| format!(" ({})", cell(&s.words()))).unwrap_or_default();
+                    let spread = spread
+                        .as_ref()
+                        .map(|s| format!(" ({}{})", cell(&s.words()), crate::html::unseparated(row, &c.key)))
+                        .unwrap_or_default();
                     format!(
                         "**{standing}** {}{spread}{} <br>{} <br>record: {}",
                         cell(raw),

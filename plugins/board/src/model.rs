@@ -227,6 +227,44 @@ pub struct Figure {
     /// Set when the run behind it recorded fewer of the instrument's cases
     /// than its suite lists, or did not finish: what it covers.
     pub partial: Option<String>,
+    /// For a pass/fail row: the items given (case ids) and those that
+    /// passed, so repeats can say which passed in every run.
+    pub items: Option<(Vec<String>, Vec<String>)>,
+    /// Set when the figure is the median of a `--repeat` group's runs.
+    pub repeats: Option<Repeats>,
+}
+
+/// The runs of a `--repeat N` group behind one cell (issue 21): every
+/// run's figure, which one the cell shows, and for pass/fail rows how many
+/// items passed in every run, in some and in none.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Repeats {
+    pub group: String,
+    pub runs: Vec<RepeatRun>,
+    /// The repeat whose figure is the cell's: the median by value (the
+    /// lower of the two middle ones for an even count).
+    pub shown: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub items: Option<RepeatItems>,
+}
+
+/// One run of a repeat group, as the cell reads it.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct RepeatRun {
+    pub index: u32,
+    pub run: String,
+    /// Its figure; None when the run gave none (every case lost, say).
+    pub value: Option<f64>,
+    /// The figure as the cell's "runs:" list writes it (`21` for 21/24).
+    pub short: String,
+}
+
+/// Items of a pass/fail row over a group's runs.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct RepeatItems {
+    pub every: usize,
+    pub some: usize,
+    pub none: usize,
 }
 
 /// A cell's uncertainty, from its own data (issue 21): the standing is
@@ -237,6 +275,14 @@ pub enum Spread {
     /// A k/n figure: the Wilson 95% score interval of the proportion
     /// (Wilson 1927).
     Wilson { k: u64, n: u64, low: f64, high: f64 },
+    /// Several samples of one figure (the repetitions of each speed
+    /// category): a 95% percentile bootstrap interval of the figure,
+    /// each category's samples resampled on its own, seeded.
+    Bootstrap { low: f64, high: f64, samples: usize, resamples: usize, seed: u64 },
+    /// The repeats of a `--repeat N` group: the lowest and highest of the
+    /// runs' figures. With a handful of runs this range is what the data
+    /// say; no distribution is assumed.
+    Runs { low: f64, high: f64, runs: usize },
     /// One sample and no spread: no interval can be computed from the
     /// cell's data, and none is invented.
     OneSample { note: String },
@@ -253,7 +299,21 @@ impl Spread {
     pub fn words(&self) -> String {
         match self {
             Spread::Wilson { low, high, .. } => format!("95% CI {:.0}–{:.0}%", low * 100.0, high * 100.0),
+            Spread::Bootstrap { low, high, samples, .. } => {
+                format!("95% bootstrap CI {}–{} over {samples} samples", short(*low), short(*high))
+            }
+            Spread::Runs { low, high, runs } => format!("range over {runs} runs {}–{}", short(*low), short(*high)),
             Spread::OneSample { note } => note.clone(),
+        }
+    }
+
+    /// The interval in the figure's own units, where there is one.
+    pub fn interval(&self) -> Option<(f64, f64)> {
+        match self {
+            Spread::Wilson { low, high, .. } | Spread::Bootstrap { low, high, .. } | Spread::Runs { low, high, .. } => {
+                Some((*low, *high))
+            }
+            Spread::OneSample { .. } => None,
         }
     }
 }
@@ -275,6 +335,9 @@ pub enum Cell {
         /// recorded"); absent when the run covered its suite.
         #[serde(skip_serializing_if = "Option::is_none")]
         partial: Option<String>,
+        /// The runs of a `--repeat` group behind the figure.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        repeats: Option<Repeats>,
     },
     Judged {
         standing: f64,
@@ -316,6 +379,12 @@ pub struct Row {
     pub judged: bool,
     /// Column key → cell; every column has one.
     pub cells: BTreeMap<String, Cell>,
+    /// The leading columns of this row that are not separated beyond
+    /// their intervals: the best figure's column and every column whose
+    /// interval overlaps the best one's. Empty when the best figure has
+    /// no interval, or when no other column overlaps it.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub not_separated: Vec<String>,
 }
 
 /// Why a cell has no figure: not measured, what the records said, or that
@@ -331,17 +400,40 @@ pub fn latest<'a>(runs: &'a [Run], column: &str, has: impl Fn(&Run) -> bool) -> 
     latest_by(runs, |r| r.column == column && has(r))
 }
 
+thread_local! {
+    /// While one repeat's figure is computed ([`with_repeat`]): the group,
+    /// and the index of its one run the rows may see.
+    static PINNED: std::cell::RefCell<Option<(String, u32)>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Whether the rows may read this run now: always, except the other runs
+/// of a repeat group while one of its repeats is computed.
+fn visible(r: &Run) -> bool {
+    PINNED.with_borrow(|p| match (p, &r.manifest.repeat) {
+        (Some((group, index)), Some(rep)) => &rep.group != group || rep.index == *index,
+        _ => true,
+    })
+}
+
+/// Compute `f` as if the repeat group held only its run `index`.
+pub fn with_repeat<T>(group: &str, index: u32, f: impl FnOnce() -> T) -> T {
+    PINNED.with_borrow_mut(|p| *p = Some((group.to_string(), index)));
+    let out = f();
+    PINNED.with_borrow_mut(|p| *p = None);
+    out
+}
+
 /// The latest run (by start time) for which `pick` holds.
 pub fn latest_by(runs: &[Run], pick: impl Fn(&Run) -> bool) -> Option<&Run> {
     runs.iter()
-        .filter(|r| pick(r))
+        .filter(|r| visible(r) && pick(r))
         .max_by(|a, b| (&a.manifest.started_at, &a.manifest.run_id).cmp(&(&b.manifest.started_at, &b.manifest.run_id)))
 }
 
 /// Per column, its latest run (by start time) in which `has` holds.
 pub fn latest_per_column(runs: &[Run], has: impl Fn(&Run) -> bool) -> BTreeMap<String, &Run> {
     let mut out: BTreeMap<String, &Run> = BTreeMap::new();
-    for r in runs.iter().filter(|r| has(r)) {
+    for r in runs.iter().filter(|r| visible(r) && has(r)) {
         let newer = out.get(&r.column).is_none_or(|old| {
             (&old.manifest.started_at, &old.manifest.run_id) <= (&r.manifest.started_at, &r.manifest.run_id)
         });
@@ -514,6 +606,7 @@ pub fn build(runs: &[Run], config: &Config, judgements: &Judgements) -> Board {
             rule: "judged, not measured: a standing and a reason per cell from the judgements file".into(),
             judged: true,
             cells,
+            not_separated: Vec::new(),
         };
         // A seed row of the judged kind takes its seed place.
         let at = crate::rows::JUDGED_AFTER
@@ -534,6 +627,12 @@ fn measured_row(def: &RowDef, runs: &[Run], columns: &BTreeMap<String, Column>, 
     let mut figures: BTreeMap<String, Result<Figure, Missing>> = BTreeMap::new();
     for key in columns.keys() {
         figures.insert(key.clone(), (def.figure)(runs, key));
+    }
+    // The runs of a repeat group: the cell's figure is their median.
+    for (k, f) in figures.iter_mut() {
+        if let Ok(fig) = f {
+            *fig = repeated(def, runs, k, fig.clone());
+        }
     }
     // A figure that is not a finite number is no figure.
     for (k, f) in figures.iter_mut() {
@@ -573,6 +672,7 @@ fn measured_row(def: &RowDef, runs: &[Run], columns: &BTreeMap<String, Column>, 
                     records: f.records,
                     spread: f.spread,
                     partial: f.partial,
+                    repeats: f.repeats,
                 },
                 Err(Missing::NotMeasured) => {
                     Cell::NotApplicable { reason: "not measured on this configuration".into(), records: Vec::new() }
@@ -599,7 +699,129 @@ fn measured_row(def: &RowDef, runs: &[Run], columns: &BTreeMap<String, Column>, 
         Rule::Absolute => format!("absolute: {}", def.absolute_rule),
         Rule::Fraction => format!("absolute: 10 × {}, to one decimal; higher is better", def.absolute_rule),
     };
-    Row { title: def.title.into(), description, rule: rule_text, judged: false, cells }
+    let not_separated = not_separated(&cells, def.higher_better || rule == Rule::Gain);
+    Row { title: def.title.into(), description, rule: rule_text, judged: false, cells, not_separated }
+}
+
+/// The best figure's column and every column whose interval overlaps the
+/// best one's: a sorted view's leaders that their data cannot tell apart.
+fn not_separated(cells: &BTreeMap<String, Cell>, higher_better: bool) -> Vec<String> {
+    type Led<'a> = (&'a String, f64, Option<(f64, f64)>);
+    let figures: Vec<Led> = cells
+        .iter()
+        .filter_map(|(k, c)| match c {
+            Cell::Measured { value, spread, .. } => Some((k, *value, spread.as_ref().and_then(Spread::interval))),
+            _ => None,
+        })
+        .collect();
+    let best = figures.iter().max_by(|a, b| {
+        let by = if higher_better { a.1.total_cmp(&b.1) } else { b.1.total_cmp(&a.1) };
+        by.then_with(|| b.0.cmp(a.0))
+    });
+    let Some((best_key, _, Some((low, high)))) = best else {
+        return Vec::new();
+    };
+    let overlapping: Vec<String> = figures
+        .iter()
+        .filter(|(k, _, i)| k != best_key && i.is_some_and(|(l, h)| l <= *high && *low <= h))
+        .map(|(k, _, _)| (*k).clone())
+        .collect();
+    if overlapping.is_empty() {
+        return Vec::new();
+    }
+    std::iter::once((*best_key).clone()).chain(overlapping).collect()
+}
+
+/// A figure to three significant digits, trailing zeros dropped.
+pub fn short(x: f64) -> String {
+    if x == 0.0 || !x.is_finite() {
+        return format!("{x}");
+    }
+    let digits = (2 - x.abs().log10().floor() as i32).max(0) as usize;
+    let s = format!("{x:.digits$}");
+    if s.contains('.') { s.trim_end_matches('0').trim_end_matches('.').to_string() } else { s }
+}
+
+/// Where the figure behind a cell came from a run of a `--repeat` group:
+/// the group's median figure, every run's figure beside it, the range of
+/// the runs (or, for a k/n row, the shown run's Wilson interval), and for
+/// pass/fail rows the items passed in every run, in some and in none. The
+/// standing is computed from the median.
+fn repeated(def: &RowDef, runs: &[Run], key: &str, fig: Figure) -> Figure {
+    let run_of = |record: &str| {
+        let id = record.split('#').next().unwrap_or("");
+        runs.iter().find(|r| r.manifest.run_id == id)
+    };
+    let Some(group) = fig.records.first().and_then(|r| run_of(r)).and_then(|r| r.manifest.repeat.as_ref()) else {
+        return fig;
+    };
+    let mut members: Vec<(u32, &Run)> = runs
+        .iter()
+        .filter_map(|r| r.manifest.repeat.as_ref().filter(|x| x.group == group.group).map(|x| (x.index, r)))
+        .collect();
+    members.sort_by_key(|(i, _)| *i);
+    if members.len() < 2 {
+        return fig;
+    }
+    let per: Vec<(u32, &Run, Option<Figure>)> = members
+        .iter()
+        .map(|(i, r)| {
+            let f = with_repeat(&group.group, *i, || (def.figure)(runs, key)).ok().filter(|f| f.value.is_finite());
+            // A figure from another run (an older one, where this repeat
+            // measured nothing of the row) is not this repeat's.
+            let own = f.filter(|f| {
+                f.records.first().and_then(|x| run_of(x)).is_some_and(|x| x.manifest.run_id == r.manifest.run_id)
+            });
+            (*i, *r, own)
+        })
+        .collect();
+    let mut ok: Vec<(u32, &Figure)> = per.iter().filter_map(|(i, _, f)| Some((*i, f.as_ref()?))).collect();
+    if ok.is_empty() {
+        return fig;
+    }
+    ok.sort_by(|a, b| a.1.value.total_cmp(&b.1.value).then(a.0.cmp(&b.0)));
+    let (shown, median) = ok[(ok.len() - 1) / 2];
+    let short_of = |f: &Figure| match &f.spread {
+        Some(Spread::Wilson { k, .. }) => k.to_string(),
+        _ => short(f.value),
+    };
+    let list: Vec<RepeatRun> = per
+        .iter()
+        .map(|(i, r, f)| RepeatRun {
+            index: *i,
+            run: r.manifest.run_id.clone(),
+            value: f.as_ref().map(|f| f.value),
+            short: f.as_ref().map_or("—".into(), short_of),
+        })
+        .collect();
+    let mut out = median.clone();
+    let shorts: Vec<&str> = list.iter().map(|r| r.short.as_str()).collect();
+    out.raw = format!("{} - runs: {}", median.raw, shorts.join(", "));
+    let missing = list.iter().filter(|r| r.value.is_none()).count();
+    if missing > 0 {
+        out.raw.push_str(&format!(" ({missing} of {} runs gave no figure)", list.len()));
+    }
+    // Items passed in every run, in some, in none: where every run with a
+    // figure says which of its items passed.
+    let items = per.iter().filter_map(|(_, _, f)| f.as_ref()).map(|f| f.items.as_ref()).collect::<Option<Vec<_>>>();
+    let items = items.filter(|v| v.len() >= 2).map(|v| {
+        let all: std::collections::BTreeSet<&String> = v.iter().flat_map(|(given, _)| given).collect();
+        let passed: Vec<std::collections::BTreeSet<&String>> = v.iter().map(|(_, p)| p.iter().collect()).collect();
+        let every = all.iter().filter(|id| passed.iter().all(|p| p.contains(*id))).count();
+        let none = all.iter().filter(|id| passed.iter().all(|p| !p.contains(*id))).count();
+        (RepeatItems { every, some: all.len() - every - none, none }, all.len(), v.len())
+    });
+    if let Some((i, n, runs)) = &items {
+        out.raw.push_str(&format!(" - {}/{n} in all {runs} runs, {} in some, {} in none", i.every, i.some, i.none));
+    }
+    if !matches!(out.spread, Some(Spread::Wilson { .. })) && ok.len() >= 2 {
+        let low = ok.iter().map(|(_, f)| f.value).fold(f64::INFINITY, f64::min);
+        let high = ok.iter().map(|(_, f)| f.value).fold(f64::NEG_INFINITY, f64::max);
+        out.spread = Some(Spread::Runs { low, high, runs: ok.len() });
+    }
+    out.records = per.iter().filter_map(|(_, _, f)| f.as_ref()).flat_map(|f| f.records.iter().cloned()).collect();
+    out.repeats = Some(Repeats { group: group.group.clone(), runs: list, shown, items: items.map(|(i, _, _)| i) });
+    out
 }
 
 /// Mean of some values; None when empty.

@@ -162,6 +162,8 @@ fn figure(run: &Run, value: f64, raw: String, cases: &[&CaseRecord]) -> Figure {
         spread: (cases.len() == 1)
             .then(|| Spread::OneSample { note: "one sample, no spread: no interval can be computed".into() }),
         partial: coverage(run, cases),
+        items: None,
+        repeats: None,
     }
 }
 
@@ -245,6 +247,10 @@ fn pass_rate(runs: &[Run], col: &str, instrument: &str, tag: Option<&str>) -> Re
     }
     let mut f = figure(run, passed as f64 / given.len() as f64, raw, &given);
     f.spread = Spread::wilson(passed, given.len());
+    f.items = Some((
+        given.iter().map(|c| c.id.clone()).collect(),
+        given.iter().filter(|c| c.outcome == Outcome::Pass).map(|c| c.id.clone()).collect(),
+    ));
     Ok(f)
 }
 
@@ -549,8 +555,29 @@ fn prose_speed(runs: &[Run], col: &str) -> Result<Figure, Missing> {
     if !missing.is_empty() {
         raw.push_str(&format!(" - partial: no figure for {}", missing.join(", ")));
     }
-    Ok(figure(run, m, raw, &cases))
+    let mut f = figure(run, m, raw, &cases);
+    // Each category's repetitions (`decode-tok-s-rep1` …), resampled on
+    // their own: the figure's own spread, not a range between runs.
+    let reps: Vec<Vec<f64>> = cases
+        .iter()
+        .filter(|c| c.outcome == Outcome::Pass && metric(c, "decode-tok-s").is_some_and(f64::is_finite))
+        .map(|c| {
+            c.metrics.iter().filter(|x| x.name.starts_with("decode-tok-s-rep")).map(|x| x.value).collect::<Vec<_>>()
+        })
+        .collect();
+    let samples: usize = reps.iter().map(Vec::len).sum();
+    if samples > reps.len() {
+        let (resamples, seed) = (2000, BOOTSTRAP_SEED);
+        if let Some(i) = sparktest_stats::bootstrap_mean_of_means(&reps, resamples, seed) {
+            f.spread = Some(Spread::Bootstrap { low: i.low, high: i.high, samples, resamples, seed });
+        }
+    }
+    Ok(f)
 }
+
+/// The seed of every bootstrap on the board, recorded in each interval:
+/// the same files give the same board.
+const BOOTSTRAP_SEED: u64 = 21;
 
 /// What one agent gets while another works: per-request tokens over the
 /// request's whole time (queueing and first token included) at c=2.
