@@ -67,7 +67,9 @@ const JS: &str = r#"
   var sel=document.getElementById('weighting');
   var picks=[],hidden={};
   var optin=document.getElementById('include-unadmitted');
-  var removed=document.getElementById('removed');
+  // The label stays; only the list of removed models under it is rebuilt.
+  var removedBox=document.getElementById('removed');
+  var removed=document.getElementById('removed-list');
   var presets={
     linear:function(k){var w=[];for(var i=0;i<k;i++)w.push(k-i);return w;},
     steep:function(k){var w=[];for(var i=0;i<k;i++)w.push(Math.pow(2,k-1-i));return w;},
@@ -116,7 +118,7 @@ const JS: &str = r#"
       b.addEventListener('click',function(){delete hidden[c];apply();});
       removed.appendChild(b);
     });
-    removed.hidden=!removed.firstChild;
+    removedBox.hidden=!removed.firstChild;
     for(var r=0;r<rows.length;r++){
       var rh=rows[r].querySelector('th.rowhead');var k=picks.indexOf(r);
       rh.querySelector('.prio').textContent=k<0?'':String(k+1);
@@ -311,7 +313,7 @@ pub fn render(board: &Board, runs: &[Run], extras: &Extras) -> String {
          <option value=\"equal\">all picks equal</option></select> \
          <button id=\"show-all\">Show all models</button> \
          <label><input type=\"checkbox\" id=\"include-unadmitted\"> include configurations that failed the battery in the order</label></div>\
-         <div id=\"removed\" hidden>Removed (click to add back): </div>",
+         <div id=\"removed\" hidden>Removed (click to add back): <span id=\"removed-list\"></span></div>",
     );
     out.push_str("<table id=\"scores\"><thead><tr><th>What is measured</th>");
     for c in &board.columns {
