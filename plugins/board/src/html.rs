@@ -35,9 +35,12 @@ fn fmt_standing(s: f64) -> String {
 const CSS: &str = r#"
 body{font-family:system-ui,sans-serif;margin:1.5rem;color:#1b1b1b;background:#fafafa}
 h1{margin-bottom:.2rem}h2{margin-top:2.2rem;border-bottom:1px solid #ccc}
-table{border-collapse:collapse;font-size:.85rem}
-th,td{border:1px solid #d5d5d5;padding:.35rem .5rem;vertical-align:top;background:#fff}
-thead th{position:sticky;top:0;background:#f0f0f0}
+.wrap{overflow:auto;max-height:calc(100vh - 2rem);margin:.4rem 0}
+table{border-collapse:separate;border-spacing:0;font-size:.85rem;border:solid #d5d5d5;border-width:1px 0 0 1px}
+th,td{border:solid #d5d5d5;border-width:0 1px 1px 0;padding:.35rem .5rem;vertical-align:top;background:#fff}
+thead th{position:sticky;top:0;background:#f0f0f0;z-index:2}
+#scores tbody th.rowhead{position:sticky;left:0;z-index:1}
+#scores thead th:first-child{left:0;z-index:3}
 #scores td{min-width:11rem;max-width:18rem}
 .standing{font-size:1.25rem;font-weight:700}
 .na .standing{color:#888;font-size:1rem}
@@ -45,6 +48,7 @@ thead th{position:sticky;top:0;background:#f0f0f0}
 .blend{font-weight:700;color:#0b5}
 th.rowhead{cursor:pointer;text-align:left;min-width:12rem}
 th.rowhead.picked{background:#dff3e6}
+#scores tbody th,#scores tbody td{scroll-margin-top:var(--head,9rem)}#scores th.col,#scores td{scroll-margin-left:var(--side,12rem)}#scores th.rowhead:target{outline:2px solid #0b5;outline-offset:-2px}
 .prio{display:inline-block;min-width:1.2rem;font-weight:700;color:#0b5}
 .judged{font-size:.7rem;background:#ffe9b3;padding:0 .3rem;border-radius:.2rem}
 .marks{font-size:.7rem;color:#345}
@@ -83,6 +87,14 @@ const JS: &str = r#"
     return null;
   }
   function head(col){for(var i=0;i<heads.length;i++)if(heads[i].getAttribute('data-col')===col)return heads[i];return null;}
+  // A row heading or cell scrolled to (a link to it, scrollIntoView) stops
+  // below the sticky column headers, whose height changes as the page
+  // re-renders, and right of the sticky row headings.
+  function headroom(){
+    table.style.setProperty('--head',(table.tHead.offsetHeight+6)+'px');
+    table.style.setProperty('--side',(table.tHead.rows[0].cells[0].offsetWidth+6)+'px');
+  }
+  window.addEventListener('resize',headroom);
   function apply(){
     var w=presets[sel.value](picks.length);
     var rows=table.tBodies[0].rows;
@@ -124,6 +136,7 @@ const JS: &str = r#"
       rh.querySelector('.prio').textContent=k<0?'':String(k+1);
       if(k<0)rh.classList.remove('picked');else rh.classList.add('picked');
     }
+    headroom();
   }
   Array.prototype.forEach.call(table.querySelectorAll('th.rowhead'),function(th){
     th.addEventListener('click',function(){
@@ -159,8 +172,9 @@ const JS: &str = r#"
 })();
 "#;
 
+/// A table in its own sideways-scrolling box.
 fn table_html(out: &mut String, id: &str, t: &Table) {
-    let _ = write!(out, "<table id=\"{id}\"><thead><tr>");
+    let _ = write!(out, "<div class=\"wrap\"><table id=\"{id}\"><thead><tr>");
     for (h, n) in t.headings.iter().zip(&t.numeric) {
         let _ = write!(out, "<th data-numeric=\"{n}\">{}</th>", esc(h));
     }
@@ -179,7 +193,7 @@ fn table_html(out: &mut String, id: &str, t: &Table) {
     if t.rows.is_empty() {
         let _ = write!(out, "<tr><td colspan=\"{}\">nothing measured yet</td></tr>", t.headings.len());
     }
-    out.push_str("</tbody></table>");
+    out.push_str("</tbody></table></div>");
 }
 
 /// A horizontal bar chart.
@@ -277,6 +291,32 @@ fn records_html(records: &[String], transcripts: &BTreeMap<String, String>) -> S
         .join(", ")
 }
 
+/// An id per row heading, from its title ("Prose speed" → `row-prose-speed`),
+/// so that a link can point at a row; a repeated one takes its index.
+fn row_anchors(board: &Board) -> Vec<String> {
+    let mut seen = std::collections::BTreeSet::new();
+    board
+        .rows
+        .iter()
+        .enumerate()
+        .map(|(i, row)| {
+            let (mut slug, mut gap) = (String::from("row"), true);
+            for ch in row.title.chars() {
+                if !ch.is_ascii_alphanumeric() {
+                    gap = true;
+                    continue;
+                }
+                if gap {
+                    slug.push('-');
+                    gap = false;
+                }
+                slug.push(ch.to_ascii_lowercase());
+            }
+            if seen.insert(slug.clone()) { slug } else { format!("{slug}-{i}") }
+        })
+        .collect()
+}
+
 /// Render the whole page.
 pub fn render(board: &Board, runs: &[Run], extras: &Extras) -> String {
     let transcripts: BTreeMap<String, String> = runs
@@ -315,7 +355,9 @@ pub fn render(board: &Board, runs: &[Run], extras: &Extras) -> String {
          <label><input type=\"checkbox\" id=\"include-unadmitted\"> include configurations that failed the battery in the order</label></div>\
          <div id=\"removed\" hidden>Removed (click to add back): <span id=\"removed-list\"></span></div>",
     );
-    out.push_str("<table id=\"scores\"><thead><tr><th>What is measured</th>");
+    // The table scrolls sideways in its own box, never the page; the box is
+    // at most a screen high so that the column headers still stick.
+    out.push_str("<div class=\"wrap\"><table id=\"scores\"><thead><tr><th>What is measured</th>");
     for c in &board.columns {
         let (admitted, gate) = match &c.admission {
             Admission::NotRun => (true, "<div class=\"gate\">not gated: battery not run</div>".to_string()),
@@ -338,10 +380,12 @@ pub fn render(board: &Board, runs: &[Run], extras: &Extras) -> String {
         );
     }
     out.push_str("</tr></thead><tbody>");
+    let anchors = row_anchors(board);
     for (i, row) in board.rows.iter().enumerate() {
         let _ = write!(
             out,
-            "<tr data-row=\"{i}\"><th class=\"rowhead\" data-row=\"{i}\" title=\"{}\"><span class=\"prio\"></span>{}{}</th>",
+            "<tr data-row=\"{i}\"><th class=\"rowhead\" id=\"{}\" data-row=\"{i}\" title=\"{}\"><span class=\"prio\"></span>{}{}</th>",
+            anchors[i],
             esc(&row.rule),
             esc(&row.title),
             if row.judged { " <span class=\"judged\">judged, not measured</span>" } else { "" }
@@ -413,7 +457,7 @@ pub fn render(board: &Board, runs: &[Run], extras: &Extras) -> String {
         }
         out.push_str("</tr>");
     }
-    out.push_str("</tbody></table>");
+    out.push_str("</tbody></table></div>");
 
     out.push_str("<h2>Efficiency readout</h2><p>How much time and output a correct A-Bench answer costs; feeds no score. Click a column heading to sort by it; again to reverse. A high lost count flatters speed and tokens: the server only answered what it reached.</p>");
     table_html(&mut out, "efficiency", &sections::efficiency(runs));
@@ -433,14 +477,14 @@ pub fn render(board: &Board, runs: &[Run], extras: &Extras) -> String {
     table_html(&mut out, "configs", &sections::pinned_configs(runs));
     out.push_str("<h2>Hardware snapshots</h2><p>The state captured at the run, not current utilisation.</p>");
     table_html(&mut out, "hardware", &sections::hardware(runs));
-    out.push_str("<h2>Methodology</h2><h3>Scoring rules</h3><ul>");
-    for row in &board.rows {
-        let _ = write!(out, "<li><b>{}</b>: {}</li>", esc(&row.title), esc(&row.rule));
+    out.push_str("<section id=\"methodology\"><h2>Methodology</h2><h3>Scoring rules</h3><ul>");
+    for (row, anchor) in board.rows.iter().zip(&anchors) {
+        let _ = write!(out, "<li><b><a href=\"#{anchor}\">{}</a></b>: {}</li>", esc(&row.title), esc(&row.rule));
     }
     out.push_str("</ul><h3>Instruments</h3><ul>");
     for (title, description, _) in sections::methodology(runs) {
         let _ = write!(out, "<li><b>{}</b>: {}</li>", esc(&title), esc(&description));
     }
-    let _ = writeln!(out, "</ul><script>{JS}</script></body></html>");
+    let _ = writeln!(out, "</ul></section><script>{JS}</script></body></html>");
     out
 }
