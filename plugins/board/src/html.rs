@@ -44,7 +44,8 @@ thead th{position:sticky;top:0;background:#f0f0f0;z-index:2}
 #scores td{min-width:11rem;max-width:18rem}
 .standing{font-size:1.25rem;font-weight:700}
 .na .standing{color:#888;font-size:1rem}
-.raw{margin:.15rem 0}details summary{color:#666;font-size:.72rem;cursor:pointer}.cfg,.rec,.sub,.missing,.why,.spread{color:#666;font-size:.72rem;word-break:break-word}
+.raw{margin:.15rem 0}details summary{color:#666;font-size:.72rem;cursor:pointer}.cfg,.rec,.sub,.missing,.why,.spread{color:#666;font-size:.72rem;overflow-wrap:anywhere}
+.cfg{font-size:.68rem;line-height:1.25;margin:.2rem 0;padding-top:.15rem;border-top:1px dotted #ddd}
 .blend{font-weight:700;color:#0b5}
 th.rowhead{cursor:pointer;text-align:left;min-width:12rem}
 th.rowhead.picked{background:#dff3e6}
@@ -401,7 +402,7 @@ pub fn render(board: &Board, runs: &[Run], extras: &Extras) -> String {
                         .unwrap_or_default();
                     let _ = write!(
                         out,
-                        "<td class=\"{grey}{}\" data-col=\"{}\" data-standing=\"{standing}\" title=\"{}\"><div class=\"standing\">{}</div><div class=\"raw\">{}</div>{spread}{}<details><summary>configuration and records</summary><div class=\"cfg\">{}</div><div class=\"rec\">record: {}</div></details></td>",
+                        "<td class=\"{grey}{}\" data-col=\"{}\" data-standing=\"{standing}\" title=\"{}\"><div class=\"standing\">{}</div><div class=\"raw\">{}</div>{spread}{}<div class=\"cfg\">{}</div><details><summary>records</summary><div class=\"rec\">{}</div></details></td>",
                         if partial.is_some() { " partial" } else { "" },
                         esc(&c.key),
                         esc(config),
