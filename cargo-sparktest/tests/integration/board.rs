@@ -1033,7 +1033,11 @@ fn row_click(b: &Browser, title: &str) {
     let index = b.eval(&format!(
         "var hs=document.querySelectorAll('#scores th.rowhead');for(var i=0;i<hs.length;i++){{if(hs[i].textContent.indexOf({title:?})>=0)return hs[i].getAttribute('data-row');}}return null;"
     ));
-    b.click(&format!("#scores th.rowhead[data-row=\"{}\"]", index.as_str().unwrap()));
+    // Scrolled to as a reader would: onto the screen, clear of the sticky
+    // column headers (a heading under them cannot be clicked).
+    let css = format!("#scores th.rowhead[data-row=\"{}\"]", index.as_str().unwrap());
+    b.eval(&format!("document.querySelector({css:?}).scrollIntoView({{block:'nearest'}});return null;"));
+    b.click(&css);
 }
 
 #[test]
@@ -1090,13 +1094,22 @@ fn the_html_board_sorts_by_priorities_in_a_real_browser_and_fetches_nothing() {
     b.click("#show-all");
     assert_eq!(order(&b), [G, B, A]);
 
-    // The efficiency readout sorts by a clicked column; again reverses.
+    // The efficiency readout follows the board's order (Likelihood first:
+    // beta before alpha); a clicked column sorts it, again reverses; a
+    // change of priorities sorts it by them again.
     let eff = "return Array.prototype.map.call(document.querySelectorAll('#efficiency tbody tr'), function(r){return r.cells[0].textContent;}).join(',');";
-    assert_eq!(b.eval(eff), format!("{A},{B}"));
+    assert_eq!(b.eval(eff), format!("{B},{A}"));
     b.click("#efficiency thead th:nth-child(2)");
     assert_eq!(b.eval(eff), format!("{A},{B}"), "6/10 before 9/10");
     b.click("#efficiency thead th:nth-child(2)");
     assert_eq!(b.eval(eff), format!("{B},{A}"));
+    b.click("#efficiency thead th:nth-child(2)");
+    assert_eq!(b.eval(eff), format!("{A},{B}"));
+    // Priorities Likelihood, then Prose speed: beta (2×8.5+5)/3 = 7.33,
+    // alpha (2×0+10)/3 = 3.33.
+    row_click(&b, "Prose speed");
+    assert_eq!(order(&b), [G, B, A]);
+    assert_eq!(b.eval(eff), format!("{B},{A}"), "the priorities sort it again");
 
     // Nothing was fetched: no resource loads, and the page forbids them.
     assert_eq!(b.eval("return performance.getEntriesByType('resource').length;"), 0);

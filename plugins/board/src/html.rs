@@ -61,7 +61,7 @@ td.partial{background:repeating-linear-gradient(135deg,#fff,#fff 6px,#f4efe2 6px
 #removed button{margin:0 .3rem .3rem 0}
 button.model{font-weight:700;border:none;background:none;cursor:pointer;text-decoration:underline dotted;padding:0}
 #efficiency th{cursor:pointer}
-.controls{margin:.6rem 0}
+.controls{margin:.6rem 0}.left-out{color:#555;font-size:.85rem}
 svg text{font-size:11px;font-family:system-ui,sans-serif}
 "#;
 
@@ -75,6 +75,7 @@ const JS: &str = r#"
   // The label stays; only the list of removed models under it is rebuilt.
   var removedBox=document.getElementById('removed');
   var removed=document.getElementById('removed-list');
+  var eff=document.getElementById('efficiency'),effout=document.getElementById('efficiency-removed');
   var presets={
     linear:function(k){var w=[];for(var i=0;i<k;i++)w.push(k-i);return w;},
     steep:function(k){var w=[];for(var i=0;i<k;i++)w.push(Math.pow(2,k-1-i));return w;},
@@ -132,6 +133,20 @@ const JS: &str = r#"
       removed.appendChild(b);
     });
     removedBox.hidden=!removed.firstChild;
+    // The efficiency readout follows the same order and leaves out the
+    // same removed models, and says which.
+    if(eff){
+      var body=eff.tBodies[0],ers=Array.prototype.slice.call(body.rows),names=[];
+      order.forEach(function(o){
+        ers.forEach(function(tr){
+          if(tr.getAttribute('data-col')!==o.c)return;
+          tr.hidden=!!hidden[o.c];body.appendChild(tr);
+          if(tr.hidden)names.push(head(o.c).querySelector('button.model').textContent);
+        });
+      });
+      effout.lastChild.textContent=names.join(', ');
+      effout.hidden=!names.length;
+    }
     for(var r=0;r<rows.length;r++){
       var rh=rows[r].querySelector('th.rowhead');var k=picks.indexOf(r);
       rh.querySelector('.prio').textContent=k<0?'':String(k+1);
@@ -153,7 +168,6 @@ const JS: &str = r#"
   sel.addEventListener('change',apply);
   optin.addEventListener('change',apply);
   apply();
-  var eff=document.getElementById('efficiency');
   if(eff){
     var last=-1,dir=1;
     Array.prototype.forEach.call(eff.tHead.rows[0].cells,function(th,ci){
@@ -173,15 +187,22 @@ const JS: &str = r#"
 })();
 "#;
 
-/// A table in its own sideways-scrolling box.
-fn table_html(out: &mut String, id: &str, t: &Table) {
+/// A table in its own sideways-scrolling box. `keyed`: each row names its
+/// board column (the first cell) in `data-col`, for the script to follow
+/// the board's order.
+fn table_html(out: &mut String, id: &str, t: &Table, keyed: bool) {
     let _ = write!(out, "<div class=\"wrap\"><table id=\"{id}\"><thead><tr>");
     for (h, n) in t.headings.iter().zip(&t.numeric) {
         let _ = write!(out, "<th data-numeric=\"{n}\">{}</th>", esc(h));
     }
     out.push_str("</tr></thead><tbody>");
     for row in &t.rows {
-        out.push_str("<tr>");
+        match row.first() {
+            Some(key) if keyed => {
+                let _ = write!(out, "<tr data-col=\"{}\">", esc(key));
+            }
+            _ => out.push_str("<tr>"),
+        }
         for cell in row {
             // Sort key: the leading number for numeric columns ("12/60" → 12).
             let key: String =
@@ -460,24 +481,42 @@ pub fn render(board: &Board, runs: &[Run], extras: &Extras) -> String {
     }
     out.push_str("</tbody></table></div>");
 
-    out.push_str("<h2>Efficiency readout</h2><p>How much time and output a correct A-Bench answer costs; feeds no score. Click a column heading to sort by it; again to reverse. A high lost count flatters speed and tokens: the server only answered what it reached.</p>");
-    table_html(&mut out, "efficiency", &sections::efficiency(runs));
+    let efficiency = sections::efficiency(runs);
+    let _ = write!(
+        out,
+        "<h2>Efficiency readout</h2><p>How much time and output a correct A-Bench answer costs; feeds no score. \
+         It covers {} of the {} columns. Its models follow the board's order: your priorities and weighting \
+         above re-sort them, and a model removed above is left out here too. Click a column heading to sort by \
+         it alone, again to reverse; changing the priorities above sorts by them again. A high lost count \
+         flatters speed and tokens: the server only answered what it reached.</p>",
+        efficiency.rows.len(),
+        board.columns.len()
+    );
+    table_html(&mut out, "efficiency", &efficiency, true);
+    let left_out = sections::efficiency_left_out(board, runs);
+    if !left_out.is_empty() {
+        let list: Vec<String> = left_out.iter().map(|(k, why)| format!("{} ({why})", esc(k))).collect();
+        let _ = write!(out, "<p class=\"left-out\">Not in this readout: {}.</p>", list.join(", "));
+    }
+    out.push_str(
+        "<p class=\"left-out\" id=\"efficiency-removed\" hidden>Removed above, so left out here: <span></span></p>",
+    );
     out.push_str("<h2>Decode speed by configuration</h2>");
     out.push_str(&bars(&sections::decode_bars(board), "tok/s"));
     out.push_str("<h2>Throughput against concurrency</h2>");
     out.push_str(&lines(&sections::concurrency_lines(runs)));
     out.push_str("<h2>Tokens per second, by tested combination</h2><p>Single-stream decode and aggregate output are different measurements and never share a column. Decode excludes the time to first token.</p>");
-    table_html(&mut out, "tokens", &sections::tokens_per_second(runs));
+    table_html(&mut out, "tokens", &sections::tokens_per_second(runs), false);
     out.push_str("<h2>Every run, including the failures</h2><p>Historical failures are kept, never replaced by later passes. The parts of a partitioned run and the runs that resumed one are read as one run.</p>");
-    table_html(&mut out, "runs", &sections::every_run(runs));
+    table_html(&mut out, "runs", &sections::every_run(runs), false);
     if !extras.damage.is_empty() {
         out.push_str("<h3>Damaged measurement files</h3><p>Cut by a crash or a full disk, or not measurement files at all: each record up to the damage is used where the file's manifest was readable.</p>");
-        table_html(&mut out, "damage", &sections::damage(&extras.damage));
+        table_html(&mut out, "damage", &sections::damage(&extras.damage), false);
     }
     out.push_str("<h2>Pinned serving configurations</h2><p>As each run's manifest recorded them: a snapshot, not a live monitor.</p>");
-    table_html(&mut out, "configs", &sections::pinned_configs(runs));
+    table_html(&mut out, "configs", &sections::pinned_configs(runs), false);
     out.push_str("<h2>Hardware snapshots</h2><p>The state captured at the run, not current utilisation.</p>");
-    table_html(&mut out, "hardware", &sections::hardware(runs));
+    table_html(&mut out, "hardware", &sections::hardware(runs), false);
     out.push_str("<section id=\"methodology\"><h2>Methodology</h2><h3>Scoring rules</h3><ul>");
     for (row, anchor) in board.rows.iter().zip(&anchors) {
         let _ = write!(out, "<li><b><a href=\"#{anchor}\">{}</a></b>: {}</li>", esc(&row.title), esc(&row.rule));
