@@ -336,6 +336,12 @@ fn standings_na_reasons_failure_log_and_escaping_from_crafted_files() {
     }
 }
 
+/// Cargo's target directory: `CARGO_TARGET_DIR` where it is set (a shared
+/// one, a worktree's build), else the workspace's `target/`.
+fn target_dir() -> std::path::PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| repo().join("target"), Into::into)
+}
+
 #[test]
 fn a_third_party_reporter_component_replaces_the_built_in_one() {
     let p = Project::new("");
@@ -343,7 +349,7 @@ fn a_third_party_reporter_component_replaces_the_built_in_one() {
     crafted(&m);
     assert_eq!(board(&p, &m, "out").status.code(), Some(0));
     // Any component of the reporter world: here the built-in one, prebuilt.
-    let wasm = repo().join("target/wasm32-wasip2/plugin/sparktest_board.wasm");
+    let wasm = target_dir().join("wasm32-wasip2/plugin/sparktest_board.wasm");
     let out = p.run(&[
         "board",
         "--measurements",
@@ -374,7 +380,7 @@ fn a_third_party_reporter_component_replaces_the_built_in_one() {
         .status()
         .unwrap();
     assert!(built.success());
-    let instrument = repo().join("target/wasm32-wasip2/plugin/sparktest_context.wasm");
+    let instrument = target_dir().join("wasm32-wasip2/plugin/sparktest_context.wasm");
     let out = p.run(&[
         "board",
         "--measurements",
@@ -1040,7 +1046,11 @@ fn row_click(b: &Browser, title: &str) {
     let index = b.eval(&format!(
         "var hs=document.querySelectorAll('#scores th.rowhead');for(var i=0;i<hs.length;i++){{if(hs[i].textContent.indexOf({title:?})>=0)return hs[i].getAttribute('data-row');}}return null;"
     ));
-    b.click(&format!("#scores th.rowhead[data-row=\"{}\"]", index.as_str().unwrap()));
+    // Scrolled to as a reader would: onto the screen, clear of the sticky
+    // column headers (a heading under them cannot be clicked).
+    let css = format!("#scores th.rowhead[data-row=\"{}\"]", index.as_str().unwrap());
+    b.eval(&format!("document.querySelector({css:?}).scrollIntoView({{block:'nearest'}});return null;"));
+    b.click(&css);
 }
 
 #[test]
@@ -1097,13 +1107,22 @@ fn the_html_board_sorts_by_priorities_in_a_real_browser_and_fetches_nothing() {
     b.click("#show-all");
     assert_eq!(order(&b), [G, B, A]);
 
-    // The efficiency readout sorts by a clicked column; again reverses.
+    // The efficiency readout follows the board's order (Likelihood first:
+    // beta before alpha); a clicked column sorts it, again reverses; a
+    // change of priorities sorts it by them again.
     let eff = "return Array.prototype.map.call(document.querySelectorAll('#efficiency tbody tr'), function(r){return r.cells[0].textContent;}).join(',');";
-    assert_eq!(b.eval(eff), format!("{A},{B}"));
+    assert_eq!(b.eval(eff), format!("{B},{A}"));
     b.click("#efficiency thead th:nth-child(2)");
     assert_eq!(b.eval(eff), format!("{A},{B}"), "6/10 before 9/10");
     b.click("#efficiency thead th:nth-child(2)");
     assert_eq!(b.eval(eff), format!("{B},{A}"));
+    b.click("#efficiency thead th:nth-child(2)");
+    assert_eq!(b.eval(eff), format!("{A},{B}"));
+    // Priorities Likelihood, then Prose speed: beta (2×8.5+5)/3 = 7.33,
+    // alpha (2×0+10)/3 = 3.33.
+    row_click(&b, "Prose speed");
+    assert_eq!(order(&b), [G, B, A]);
+    assert_eq!(b.eval(eff), format!("{B},{A}"), "the priorities sort it again");
 
     // Nothing was fetched: no resource loads, and the page forbids them.
     assert_eq!(b.eval("return performance.getEntriesByType('resource').length;"), 0);
@@ -1112,4 +1131,116 @@ fn the_html_board_sorts_by_priorities_in_a_real_browser_and_fetches_nothing() {
     assert!(csp.as_str().unwrap().contains("default-src 'none'"), "{csp}");
     // The injected script from the old run's reply is text, not a node.
     assert_eq!(b.eval("return document.scripts.length;"), 1);
+}
+
+/// The crafted board and five more configurations launched by the harness,
+/// with the long flag lines real servers need; `zeta`'s A-Bench run was cut
+/// off before its summary.
+fn wide(dir: &Path) {
+    crafted(dir);
+    let flags: [(&str, &str, &str, &[&str]); 5] = [
+        (
+            "delta",
+            "Qwen3.8-27B-NVFP4",
+            "vllm",
+            &[
+                "--max-model-len",
+                "131072",
+                "--gpu-memory-utilization",
+                "0.82",
+                "--speculative-config",
+                r#"{"method":"dflash","num_speculative_tokens":5}"#,
+                "--enable-auto-tool-choice",
+                "--tool-call-parser",
+                "qwen3_coder",
+            ],
+        ),
+        ("epsilon", "Qwen3.8-Flash-Next-GGUF", "llama.cpp", &["-c", "262144", "-ngl", "99", "-fa", "on", "--jinja"]),
+        ("zeta", "Gemma-4-26B-A4B-NVFP4", "sglang", &["--context-length", "65536", "--mem-fraction-static", "0.8"]),
+        ("eta", "GLM-4.7-Flash-NVFP4", "vllm", &["--max-num-seqs", "8", "--kv-cache-dtype", "fp8_e4m3"]),
+        ("theta", "Nemotron-Omni-30B", "vllm", &["--trust-remote-code", "--max-model-len", "32768"]),
+    ];
+    for (i, (name, model, engine, args)) in flags.into_iter().enumerate() {
+        let mut m = manifest(name, model, engine, &format!("2026-02-1{i}T00:00:00Z"));
+        let mut cmd = vec![engine.to_string(), "--model".into(), format!("/models/{model}")];
+        cmd.extend(args.iter().map(|a| a.to_string()));
+        cmd.extend(["--port".to_string(), "8000".into()]);
+        m.target.launch_command = Some(cmd);
+        let mut cases = speed(40.0 + 10.0 * i as f64, 30.0 + 12.0 * i as f64);
+        cases.extend(a_bench(5 + i, 1, 10));
+        cases.push(case("footprint", "idle::memory", Outcome::Pass, &[("resident-gib", 20.0 + i as f64)], None));
+        write(dir, &format!("2026-02-{name}.jsonl"), m, cases, name != "zeta");
+    }
+}
+
+#[test]
+fn the_board_reads_at_1440_by_900_with_two_columns_removed_in_a_real_browser() {
+    let p = Project::new("");
+    let m = p.path().join("m");
+    wide(&m);
+    assert_eq!(board(&p, &m, "out").status.code(), Some(0));
+    let html = std::fs::read_to_string(p.path().join("out/board.html")).unwrap();
+    // The efficiency readout names what it leaves out, and why.
+    assert!(html.contains("covers 6 of the 8 columns"), "{html}");
+    assert!(html.contains(&format!("{G} (no A-Bench run)")), "{html}");
+    assert!(html.contains("zeta · Gemma-4-26B-A4B-NVFP4 (its A-Bench run was cut off before its summary)"));
+
+    let b = Browser::start_at(1440, 900);
+    b.open(&format!("file://{}", p.path().join("out/board.html").display()));
+    assert_eq!(b.eval("return window.innerWidth;"), 1440);
+    const E: &str = "epsilon · Qwen3.8-Flash-Next-GGUF";
+    let removed = || b.eval("return document.getElementById('removed').textContent;");
+
+    // Remove two columns; the label naming them stays through every
+    // re-render: the second removal, a priority, a change of weighting.
+    b.click(&format!("#scores button.model[data-col=\"{B}\"]"));
+    b.click(&format!("#scores button.model[data-col=\"{E}\"]"));
+    row_click(&b, "Prose speed");
+    row_click(&b, "Agent tasks");
+    b.eval(
+        "var s=document.getElementById('weighting');s.value='steep';s.dispatchEvent(new Event('change'));return null;",
+    );
+    let label = removed();
+    let label = label.as_str().unwrap();
+    assert!(label.starts_with("Removed (click to add back): "), "{label}");
+    assert!(label.contains("beta") && label.contains("epsilon"), "{label}");
+    assert_eq!(b.eval("return document.getElementById('removed').hidden;"), false);
+
+    // No horizontal scroll of the page; the table scrolls in its own box.
+    let widths = b.eval("return [document.documentElement.scrollWidth, window.innerWidth];");
+    assert!(widths[0].as_u64() <= widths[1].as_u64(), "the page scrolls sideways: {widths}");
+
+    // Each measured cell shows its configuration in the cell, not folded.
+    let cfg = b.eval(&format!(
+        "var td=document.querySelector('#scores td[data-col=\"{A}\"] .cfg');return [td.textContent, td.getBoundingClientRect().height > 0];"
+    ));
+    assert_eq!(cfg[1], true, "the configuration is shown: {cfg}");
+    assert!(cfg[0].as_str().unwrap().starts_with("llama.cpp · m1"), "{cfg}");
+
+    // The efficiency readout follows the priorities, leaves the removed
+    // columns out as the table does, and says so.
+    let eff = b.eval("return Array.prototype.map.call(document.querySelectorAll('#efficiency tbody tr'), function(r){return r.hidden ? null : r.cells[0].textContent;}).filter(function(x){return x;});");
+    let eff: Vec<String> = eff.as_array().unwrap().iter().map(|x| x.as_str().unwrap().to_string()).collect();
+    let on_board: Vec<String> = order(&b).into_iter().filter(|c| eff.contains(c)).collect();
+    assert_eq!(eff, on_board, "the readout's rows follow the board's order");
+    assert!(!eff.iter().any(|c| c == B || c == E), "{eff:?}");
+    let note = b.eval("return document.getElementById('efficiency-removed').textContent;");
+    assert!(note.as_str().unwrap().contains("beta") && note.as_str().unwrap().contains("epsilon"), "{note}");
+
+    let png = b.screenshot();
+    assert_eq!(&png[1..4], b"PNG");
+    let target = target_dir();
+    std::fs::create_dir_all(&target).unwrap();
+    std::fs::write(target.join("board-1440x900.png"), png).unwrap();
+
+    // Follow the in-page link from the methodology to a row far down: its
+    // heading lands under the sticky column headers, not beneath them.
+    b.click("#methodology a[href=\"#row-reproducibility\"]");
+    let at = b.eval(
+        "var h=document.getElementById('row-reproducibility').getBoundingClientRect();var head=document.querySelector('#scores thead').getBoundingClientRect();return [h.top, head.bottom, h.bottom, window.innerHeight];",
+    );
+    let f = |i: usize| at[i].as_f64().unwrap();
+    assert!(f(0) >= f(1) - 0.5, "the header covers the row heading: {at}");
+    assert!(f(2) <= f(3), "the row heading is in view: {at}");
+    std::fs::write(target.join("board-1440x900-row.png"), b.screenshot()).unwrap();
 }

@@ -32,7 +32,14 @@ fn tools() -> (String, String) {
 }
 
 impl Browser {
+    /// A laptop's screen; the default 800 × 600 leaves the sticky column
+    /// headers (name, marks, battery) covering the rows.
     pub fn start() -> Browser {
+        Browser::start_at(1366, 768)
+    }
+
+    /// A browser whose window is `width` × `height`.
+    pub fn start_at(width: u32, height: u32) -> Browser {
         let (chromium, chromedriver) = tools();
         let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
         let driver = Command::new(chromedriver)
@@ -67,9 +74,7 @@ impl Browser {
             "--disable-sync".into(),
             "--disable-quic".into(),
             "--no-first-run".into(),
-            // A laptop's screen; the default 800 × 600 leaves the sticky
-            // column headers (name, marks, battery) covering the rows.
-            "--window-size=1366,768".into(),
+            format!("--window-size={width},{height}"),
             format!("--user-data-dir={}", profile.path().display()),
         ];
         let caps = json!({"capabilities": {"alwaysMatch": {"browserName": "chrome", "goog:chromeOptions": {"binary": chromium, "args": args}}}});
@@ -112,6 +117,32 @@ impl Browser {
         let id = el[ELEMENT].as_str().expect("an element").to_string();
         self.call("POST", &self.at(&format!("/element/{id}/click")), json!({}));
     }
+
+    /// What the window shows now, as PNG bytes.
+    pub fn screenshot(&self) -> Vec<u8> {
+        let v = self.call("GET", &self.at("/screenshot"), Value::Null);
+        base64_decode(v.as_str().expect("a base64 screenshot"))
+    }
+}
+
+/// Standard base64 (the screenshot's encoding) to bytes; a dozen lines
+/// rather than a crate for the one call.
+fn base64_decode(s: &str) -> Vec<u8> {
+    let value = |c: u8| match c {
+        b'A'..=b'Z' => c - b'A',
+        b'a'..=b'z' => c - b'a' + 26,
+        b'0'..=b'9' => c - b'0' + 52,
+        b'+' => 62,
+        b'/' => 63,
+        _ => panic!("not base64: {:?}", c as char),
+    };
+    let digits: Vec<u8> = s.bytes().filter(|c| !c.is_ascii_whitespace() && *c != b'=').map(value).collect();
+    let mut out = Vec::with_capacity(digits.len() * 3 / 4);
+    for chunk in digits.chunks(4) {
+        let n = chunk.iter().enumerate().fold(0u32, |n, (i, d)| n | u32::from(*d) << (18 - 6 * i));
+        out.extend_from_slice(&n.to_be_bytes()[1..chunk.len()]);
+    }
+    out
 }
 
 impl Drop for Browser {

@@ -35,16 +35,21 @@ fn fmt_standing(s: f64) -> String {
 const CSS: &str = r#"
 body{font-family:system-ui,sans-serif;margin:1.5rem;color:#1b1b1b;background:#fafafa}
 h1{margin-bottom:.2rem}h2{margin-top:2.2rem;border-bottom:1px solid #ccc}
-table{border-collapse:collapse;font-size:.85rem}
-th,td{border:1px solid #d5d5d5;padding:.35rem .5rem;vertical-align:top;background:#fff}
-thead th{position:sticky;top:0;background:#f0f0f0}
+.wrap{overflow:auto;max-height:calc(100vh - 2rem);margin:.4rem 0}
+table{border-collapse:separate;border-spacing:0;font-size:.85rem;border:solid #d5d5d5;border-width:1px 0 0 1px}
+th,td{border:solid #d5d5d5;border-width:0 1px 1px 0;padding:.35rem .5rem;vertical-align:top;background:#fff}
+thead th{position:sticky;top:0;background:#f0f0f0;z-index:2}
+#scores tbody th.rowhead{position:sticky;left:0;z-index:1}
+#scores thead th:first-child{left:0;z-index:3}
 #scores td{min-width:11rem;max-width:18rem}
 .standing{font-size:1.25rem;font-weight:700}
 .na .standing{color:#888;font-size:1rem}
-.raw{margin:.15rem 0}details summary{color:#666;font-size:.72rem;cursor:pointer}.cfg,.rec,.sub,.missing,.why,.spread{color:#666;font-size:.72rem;word-break:break-word}
+.raw{margin:.15rem 0}details summary{color:#666;font-size:.72rem;cursor:pointer}.cfg,.rec,.sub,.missing,.why,.spread{color:#666;font-size:.72rem;overflow-wrap:anywhere}
+.cfg{font-size:.68rem;line-height:1.25;margin:.2rem 0;padding-top:.15rem;border-top:1px dotted #ddd}
 .blend{font-weight:700;color:#0b5}
 th.rowhead{cursor:pointer;text-align:left;min-width:12rem}
 th.rowhead.picked{background:#dff3e6}
+#scores tbody th,#scores tbody td{scroll-margin-top:var(--head,9rem)}#scores th.col,#scores td{scroll-margin-left:var(--side,12rem)}#scores th.rowhead:target{outline:2px solid #0b5;outline-offset:-2px}
 .prio{display:inline-block;min-width:1.2rem;font-weight:700;color:#0b5}
 .judged{font-size:.7rem;background:#ffe9b3;padding:0 .3rem;border-radius:.2rem}
 .marks{font-size:.7rem;color:#345}
@@ -56,7 +61,7 @@ td.partial{background:repeating-linear-gradient(135deg,#fff,#fff 6px,#f4efe2 6px
 #removed button{margin:0 .3rem .3rem 0}
 button.model{font-weight:700;border:none;background:none;cursor:pointer;text-decoration:underline dotted;padding:0}
 #efficiency th{cursor:pointer}
-.controls{margin:.6rem 0}
+.controls{margin:.6rem 0}.left-out{color:#555;font-size:.85rem}
 svg text{font-size:11px;font-family:system-ui,sans-serif}
 "#;
 
@@ -67,7 +72,10 @@ const JS: &str = r#"
   var sel=document.getElementById('weighting');
   var picks=[],hidden={};
   var optin=document.getElementById('include-unadmitted');
-  var removed=document.getElementById('removed');
+  // The label stays; only the list of removed models under it is rebuilt.
+  var removedBox=document.getElementById('removed');
+  var removed=document.getElementById('removed-list');
+  var eff=document.getElementById('efficiency'),effout=document.getElementById('efficiency-removed');
   var presets={
     linear:function(k){var w=[];for(var i=0;i<k;i++)w.push(k-i);return w;},
     steep:function(k){var w=[];for(var i=0;i<k;i++)w.push(Math.pow(2,k-1-i));return w;},
@@ -81,6 +89,14 @@ const JS: &str = r#"
     return null;
   }
   function head(col){for(var i=0;i<heads.length;i++)if(heads[i].getAttribute('data-col')===col)return heads[i];return null;}
+  // A row heading or cell scrolled to (a link to it, scrollIntoView) stops
+  // below the sticky column headers, whose height changes as the page
+  // re-renders, and right of the sticky row headings.
+  function headroom(){
+    table.style.setProperty('--head',(table.tHead.offsetHeight+6)+'px');
+    table.style.setProperty('--side',(table.tHead.rows[0].cells[0].offsetWidth+6)+'px');
+  }
+  window.addEventListener('resize',headroom);
   function apply(){
     var w=presets[sel.value](picks.length);
     var rows=table.tBodies[0].rows;
@@ -116,12 +132,27 @@ const JS: &str = r#"
       b.addEventListener('click',function(){delete hidden[c];apply();});
       removed.appendChild(b);
     });
-    removed.hidden=!removed.firstChild;
+    removedBox.hidden=!removed.firstChild;
+    // The efficiency readout follows the same order and leaves out the
+    // same removed models, and says which.
+    if(eff){
+      var body=eff.tBodies[0],ers=Array.prototype.slice.call(body.rows),names=[];
+      order.forEach(function(o){
+        ers.forEach(function(tr){
+          if(tr.getAttribute('data-col')!==o.c)return;
+          tr.hidden=!!hidden[o.c];body.appendChild(tr);
+          if(tr.hidden)names.push(head(o.c).querySelector('button.model').textContent);
+        });
+      });
+      effout.lastChild.textContent=names.join(', ');
+      effout.hidden=!names.length;
+    }
     for(var r=0;r<rows.length;r++){
       var rh=rows[r].querySelector('th.rowhead');var k=picks.indexOf(r);
       rh.querySelector('.prio').textContent=k<0?'':String(k+1);
       if(k<0)rh.classList.remove('picked');else rh.classList.add('picked');
     }
+    headroom();
   }
   Array.prototype.forEach.call(table.querySelectorAll('th.rowhead'),function(th){
     th.addEventListener('click',function(){
@@ -137,7 +168,6 @@ const JS: &str = r#"
   sel.addEventListener('change',apply);
   optin.addEventListener('change',apply);
   apply();
-  var eff=document.getElementById('efficiency');
   if(eff){
     var last=-1,dir=1;
     Array.prototype.forEach.call(eff.tHead.rows[0].cells,function(th,ci){
@@ -157,14 +187,22 @@ const JS: &str = r#"
 })();
 "#;
 
-fn table_html(out: &mut String, id: &str, t: &Table) {
-    let _ = write!(out, "<table id=\"{id}\"><thead><tr>");
+/// A table in its own sideways-scrolling box. `keyed`: each row names its
+/// board column (the first cell) in `data-col`, for the script to follow
+/// the board's order.
+fn table_html(out: &mut String, id: &str, t: &Table, keyed: bool) {
+    let _ = write!(out, "<div class=\"wrap\"><table id=\"{id}\"><thead><tr>");
     for (h, n) in t.headings.iter().zip(&t.numeric) {
         let _ = write!(out, "<th data-numeric=\"{n}\">{}</th>", esc(h));
     }
     out.push_str("</tr></thead><tbody>");
     for row in &t.rows {
-        out.push_str("<tr>");
+        match row.first() {
+            Some(key) if keyed => {
+                let _ = write!(out, "<tr data-col=\"{}\">", esc(key));
+            }
+            _ => out.push_str("<tr>"),
+        }
         for cell in row {
             // Sort key: the leading number for numeric columns ("12/60" → 12).
             let key: String =
@@ -177,7 +215,7 @@ fn table_html(out: &mut String, id: &str, t: &Table) {
     if t.rows.is_empty() {
         let _ = write!(out, "<tr><td colspan=\"{}\">nothing measured yet</td></tr>", t.headings.len());
     }
-    out.push_str("</tbody></table>");
+    out.push_str("</tbody></table></div>");
 }
 
 /// A horizontal bar chart.
@@ -275,6 +313,32 @@ fn records_html(records: &[String], transcripts: &BTreeMap<String, String>) -> S
         .join(", ")
 }
 
+/// An id per row heading, from its title ("Prose speed" → `row-prose-speed`),
+/// so that a link can point at a row; a repeated one takes its index.
+fn row_anchors(board: &Board) -> Vec<String> {
+    let mut seen = std::collections::BTreeSet::new();
+    board
+        .rows
+        .iter()
+        .enumerate()
+        .map(|(i, row)| {
+            let (mut slug, mut gap) = (String::from("row"), true);
+            for ch in row.title.chars() {
+                if !ch.is_ascii_alphanumeric() {
+                    gap = true;
+                    continue;
+                }
+                if gap {
+                    slug.push('-');
+                    gap = false;
+                }
+                slug.push(ch.to_ascii_lowercase());
+            }
+            if seen.insert(slug.clone()) { slug } else { format!("{slug}-{i}") }
+        })
+        .collect()
+}
+
 /// Render the whole page.
 pub fn render(board: &Board, runs: &[Run], extras: &Extras) -> String {
     let transcripts: BTreeMap<String, String> = runs
@@ -311,9 +375,11 @@ pub fn render(board: &Board, runs: &[Run], extras: &Extras) -> String {
          <option value=\"equal\">all picks equal</option></select> \
          <button id=\"show-all\">Show all models</button> \
          <label><input type=\"checkbox\" id=\"include-unadmitted\"> include configurations that failed the battery in the order</label></div>\
-         <div id=\"removed\" hidden>Removed (click to add back): </div>",
+         <div id=\"removed\" hidden>Removed (click to add back): <span id=\"removed-list\"></span></div>",
     );
-    out.push_str("<table id=\"scores\"><thead><tr><th>What is measured</th>");
+    // The table scrolls sideways in its own box, never the page; the box is
+    // at most a screen high so that the column headers still stick.
+    out.push_str("<div class=\"wrap\"><table id=\"scores\"><thead><tr><th>What is measured</th>");
     for c in &board.columns {
         let (admitted, gate) = match &c.admission {
             Admission::NotRun => (true, "<div class=\"gate\">not gated: battery not run</div>".to_string()),
@@ -336,10 +402,12 @@ pub fn render(board: &Board, runs: &[Run], extras: &Extras) -> String {
         );
     }
     out.push_str("</tr></thead><tbody>");
+    let anchors = row_anchors(board);
     for (i, row) in board.rows.iter().enumerate() {
         let _ = write!(
             out,
-            "<tr data-row=\"{i}\"><th class=\"rowhead\" data-row=\"{i}\" title=\"{}\"><span class=\"prio\"></span>{}{}</th>",
+            "<tr data-row=\"{i}\"><th class=\"rowhead\" id=\"{}\" data-row=\"{i}\" title=\"{}\"><span class=\"prio\"></span>{}{}</th>",
+            anchors[i],
             esc(&row.rule),
             esc(&row.title),
             if row.judged { " <span class=\"judged\">judged, not measured</span>" } else { "" }
@@ -355,7 +423,7 @@ pub fn render(board: &Board, runs: &[Run], extras: &Extras) -> String {
                         .unwrap_or_default();
                     let _ = write!(
                         out,
-                        "<td class=\"{grey}{}\" data-col=\"{}\" data-standing=\"{standing}\" title=\"{}\"><div class=\"standing\">{}</div><div class=\"raw\">{}</div>{spread}{}<details><summary>configuration and records</summary><div class=\"cfg\">{}</div><div class=\"rec\">record: {}</div></details></td>",
+                        "<td class=\"{grey}{}\" data-col=\"{}\" data-standing=\"{standing}\" title=\"{}\"><div class=\"standing\">{}</div><div class=\"raw\">{}</div>{spread}{}<div class=\"cfg\">{}</div><details><summary>records</summary><div class=\"rec\">{}</div></details></td>",
                         if partial.is_some() { " partial" } else { "" },
                         esc(&c.key),
                         esc(config),
@@ -411,35 +479,53 @@ pub fn render(board: &Board, runs: &[Run], extras: &Extras) -> String {
         }
         out.push_str("</tr>");
     }
-    out.push_str("</tbody></table>");
+    out.push_str("</tbody></table></div>");
 
-    out.push_str("<h2>Efficiency readout</h2><p>How much time and output a correct A-Bench answer costs; feeds no score. Click a column heading to sort by it; again to reverse. A high lost count flatters speed and tokens: the server only answered what it reached.</p>");
-    table_html(&mut out, "efficiency", &sections::efficiency(runs));
+    let efficiency = sections::efficiency(runs);
+    let _ = write!(
+        out,
+        "<h2>Efficiency readout</h2><p>How much time and output a correct A-Bench answer costs; feeds no score. \
+         It covers {} of the {} columns. Its models follow the board's order: your priorities and weighting \
+         above re-sort them, and a model removed above is left out here too. Click a column heading to sort by \
+         it alone, again to reverse; changing the priorities above sorts by them again. A high lost count \
+         flatters speed and tokens: the server only answered what it reached.</p>",
+        efficiency.rows.len(),
+        board.columns.len()
+    );
+    table_html(&mut out, "efficiency", &efficiency, true);
+    let left_out = sections::efficiency_left_out(board, runs);
+    if !left_out.is_empty() {
+        let list: Vec<String> = left_out.iter().map(|(k, why)| format!("{} ({why})", esc(k))).collect();
+        let _ = write!(out, "<p class=\"left-out\">Not in this readout: {}.</p>", list.join(", "));
+    }
+    out.push_str(
+        "<p class=\"left-out\" id=\"efficiency-removed\" hidden>Removed above, so left out here: <span></span></p>",
+    );
     out.push_str("<h2>Decode speed by configuration</h2>");
     out.push_str(&bars(&sections::decode_bars(board), "tok/s"));
     out.push_str("<h2>Throughput against concurrency</h2>");
     out.push_str(&lines(&sections::concurrency_lines(runs)));
     out.push_str("<h2>Tokens per second, by tested combination</h2><p>Single-stream decode and aggregate output are different measurements and never share a column. Decode excludes the time to first token.</p>");
-    table_html(&mut out, "tokens", &sections::tokens_per_second(runs));
+    table_html(&mut out, "tokens", &sections::tokens_per_second(runs), false);
     out.push_str("<h2>Every run, including the failures</h2><p>Historical failures are kept, never replaced by later passes. The parts of a partitioned run and the runs that resumed one are read as one run.</p>");
-    table_html(&mut out, "runs", &sections::every_run(runs));
+    table_html(&mut out, "runs", &sections::every_run(runs), false);
     if !extras.damage.is_empty() {
         out.push_str("<h3>Damaged measurement files</h3><p>Cut by a crash or a full disk, or not measurement files at all: each record up to the damage is used where the file's manifest was readable.</p>");
-        table_html(&mut out, "damage", &sections::damage(&extras.damage));
+        table_html(&mut out, "damage", &sections::damage(&extras.damage), false);
     }
     out.push_str("<h2>Pinned serving configurations</h2><p>As each run's manifest recorded them: a snapshot, not a live monitor.</p>");
-    table_html(&mut out, "configs", &sections::pinned_configs(runs));
+    table_html(&mut out, "configs", &sections::pinned_configs(runs), false);
     out.push_str("<h2>Hardware snapshots</h2><p>The state captured at the run, not current utilisation.</p>");
-    table_html(&mut out, "hardware", &sections::hardware(runs));
-    out.push_str("<h2>Methodology</h2><h3>Scoring rules</h3><ul>");
-    for row in &board.rows {
-        let _ = write!(out, "<li><b>{}</b>: {}</li>", esc(&row.title), esc(&row.rule));
+    table_html(&mut out, "hardware", &sections::hardware(runs), false);
+    out.push_str("<section id=\"methodology\"><h2>Methodology</h2><h3>Scoring rules</h3><ul>");
+    for (row, anchor) in board.rows.iter().zip(&anchors) {
+        let _ = write!(out, "<li><b><a href=\"#{anchor}\">{}</a></b>: {}</li>", esc(&row.title), esc(&row.rule));
     }
     out.push_str("</ul><h3>Instruments</h3><ul>");
     for (title, description, _) in sections::methodology(runs) {
         let _ = write!(out, "<li><b>{}</b>: {}</li>", esc(&title), esc(&description));
     }
-    let _ = writeln!(out, "</ul><script>{JS}</script></body></html>");
+    let _ = writeln!(out, "</ul></section><script>{JS}</script></body></html>");
     out
 }
 

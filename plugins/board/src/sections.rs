@@ -52,6 +52,34 @@ pub fn efficiency(runs: &[Run]) -> Table {
     }
 }
 
+/// The board's columns the efficiency readout leaves out, each with why:
+/// no A-Bench run at all, or A-Bench runs without the summary the readout
+/// is read from (cut off before the end).
+pub fn efficiency_left_out(board: &crate::model::Board, runs: &[Run]) -> Vec<(String, &'static str)> {
+    let covered = latest_per_column(runs, |r| {
+        r.summary.as_ref().is_some_and(|s| s.instruments.iter().any(|i| i.name == "a-bench"))
+    });
+    board
+        .columns
+        .iter()
+        .filter(|c| !covered.contains_key(&c.key))
+        .map(|c| {
+            let bench: Vec<&Run> = runs
+                .iter()
+                .filter(|r| r.column == c.key && r.cases.iter().any(|k| k.instrument == "a-bench"))
+                .collect();
+            let why = if bench.is_empty() {
+                "no A-Bench run"
+            } else if bench.iter().any(|r| r.summary.is_none()) {
+                "its A-Bench run was cut off before its summary"
+            } else {
+                "its A-Bench records carry no efficiency summary (an older record format)"
+            };
+            (c.key.clone(), why)
+        })
+        .collect()
+}
+
 fn machine(h: &HostInfo, launched: bool, base_url: &str) -> String {
     if launched {
         format!(
