@@ -178,6 +178,10 @@ struct BoardCmd {
     /// Judged rows (TOML): a standing and a reason per cell, marked as judged.
     #[arg(long, value_name = "FILE")]
     judgements: Option<PathBuf>,
+    /// Published references (TOML): figures read elsewhere, with their
+    /// source and date, drawn apart from the measured columns, never scored.
+    #[arg(long, value_name = "FILE")]
+    references: Option<PathBuf>,
 }
 
 fn parse_arm(text: &str) -> Result<(String, String), String> {
@@ -225,6 +229,7 @@ fn main() -> ExitCode {
             reporter: b.reporter,
             config: b.config,
             judgements: b.judgements,
+            references: b.references,
             cwd,
         }),
         Some(Command::Diff(d)) => sparktest_harness::diff(DiffArgs {

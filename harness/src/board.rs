@@ -24,6 +24,9 @@ pub struct BoardArgs {
     pub config: Option<PathBuf>,
     /// Judged rows, TOML.
     pub judgements: Option<PathBuf>,
+    /// Published references, TOML: figures read elsewhere, drawn apart and
+    /// never scored.
+    pub references: Option<PathBuf>,
     /// Where the command was started.
     pub cwd: PathBuf,
 }
@@ -147,6 +150,9 @@ pub fn board(args: BoardArgs) -> Result<i32, Error> {
         "transcripts.json".to_string(),
         serde_json::to_vec(&transcripts.keys().collect::<Vec<_>>()).unwrap_or_default(),
     );
+    if let Some(r) = &args.references {
+        inputs.insert("references.json".to_string(), toml_as_json(r)?.into_bytes());
+    }
     if let Some(j) = &args.judgements {
         inputs.insert("judgements.json".to_string(), toml_as_json(j)?.into_bytes());
     }

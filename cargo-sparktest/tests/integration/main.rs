@@ -9,6 +9,7 @@ mod agent;
 mod board;
 mod bookkeeping;
 mod cli;
+mod columns;
 mod compliance;
 mod diff;
 mod edges;

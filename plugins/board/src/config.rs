@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// How a row's figures become standings.
 #[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
@@ -75,4 +75,59 @@ pub struct Judgement {
 pub struct Judgements {
     #[serde(default)]
     pub row: Vec<JudgedRow>,
+}
+
+/// Published figures read elsewhere (`board --references FILE`): drawn
+/// apart from the measured columns, never scored, never mixed into a
+/// measured cell (seed 000's "Evidence": what was read, not measured).
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct References {
+    #[serde(default)]
+    pub reference: Vec<Reference>,
+}
+
+/// One published configuration: its figures, where and when they were
+/// published.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Reference {
+    /// Its name on the board, e.g. "RTX 5090 · vLLM 0.11 · FP8".
+    pub label: String,
+    /// Where the figures were read: a URL or a citation.
+    pub source: String,
+    /// When they were published (or read): `YYYY-MM-DD`.
+    pub date: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    #[serde(default)]
+    pub figure: Vec<ReferenceFigure>,
+}
+
+/// One published figure, as its source gives it.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReferenceFigure {
+    /// The board row it stands beside.
+    pub row: String,
+    /// The figure as published ("182 tok/s, batch 1").
+    pub raw: String,
+    /// Where this figure was read, when not the reference's own source.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    /// When, where not the reference's own date.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub date: Option<String>,
+}
+
+/// A date as `YYYY-MM-DD`, `YYYY-MM` or `YYYY`.
+pub fn is_date(s: &str) -> bool {
+    let parts: Vec<&str> = s.split('-').collect();
+    let digits = |p: &str, n: usize| p.len() == n && p.bytes().all(|b| b.is_ascii_digit());
+    match parts.as_slice() {
+        [y] => digits(y, 4),
+        [y, m] => digits(y, 4) && digits(m, 2),
+        [y, m, d] => digits(y, 4) && digits(m, 2) && digits(d, 2),
+        _ => false,
+    }
 }

@@ -55,6 +55,8 @@ th.rowhead.picked{background:#dff3e6}
 .marks{font-size:.7rem;color:#345}
 td.partial{background:repeating-linear-gradient(135deg,#fff,#fff 6px,#f4efe2 6px,#f4efe2 12px)}
 .partial{font-size:.7rem;color:#8a5a00;font-weight:600}
+.differs{font-size:.68rem;color:#7a3e9d;font-weight:400;word-break:break-word}
+td.reference,th.reference{background:#f6f8fb;font-style:italic}
 .gate{font-size:.7rem;font-weight:700}.gate.failed{color:#a30}
 .unadmitted{opacity:.45}
 .incapable .standing{color:#a30}
@@ -391,12 +393,13 @@ pub fn render(board: &Board, runs: &[Run], extras: &Extras) -> String {
         let _ = write!(
             out,
             "<th class=\"col{}\" data-col=\"{k}\" data-admitted=\"{admitted}\"><button class=\"model\" data-col=\"{k}\" title=\"remove this column\">{}</button>\
-             <div class=\"sub\">{}{} · {}</div><div class=\"marks\">{}</div>{gate}<div class=\"blend\"></div><div class=\"missing\"></div></th>",
+             <div class=\"sub\">{}{} · {}</div>{}<div class=\"marks\">{}</div>{gate}<div class=\"blend\"></div><div class=\"missing\"></div></th>",
             if admitted { "" } else { " unadmitted" },
             esc(&c.label),
             c.note.as_deref().map_or(String::new(), |n| format!("{} · ", esc(n))),
             esc(&c.model),
             esc(&c.engine),
+            c.differs.as_deref().map_or(String::new(), |d| format!("<div class=\"differs\">differs: {}</div>", esc(d))),
             esc(&c.marks.join(" · ")),
             k = esc(&c.key),
         );
@@ -480,6 +483,7 @@ pub fn render(board: &Board, runs: &[Run], extras: &Extras) -> String {
         out.push_str("</tr>");
     }
     out.push_str("</tbody></table></div>");
+    references_html(&mut out, board);
 
     let efficiency = sections::efficiency(runs);
     let _ = write!(
@@ -532,4 +536,50 @@ pub fn render(board: &Board, runs: &[Run], extras: &Extras) -> String {
 /// The mark of a leading column its interval cannot tell from the best.
 pub fn unseparated(row: &crate::model::Row, key: &str) -> &'static str {
     if row.not_separated.iter().any(|k| k == key) { " · ≈ not separated from the leader" } else { "" }
+}
+
+/// Published figures read elsewhere: their own table after the scorecard,
+/// with source and date, no standing and no place in any order.
+fn references_html(out: &mut String, board: &Board) {
+    if board.references.is_empty() {
+        return;
+    }
+    out.push_str(
+        "<h2 id=\"references\">Published references (read elsewhere, not measured here)</h2><p>Figures as their \
+         sources published them, for comparison. They are not measurements of this box: never scored, never in \
+         a sort, never mixed into a measured cell.</p><div class=\"wrap\"><table id=\"references-table\"><thead><tr><th>What is measured</th>",
+    );
+    for r in &board.references {
+        let _ = write!(
+            out,
+            "<th class=\"reference\">{}<div class=\"sub\">{}{} · {}</div></th>",
+            esc(&r.label),
+            r.note.as_deref().map_or(String::new(), |n| format!("{} · ", esc(n))),
+            esc(&r.source),
+            esc(&r.date)
+        );
+    }
+    out.push_str("</tr></thead><tbody>");
+    for row in
+        board.rows.iter().filter(|row| board.references.iter().any(|r| r.figure.iter().any(|f| f.row == row.title)))
+    {
+        let _ = write!(out, "<tr><th class=\"rowhead\">{}</th>", esc(&row.title));
+        for r in &board.references {
+            match r.figure.iter().find(|f| f.row == row.title) {
+                Some(f) => {
+                    let from = match (&f.source, &f.date) {
+                        (None, None) => String::new(),
+                        (s, d) => format!(
+                            "<div class=\"cfg\">{}</div>",
+                            esc(&[s.as_deref().unwrap_or(&r.source), d.as_deref().unwrap_or(&r.date)].join(" · "))
+                        ),
+                    };
+                    let _ = write!(out, "<td class=\"reference\"><div class=\"raw\">{}</div>{from}</td>", esc(&f.raw));
+                }
+                None => out.push_str("<td class=\"reference\"><div class=\"why\">not published</div></td>"),
+            }
+        }
+        out.push_str("</tr>");
+    }
+    out.push_str("</tbody></table></div>");
 }

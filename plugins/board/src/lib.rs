@@ -20,7 +20,7 @@ pub mod model;
 pub mod rows;
 pub mod sections;
 
-use config::{Config, Judgements};
+use config::{Config, Judgements, References};
 use model::Run;
 
 /// Parse every file (named by position in errors), order the runs by start
@@ -82,6 +82,38 @@ fn check_judgements(board: &model::Board, judgements: &Judgements) -> Result<(),
     Ok(())
 }
 
+/// Every published reference names a board row, has its own label (not a
+/// measured column's), a source and a date.
+fn check_references(board: &model::Board, refs: &References) -> Result<(), String> {
+    let mut seen = std::collections::BTreeSet::new();
+    for (i, r) in refs.reference.iter().enumerate() {
+        let name = format!("references: reference #{} ({:?})", i + 1, r.label);
+        if r.label.trim().is_empty() || r.source.trim().is_empty() {
+            return Err(format!("{name}: label and source must not be empty"));
+        }
+        if !seen.insert(r.label.as_str()) {
+            return Err(format!("{name}: a second reference of this label"));
+        }
+        if board.columns.iter().any(|c| c.label == r.label || c.key == r.label) {
+            return Err(format!(
+                "{name}: a measured column has this label; a reference is never mixed into a measured column, give it its own"
+            ));
+        }
+        for d in std::iter::once(&r.date).chain(r.figure.iter().filter_map(|f| f.date.as_ref())) {
+            if !config::is_date(d) {
+                return Err(format!("{name}: date {d:?} is not YYYY-MM-DD (or YYYY-MM, YYYY)"));
+            }
+        }
+        for f in &r.figure {
+            if !board.rows.iter().any(|row| row.title == f.row) {
+                let known: Vec<&str> = board.rows.iter().map(|r| r.title.as_str()).collect();
+                return Err(format!("{name}: row {:?} names no row of the board (rows: {})", f.row, known.join(", ")));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// What the host adds besides the measurement files: files it could not
 /// read whole, and the transcripts it has for the records.
 #[derive(Debug, Clone, Default, serde::Deserialize)]
@@ -92,6 +124,9 @@ pub struct Extras {
     /// Transcript addresses available beside the board (`transcripts/<sha>.json`).
     #[serde(default)]
     pub transcripts: std::collections::BTreeSet<String>,
+    /// Published references (`board --references FILE`).
+    #[serde(default)]
+    pub references: Option<References>,
 }
 
 /// A measurement file the host could not read whole.
@@ -131,8 +166,12 @@ pub fn render_with(
     };
     let runs = runs(measurements)?;
     check_config(&config)?;
-    let board = model::build(&runs, &config, &judgements);
+    let mut board = model::build(&runs, &config, &judgements);
     check_judgements(&board, &judgements)?;
+    if let Some(refs) = &extras.references {
+        check_references(&board, refs)?;
+        board.references = refs.reference.clone();
+    }
     let standings = serde_json::json!({"format": "sparktest-board 1", "board": board});
     let mut json = serde_json::to_string_pretty(&standings).map_err(|e| e.to_string())?;
     json.push('\n');
@@ -162,6 +201,9 @@ mod component {
             let mut extras = super::Extras::default();
             if let Some(d) = text("damage.json")? {
                 extras.damage = serde_json::from_str(&d).map_err(|e| format!("damage.json: {e}"))?;
+            }
+            if let Some(r) = text("references.json")? {
+                extras.references = Some(serde_json::from_str(&r).map_err(|e| format!("references: {e}"))?);
             }
             if let Some(t) = text("transcripts.json")? {
                 extras.transcripts = serde_json::from_str(&t).map_err(|e| format!("transcripts.json: {e}"))?;

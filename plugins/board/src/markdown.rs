@@ -51,9 +51,10 @@ pub fn render(board: &Board, runs: &[Run], extras: &Extras) -> String {
             }
             _ => String::new(),
         };
+        let differs = c.differs.as_deref().map_or(String::new(), |d| format!(" differs: {}", cell(d)));
         let _ = write!(
             out,
-            " {} ({} · {}; {}){gate} |",
+            " {} ({} · {}; {}){differs}{gate} |",
             cell(&c.label),
             cell(&c.model),
             cell(&c.engine),
@@ -86,6 +87,34 @@ pub fn render(board: &Board, runs: &[Run], extras: &Extras) -> String {
                 Cell::Incapable { reason, .. } => format!("**0** {}", cell(reason)),
             };
             let _ = write!(out, " {text} |");
+        }
+        out.push('\n');
+    }
+    if !board.references.is_empty() {
+        out.push_str("\n## Published references (read elsewhere, not measured here)\n\nFigures as their sources published them: never scored, never mixed into a measured cell.\n\n| What is measured |");
+        for r in &board.references {
+            let note = r.note.as_deref().map_or(String::new(), |n| format!("{}; ", cell(n)));
+            let _ = write!(out, " {} ({note}{} · {}) |", cell(&r.label), cell(&r.source), cell(&r.date));
+        }
+        let _ = write!(out, "\n|---|{}", "---|".repeat(board.references.len()));
+        for row in &board.rows {
+            if !board.references.iter().any(|r| r.figure.iter().any(|f| f.row == row.title)) {
+                continue;
+            }
+            let _ = write!(out, "\n| {} |", cell(&row.title));
+            for r in &board.references {
+                let text = match r.figure.iter().find(|f| f.row == row.title) {
+                    Some(f) if f.source.is_some() || f.date.is_some() => format!(
+                        "{} ({} · {})",
+                        cell(&f.raw),
+                        cell(f.source.as_deref().unwrap_or(&r.source)),
+                        cell(f.date.as_deref().unwrap_or(&r.date))
+                    ),
+                    Some(f) => cell(&f.raw),
+                    None => "not published".into(),
+                };
+                let _ = write!(out, " {text} |");
+            }
         }
         out.push('\n');
     }

@@ -192,6 +192,11 @@ pub struct Column {
     /// What the served build accepts beyond text: `vision ✓`, `no vision
     /// in this build`, `vision not entered` …
     pub marks: Vec<String>,
+    /// Where another column has the same name and model: what this
+    /// column's configuration has that the others do not ("context 8192 ·
+    /// --ctx-size 8192"), so a reader can tell them apart.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub differs: Option<String>,
     /// Whether its numbers are admitted: the configuration battery is the
     /// gate a configuration passes before its numbers count.
     pub admission: Admission,
@@ -469,6 +474,16 @@ fn vision_mark(runs: &[Run], column: &str) -> String {
     }
 }
 
+/// Audio, as the engine reports it (llama.cpp's `/props` `modalities`):
+/// the seed marks `audio ✓`; no instrument here sends audio, so it is
+/// said as reported, and nothing is said where the engine reports none.
+fn audio_mark(runs: &[Run], column: &str) -> Option<String> {
+    let modalities = |r: &Run| r.manifest.target.facts.iter().find(|(k, _)| k == "modalities").map(|(_, v)| v.clone());
+    let run = latest(runs, column, |r| modalities(r).is_some())?;
+    let value: serde_json::Value = serde_json::from_str(&modalities(run)?).ok()?;
+    (value.get("audio")? == &serde_json::Value::Bool(true)).then(|| "audio reported, not verified".to_string())
+}
+
 /// The column's latest configuration battery.
 fn admission(runs: &[Run], column: &str) -> Admission {
     let Some(run) = latest(runs, column, |r| r.summary.as_ref().is_some_and(|s| s.gate.is_some())) else {
@@ -539,6 +554,10 @@ pub struct Board {
     pub title: String,
     pub columns: Vec<Column>,
     pub rows: Vec<Row>,
+    /// Published figures read elsewhere, apart from the measured columns
+    /// and never scored.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub references: Vec<crate::config::Reference>,
 }
 
 /// Build the board from parsed runs.
@@ -560,6 +579,7 @@ pub fn build(runs: &[Run], config: &Config, judgements: &Judgements) -> Board {
                     engine: t.engine.clone(),
                     config: config_line(t),
                     marks: Vec::new(),
+                    differs: None,
                     admission: Admission::NotRun,
                 },
             );
@@ -567,12 +587,14 @@ pub fn build(runs: &[Run], config: &Config, judgements: &Judgements) -> Board {
     }
     for (key, col) in columns.iter_mut() {
         col.marks = vec![vision_mark(runs, key)];
+        col.marks.extend(audio_mark(runs, key));
         // A model that must call cannot be scored on when not to call.
         if latest(runs, key, |r| r.manifest.target.tool_choice.is_some()).is_some() {
             col.marks.push("tool calls forced (tool_choice: required)".into());
         }
         col.admission = admission(runs, key);
     }
+    differences(&mut columns);
     let mut rows = Vec::new();
     for def in ROWS {
         let rc = config.rows.get(def.title).cloned().unwrap_or_default();
@@ -620,7 +642,62 @@ pub fn build(runs: &[Run], config: &Config, judgements: &Judgements) -> Board {
         title: config.title.clone().unwrap_or_else(|| "cargo-sparktest board".into()),
         columns: columns.into_values().collect(),
         rows,
+        references: Vec::new(),
     }
+}
+
+/// Columns that share a name and model are different configurations (the
+/// key carries a digest): each says what of its configuration is not
+/// shared by all of them, part by part and flag by flag.
+fn differences(columns: &mut BTreeMap<String, Column>) {
+    let mut groups: BTreeMap<(String, String), Vec<String>> = BTreeMap::new();
+    for (k, c) in columns.iter() {
+        groups.entry((c.label.clone(), c.model.clone())).or_default().push(k.clone());
+    }
+    for keys in groups.values().filter(|k| k.len() > 1) {
+        let items: Vec<(String, Vec<String>)> =
+            keys.iter().map(|k| (k.clone(), config_items(&columns[k].config))).collect();
+        // What every column of the group shares says nothing; the rest of
+        // each line is what sets it apart.
+        let common: Vec<&String> = items[0].1.iter().filter(|i| items.iter().all(|(_, o)| o.contains(i))).collect();
+        for (k, own) in &items {
+            let rest: Vec<&str> = own.iter().filter(|i| !common.contains(i)).map(String::as_str).collect();
+            let text = if rest.is_empty() {
+                "only what the other columns of this name add (see theirs)".to_string()
+            } else {
+                rest.join(" · ")
+            };
+            if let Some(c) = columns.get_mut(k) {
+                c.differs = Some(text);
+            }
+        }
+    }
+}
+
+/// A configuration line as comparable items: its ` · ` parts, the launch
+/// flags split into one item per flag with its values (`--ctx-size 4096`).
+fn config_items(line: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for part in line.split(" · ") {
+        if !part.starts_with('-') {
+            out.push(part.to_string());
+            continue;
+        }
+        let mut flag = String::new();
+        for word in part.split(' ') {
+            if word.starts_with('-') && !flag.is_empty() {
+                out.push(std::mem::take(&mut flag));
+            }
+            if !flag.is_empty() {
+                flag.push(' ');
+            }
+            flag.push_str(word);
+        }
+        if !flag.is_empty() {
+            out.push(flag);
+        }
+    }
+    out
 }
 
 fn measured_row(def: &RowDef, runs: &[Run], columns: &BTreeMap<String, Column>, rule: Rule, margin: f64) -> Row {

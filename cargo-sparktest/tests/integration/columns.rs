@@ -1,0 +1,172 @@
+//! A board of many configurations (issue 20): columns of one name and
+//! model that differ say what differs (crafted, and two real runs of the
+//! reference server with different flags); published references imported
+//! from a file stand apart and are never scored; audio as the engine
+//! reports it.
+
+use std::path::Path;
+
+use serde_json::Value;
+use sparktest_record::Outcome;
+
+use crate::board::{case, manifest, write};
+use crate::support::*;
+
+fn standings(dir: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(dir.join("standings.json")).unwrap()).unwrap()
+}
+
+fn board(p: &Project, m: &Path, out: &str, extra: &[&str]) -> std::process::Output {
+    let m = m.display().to_string();
+    let mut args = vec!["board", "--measurements", &m, "--out", out];
+    args.extend_from_slice(extra);
+    p.run(&args)
+}
+
+fn prose(tok_s: f64) -> Vec<sparktest_record::CaseRecord> {
+    vec![case("speed", "decode::prose", Outcome::Pass, &[("decode-tok-s", tok_s)], None)]
+}
+
+#[test]
+fn columns_of_one_name_and_model_say_what_differs_and_audio_is_marked_as_reported() {
+    let p = Project::new("");
+    let m = p.path().join("m");
+    std::fs::create_dir_all(&m).unwrap();
+    let launched = |started: &str, ctx: &str, draft: bool| {
+        let mut man = manifest("spark", "qwen", "vllm", started);
+        let mut cmd: Vec<String> =
+            ["vllm", "--model", "/m/qwen", "--max-model-len", ctx, "--port", "8000"].map(String::from).to_vec();
+        if draft {
+            cmd.extend(["--speculative-config".into(), "{\"method\":\"ngram\"}".into()]);
+        }
+        man.target.launch_command = Some(cmd);
+        man.target.facts = vec![("context_per_request".into(), ctx.into())];
+        man
+    };
+    write(&m, "a.jsonl", launched("2026-03-01T00:00:00Z", "4096", false), prose(10.0), true);
+    write(&m, "b.jsonl", launched("2026-03-02T00:00:00Z", "8192", false), prose(11.0), true);
+    write(&m, "c.jsonl", launched("2026-03-03T00:00:00Z", "8192", true), prose(14.0), true);
+    let mut build = manifest("spark", "qwen", "vllm", "2026-03-04T00:00:00Z");
+    build.target.build = Some("0.12.1".into());
+    build.target.facts = vec![("modalities".into(), "{\"audio\":true,\"vision\":false}".into())];
+    write(&m, "d.jsonl", build, prose(12.0), true);
+    let out = board(&p, &m, "out", &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let s = standings(&p.path().join("out"));
+    let cols = s["board"]["columns"].as_array().unwrap();
+    assert_eq!(cols.len(), 4, "four configurations, four columns");
+    let differs: Vec<&str> = cols.iter().map(|c| c["differs"].as_str().unwrap_or_else(|| panic!("{c}"))).collect();
+    // Each says what it alone has: context, the flag, the drafter, the build.
+    assert!(differs.iter().any(|d| d.contains("context 4096") && d.contains("--max-model-len 4096")), "{differs:?}");
+    assert!(differs.iter().any(|d| d.contains("--speculative-config")), "{differs:?}");
+    assert!(differs.iter().any(|d| d.contains("build 0.12.1")), "{differs:?}");
+    let md = std::fs::read_to_string(p.path().join("out/board.md")).unwrap();
+    assert!(md.contains("differs: build 0.12.1"), "{md}");
+    let html = std::fs::read_to_string(p.path().join("out/board.html")).unwrap();
+    assert!(html.contains("<div class=\"differs\">differs: "), "the header says what differs");
+    // Audio, as the engine reported it, on that column only.
+    let audio: Vec<&Value> = cols
+        .iter()
+        .filter(|c| c["marks"].as_array().unwrap().iter().any(|x| x == "audio reported, not verified"))
+        .collect();
+    assert_eq!(audio.len(), 1, "{cols:?}");
+    assert!(audio[0]["config"].as_str().unwrap().contains("build 0.12.1"));
+}
+
+const REFERENCES: &str = r#"
+[[reference]]
+label = "RTX 5090 · vLLM 0.11 · FP8 (published)"
+source = "https://example.org/bench/5090"
+date = "2026-10-14"
+note = "batch 1, 8k context"
+[[reference.figure]]
+row = "Prose speed"
+raw = "182 tok/s"
+[[reference.figure]]
+row = "Agent tasks"
+raw = "52/60"
+source = "vendor model card"
+date = "2026-09"
+"#;
+
+#[test]
+fn a_published_reference_stands_apart_and_is_never_scored() {
+    let p = Project::new("");
+    let m = p.path().join("m");
+    std::fs::create_dir_all(&m).unwrap();
+    write(&m, "a.jsonl", manifest("alpha", "m1", "llama.cpp", "2026-03-01T00:00:00Z"), prose(40.0), true);
+    write(&m, "b.jsonl", manifest("beta", "m2", "vllm", "2026-03-02T00:00:00Z"), prose(20.0), true);
+    let refs = p.path().join("refs.toml");
+    std::fs::write(&refs, REFERENCES).unwrap();
+    let plain = board(&p, &m, "plain", &[]);
+    assert_eq!(plain.status.code(), Some(0), "{}", text(&plain));
+    let out = board(&p, &m, "out", &["--references", &refs.display().to_string()]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let (before, after) = (standings(&p.path().join("plain")), standings(&p.path().join("out")));
+    // The measured board is untouched: same columns, same cells, same
+    // standings (182 tok/s would have outranked both if it were scored).
+    assert_eq!(before["board"]["columns"], after["board"]["columns"]);
+    assert_eq!(before["board"]["rows"], after["board"]["rows"]);
+    let speed = after["board"]["rows"].as_array().unwrap().iter().find(|r| r["title"] == "Prose speed").unwrap();
+    assert_eq!(speed["cells"]["alpha · m1"]["standing"].as_f64(), Some(10.0));
+    // It is kept apart, with its source and date.
+    let r = &after["board"]["references"][0];
+    assert_eq!(r["source"], "https://example.org/bench/5090");
+    assert_eq!(r["date"], "2026-10-14");
+    assert_eq!(r["figure"][1]["source"], "vendor model card");
+    let md = std::fs::read_to_string(p.path().join("out/board.md")).unwrap();
+    let section = md.split("## Published references (read elsewhere, not measured here)").nth(1).expect("section");
+    assert!(section.contains("182 tok/s") && section.contains("52/60 (vendor model card · 2026-09)"), "{section}");
+    let scorecard = md.split("## Published references").next().unwrap();
+    assert!(!scorecard.contains("182 tok/s") && !scorecard.contains("RTX 5090"), "never in the scorecard");
+    let html = std::fs::read_to_string(p.path().join("out/board.html")).unwrap();
+    let scores = html.split("id=\"scores\"").nth(1).unwrap().split("</table>").next().unwrap();
+    assert!(!scores.contains("RTX 5090"), "not a column of the scorecard");
+    assert!(
+        html.contains("id=\"references-table\"") && html.contains("<th class=\"reference\">RTX 5090"),
+        "drawn apart"
+    );
+
+    // Bad references are refused by name, and nothing is written.
+    for (bad, said) in [
+        (REFERENCES.replace("row = \"Prose speed\"", "row = \"Prose sped\""), "row \"Prose sped\" names no row"),
+        (REFERENCES.replace("date = \"2026-10-14\"", "date = \"last week\""), "date \"last week\" is not YYYY-MM-DD"),
+        (REFERENCES.replace("RTX 5090 · vLLM 0.11 · FP8 (published)", "alpha"), "a measured column has this label"),
+        (REFERENCES.replace("note =", "notes ="), "unknown field `notes`"),
+    ] {
+        std::fs::write(&refs, bad).unwrap();
+        let out = board(&p, &m, "bad", &["--references", &refs.display().to_string()]);
+        assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+        assert!(text(&out).contains(said), "{said}: {}", text(&out));
+        assert!(!p.path().join("bad/standings.json").exists());
+    }
+}
+
+#[test]
+fn two_real_runs_with_different_flags_are_two_columns_that_say_what_differs() {
+    let target = |ctx: &str| {
+        format!(
+            "[target.ref]\nmodel = \"SmolLM2-135M-Instruct-Q4_1\"\n[target.ref.launch]\nprovision = \"builtin:reference-target\"\n\
+             command = [\"{{server}}\", \"--model\", \"{{model}}\", \"--alias\", \"SmolLM2-135M-Instruct-Q4_1\", \"--host\", \"127.0.0.1\", \"--port\", \"{{port}}\", \"--threads\", \"1\", \"--ctx-size\", \"{ctx}\"]\n"
+        )
+    };
+    let p = Project::new(&target("2048"));
+    for ctx in ["2048", "4096"] {
+        let config = std::fs::read_to_string(p.path().join("sparktest.toml")).unwrap();
+        let config = config.replace("\"--ctx-size\", \"2048\"", &format!("\"--ctx-size\", \"{ctx}\""));
+        std::fs::write(p.path().join("sparktest.toml"), config).unwrap();
+        let out = p.run(&["--suite", &fixture_suite(), "--target", "ref", "--exact", "fixture::chat::hello"]);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    }
+    let out = p.run(&["board"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let s = standings(&p.path().join("board"));
+    let cols = s["board"]["columns"].as_array().unwrap();
+    assert_eq!(cols.len(), 2, "{cols:?}");
+    let differs: Vec<&str> = cols.iter().map(|c| c["differs"].as_str().unwrap()).collect();
+    // What the server reported (its context per request) and the flag.
+    for ctx in ["2048", "4096"] {
+        assert!(differs.iter().any(|d| d.contains(&format!("--ctx-size {ctx}"))), "{differs:?}");
+    }
+    assert!(differs.iter().all(|d| d.contains("context ")), "the server's own figure: {differs:?}");
+}
