@@ -117,6 +117,8 @@ fn a_published_reference_stands_apart_and_is_never_scored() {
     let md = std::fs::read_to_string(p.path().join("out/board.md")).unwrap();
     let section = md.split("## Published references (read elsewhere, not measured here)").nth(1).expect("section");
     assert!(section.contains("182 tok/s") && section.contains("52/60 (vendor model card · 2026-09)"), "{section}");
+    // Neither column ran A-Bench: the efficiency readout says it leaves them out.
+    assert!(md.contains("Not in this readout: alpha · m1 ("), "{md}");
     let scorecard = md.split("## Published references").next().unwrap();
     assert!(!scorecard.contains("182 tok/s") && !scorecard.contains("RTX 5090"), "never in the scorecard");
     let html = std::fs::read_to_string(p.path().join("out/board.html")).unwrap();

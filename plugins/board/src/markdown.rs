@@ -120,6 +120,11 @@ pub fn render(board: &Board, runs: &[Run], extras: &Extras) -> String {
     }
     out.push_str("\n## Efficiency readout\n\n");
     table(&mut out, &sections::efficiency(runs));
+    let left_out = sections::efficiency_left_out(board, runs);
+    if !left_out.is_empty() {
+        let list: Vec<String> = left_out.iter().map(|(k, why)| format!("{} ({})", cell(k), cell(why))).collect();
+        let _ = writeln!(out, "Not in this readout: {}.\n", list.join(", "));
+    }
     out.push_str("## Tokens per second, by tested combination\n\nSingle-stream decode and aggregate output never share a column.\n\n");
     table(&mut out, &sections::tokens_per_second(runs));
     out.push_str("## Every run, including the failures\n\n");
