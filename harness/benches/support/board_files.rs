@@ -157,10 +157,10 @@ fn target(c: &Column, draft: bool) -> TargetInfo {
         engine: c.engine.into(),
         build: Some(c.build.into()),
         model_path: Some(format!("/models/{}", c.model)),
-        model_sha256: Some(format!("{:064x}", fnv(&c.model))),
+        model_sha256: Some(sha(&c.model)),
         launch_command: Some(argv),
         facts: vec![
-            ("pin.weights".into(), format!("{} sha256:{:064x}", c.quant, fnv(&c.model))),
+            ("pin.weights".into(), format!("{} sha256:{}", c.quant, sha(&c.model))),
             ("context_per_request".into(), ctx.into()),
             ("slots".into(), "4".into()),
             ("kv_pool_tokens".into(), "524288".into()),
@@ -176,9 +176,14 @@ fn target(c: &Column, draft: bool) -> TargetInfo {
     }
 }
 
-/// A stable 64-bit digest of a string (FNV-1a), for made-up pins.
+/// A stable 64-bit digest of a string (FNV-1a), for made-up figures.
 fn fnv(s: &str) -> u64 {
     s.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
+}
+
+/// A made-up sha256 in hex, stable per string.
+fn sha(s: &str) -> String {
+    (0..4u8).map(|i| format!("{:016x}", fnv(&format!("{i}{s}")))).collect()
 }
 
 /// Case ids from a suite's own data: the same lists the instruments read.
@@ -795,7 +800,7 @@ fn instrument_info(name: &str, row: &str) -> InstrumentInfo {
         row: row.into(),
         version: "0.1.0".into(),
         description: format!("{row}: the methodology, as the {name} instrument describes itself."),
-        component_sha256: format!("{:064x}", fnv(name)),
+        component_sha256: sha(name),
         interface: Some("0.2.0".into()),
     }
 }
@@ -879,10 +884,10 @@ pub fn write(dir: &Path, suites_dir: &Path, seed: u64) -> Written {
                 });
                 let mut files = Vec::new();
                 for c in &cases {
-                    if let Some(set) = c.notes.iter().find(|(k, _)| k == "set").map(|(_, v)| v) {
-                        if !files.iter().any(|f: &FilePin| &f.path == set) {
-                            files.push(FilePin { path: set.clone(), sha256: format!("{:064x}", fnv(set)) });
-                        }
+                    if let Some(set) = c.notes.iter().find(|(k, _)| k == "set").map(|(_, v)| v)
+                        && !files.iter().any(|f: &FilePin| &f.path == set)
+                    {
+                        files.push(FilePin { path: set.clone(), sha256: sha(set) });
                     }
                 }
                 let manifest = Manifest {
@@ -890,12 +895,7 @@ pub fn write(dir: &Path, suites_dir: &Path, seed: u64) -> Written {
                     run_id: format!("{first}-r{rep}"),
                     started_at: started,
                     harness: HarnessInfo { version: "0.1.0".into(), git_revision: Some("7515291".into()) },
-                    suite: SuiteInfo {
-                        name: suite.into(),
-                        version: "0.1.0".into(),
-                        sha256: format!("{:064x}", fnv(suite)),
-                        files,
-                    },
+                    suite: SuiteInfo { name: suite.into(), version: "0.1.0".into(), sha256: sha(suite), files },
                     target: target(col, false),
                     client_host: host(),
                     route: "direct".into(),
