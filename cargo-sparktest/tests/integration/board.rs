@@ -1244,3 +1244,43 @@ fn the_board_reads_at_1440_by_900_with_two_columns_removed_in_a_real_browser() {
     assert!(f(2) <= f(3), "the row heading is in view: {at}");
     std::fs::write(target.join("board-1440x900-row.png"), b.screenshot()).unwrap();
 }
+
+/// 31 columns, each a `--repeat 3` group of every suite (the board
+/// benchmark's files): at a laptop's window sizes the page never scrolls
+/// sideways (the table scrolls in its own box) and a repeated cell lists
+/// every run's figure. Screenshots land in the target directory.
+#[test]
+#[ignore = "about 30 s: 1,488 files through the board and two browsers; run with --ignored"]
+fn thirty_one_columns_of_repeats_read_at_laptop_sizes_in_a_real_browser() {
+    let p = Project::new("");
+    // The built-in limits (the test projects cap memory at 64 MiB, below
+    // what the reporter needs for 1,488 files).
+    std::fs::write(p.path().join("sparktest.toml"), "[run]\nmeasurements-dir = \"measurements\"\n").unwrap();
+    let m = p.path().join("m");
+    let w = crate::board_files::write(&m, &repo().join("suites"), 31);
+    assert_eq!(w.files, crate::board_files::COLUMNS * 3 * 16, "{} cases, {} bytes", w.cases, w.bytes);
+    let out = board(&p, &m, "out");
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let url = format!("file://{}", p.path().join("out/board.html").display());
+    let target = target_dir();
+    std::fs::create_dir_all(&target).unwrap();
+    for (width, height) in [(1366, 768), (1440, 900)] {
+        let b = Browser::start_at(width, height);
+        b.open(&url);
+        assert_eq!(order(&b).len(), crate::board_files::COLUMNS);
+        let page = b.eval("return [document.documentElement.scrollWidth, window.innerWidth];");
+        assert!(page[0].as_u64() <= page[1].as_u64(), "the page scrolls sideways at {width} × {height}: {page}");
+        let table = b.eval(
+            "var w=document.getElementById('scores').parentElement;return [w.scrollWidth, w.clientWidth, getComputedStyle(w).overflowX];",
+        );
+        assert!(table[0].as_u64() > table[1].as_u64(), "the table's box does not scroll: {table}");
+        assert_eq!(table[2], "auto");
+        // A repeated cell: the median run's figure, then every run's.
+        let raw = b.eval("return document.querySelector('#scores td[data-col] .raw').textContent;");
+        let raw = raw.as_str().unwrap();
+        assert!(raw.contains(" - runs: "), "{raw}");
+        let png = b.screenshot();
+        assert_eq!(&png[1..4], b"PNG");
+        std::fs::write(target.join(format!("board-31x3-{width}x{height}.png")), png).unwrap();
+    }
+}

@@ -5,6 +5,9 @@ mod support;
 #[path = "../../../harness/endpoint/tests/support/fake_server.rs"]
 mod fake_server;
 
+#[path = "../../../harness/benches/support/board_files.rs"]
+mod board_files;
+
 mod agent;
 mod board;
 mod bookkeeping;
