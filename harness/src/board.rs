@@ -55,9 +55,9 @@ pub struct Damage {
     pub kept: bool,
 }
 
-/// Measurement files as read: each readable one's path and text, and what
-/// was damaged.
-pub type Measurements = (Vec<(PathBuf, String)>, Vec<Damage>);
+/// Measurement files as read: each readable one's path and text (its
+/// whole lines), what was damaged, and the transcripts the records name.
+pub type Measurements = (Vec<(PathBuf, String)>, Vec<Damage>, std::collections::BTreeSet<String>);
 
 /// Every `*.jsonl` in `dir`, by name. A file cut by a crash or a full disk
 /// keeps every record up to its last whole line; a file with no readable
@@ -70,10 +70,11 @@ pub fn read_measurements(dir: &Path) -> Result<Measurements, Error> {
     }
     let mut read = Vec::new();
     let mut damage = Vec::new();
+    let mut transcripts = std::collections::BTreeSet::new();
     for f in files {
         let name = f.file_name().map_or_else(String::new, |n| n.to_string_lossy().into_owned());
         let bytes = std::fs::read(&f).map_err(|e| setup(format!("failed to read {}: {e}", f.display())))?;
-        let text = String::from_utf8_lossy(&bytes).into_owned();
+        let mut text = String::from_utf8_lossy(&bytes).into_owned();
         match sparktest_record::parse_partial(&text) {
             Ok(p) => {
                 if let Some(d) = p.damage {
@@ -83,8 +84,14 @@ pub fn read_measurements(dir: &Path) -> Result<Measurements, Error> {
                     );
                     damage.push(Damage { file: name, line: d.line, message: d.message, kept: true });
                 }
+                for line in &p.lines {
+                    if let sparktest_record::Line::Case(c) = line {
+                        transcripts.insert(c.transcript_sha256.clone());
+                    }
+                }
                 // Only the whole lines go on: the reporter reads them strictly.
-                read.push((f, whole_lines(&text)));
+                text.truncate(p.whole_bytes);
+                read.push((f, text));
             }
             Err(e) if e.message.contains("format version") => {
                 return Err(setup(format!("{}: {e}", f.display())));
@@ -98,46 +105,26 @@ pub fn read_measurements(dir: &Path) -> Result<Measurements, Error> {
     if read.is_empty() {
         return Err(setup(format!("no readable measurement file in {}", dir.display())));
     }
-    Ok((read, damage))
+    Ok((read, damage, transcripts))
 }
 
 /// The transcripts the records name that exist beside the measurement
 /// files: address → file.
-fn transcripts_named(dir: &Path, files: &[(PathBuf, String)]) -> BTreeMap<String, PathBuf> {
-    let mut out = BTreeMap::new();
-    for (_, text) in files {
-        for line in text.lines() {
-            let Ok(sparktest_record::Line::Case(c)) = serde_json::from_str::<sparktest_record::Line>(line) else {
-                continue;
-            };
-            let sha = c.transcript_sha256;
-            if let Some(path) = crate::sinks::transcripts::TranscriptStore::path(dir, &sha).filter(|p| p.is_file()) {
-                out.insert(sha, path);
-            }
-        }
-    }
-    out
-}
-
-/// The prefix of `text` made of whole, readable lines (blank lines kept).
-fn whole_lines(text: &str) -> String {
-    let mut out = String::new();
-    for raw in text.split_inclusive('\n') {
-        let ok = raw.ends_with('\n')
-            && (raw.trim().is_empty() || serde_json::from_str::<sparktest_record::Line>(raw).is_ok());
-        if !ok {
-            break;
-        }
-        out.push_str(raw);
-    }
-    out
+fn transcripts_named(dir: &Path, named: &std::collections::BTreeSet<String>) -> BTreeMap<String, PathBuf> {
+    named
+        .iter()
+        .filter_map(|sha| {
+            let path = crate::sinks::transcripts::TranscriptStore::path(dir, sha).filter(|p| p.is_file())?;
+            Some((sha.clone(), path))
+        })
+        .collect()
 }
 
 /// Build the board. Returns the process exit code.
 pub fn board(args: BoardArgs) -> Result<i32, Error> {
     let config = Config::discover(&args.cwd)?;
     let dir = args.measurements_dir.clone().unwrap_or_else(|| config.path(&config.run.measurements_dir));
-    let (files, damage) = read_measurements(&dir)?;
+    let (files, damage, named) = read_measurements(&dir)?;
     let reporter_config = args.config.as_deref().map(toml_as_json).transpose()?.unwrap_or_default();
     let mut inputs = BTreeMap::new();
     if !damage.is_empty() {
@@ -145,7 +132,7 @@ pub fn board(args: BoardArgs) -> Result<i32, Error> {
     }
     // The transcripts the records name, copied beside the board so that
     // each cell's records link to them.
-    let transcripts = transcripts_named(&dir, &files);
+    let transcripts = transcripts_named(&dir, &named);
     inputs.insert(
         "transcripts.json".to_string(),
         serde_json::to_vec(&transcripts.keys().collect::<Vec<_>>()).unwrap_or_default(),

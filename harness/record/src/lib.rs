@@ -655,21 +655,7 @@ pub fn parse(text: &str) -> Result<Vec<Line>, ReadError> {
         let line: Line =
             serde_json::from_str(raw).map_err(|err| ReadError { line: i + 1, message: err.to_string() })?;
         if lines.is_empty() {
-            match &line {
-                Line::Manifest(m) if major(&m.format_version) == major(FORMAT_VERSION) => {}
-                Line::Manifest(m) => {
-                    return Err(ReadError {
-                        line: i + 1,
-                        message: format!(
-                            "format version {} is not readable by this version ({FORMAT_VERSION})",
-                            m.format_version
-                        ),
-                    });
-                }
-                _ => {
-                    return Err(ReadError { line: i + 1, message: "the first line is not a manifest".into() });
-                }
-            }
+            first_line(&line, i + 1)?;
         }
         lines.push(line);
     }
@@ -677,6 +663,19 @@ pub fn parse(text: &str) -> Result<Vec<Line>, ReadError> {
         return Err(ReadError { line: 1, message: "empty measurement file".into() });
     }
     Ok(lines)
+}
+
+/// A file's first line must be a manifest of a major version this crate
+/// reads.
+fn first_line(line: &Line, at: usize) -> Result<(), ReadError> {
+    match line {
+        Line::Manifest(m) if major(&m.format_version) == major(FORMAT_VERSION) => Ok(()),
+        Line::Manifest(m) => Err(ReadError {
+            line: at,
+            message: format!("format version {} is not readable by this version ({FORMAT_VERSION})", m.format_version),
+        }),
+        _ => Err(ReadError { line: at, message: "the first line is not a manifest".into() }),
+    }
 }
 
 /// A measurement file read as far as it is whole: the lines before the
@@ -688,33 +687,48 @@ pub struct Partial {
     /// The damaged line, if any: a file cut by a crash or a full disk ends
     /// in half a line.
     pub damage: Option<ReadError>,
+    /// How many bytes of the text are whole lines: `&text[..whole_bytes]`
+    /// is what a strict reader can take.
+    pub whole_bytes: usize,
 }
 
 /// Read a measurement file that may be damaged: every record up to its
 /// last whole line is kept, and the first line that does not parse is
 /// reported instead of failing the whole file. A file whose manifest is
-/// missing, damaged or of another major version is still an error.
+/// missing, damaged or of another major version is still an error. Each
+/// line is parsed once.
 pub fn parse_partial(text: &str) -> Result<Partial, ReadError> {
-    let mut kept = String::new();
+    let mut lines = Vec::new();
+    let mut whole_bytes = 0;
     let mut damage = None;
     for (i, raw) in text.split_inclusive('\n').enumerate() {
-        let whole = raw.ends_with('\n');
-        let ok = whole && (raw.trim().is_empty() || serde_json::from_str::<Line>(raw).is_ok());
-        if !ok {
-            let message = if whole {
-                serde_json::from_str::<Line>(raw).err().map_or_else(String::new, |e| e.to_string())
-            } else {
-                "the line is cut short (no newline at its end: the run crashed or the disk filled)".into()
-            };
-            damage = Some(ReadError { line: i + 1, message });
-            break;
+        let parsed = if !raw.ends_with('\n') {
+            Err("the line is cut short (no newline at its end: the run crashed or the disk filled)".to_string())
+        } else if raw.trim().is_empty() {
+            Ok(None)
+        } else {
+            serde_json::from_str::<Line>(raw).map(Some).map_err(|e| e.to_string())
+        };
+        match parsed {
+            Ok(line) => {
+                if let Some(line) = line {
+                    if lines.is_empty() {
+                        first_line(&line, i + 1)?;
+                    }
+                    lines.push(line);
+                }
+                whole_bytes += raw.len();
+            }
+            Err(message) => {
+                damage = Some(ReadError { line: i + 1, message });
+                break;
+            }
         }
-        kept.push_str(raw);
     }
-    if kept.trim().is_empty() {
+    if lines.is_empty() {
         return Err(damage.unwrap_or(ReadError { line: 1, message: "empty measurement file".into() }));
     }
-    Ok(Partial { lines: parse(&kept)?, damage })
+    Ok(Partial { lines, damage, whole_bytes })
 }
 
 fn major(version: &str) -> &str {
