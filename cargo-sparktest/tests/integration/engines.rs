@@ -43,7 +43,22 @@ fn call_ids(x: &serde_json::Value) -> Vec<String> {
 fn vllm_reference_target_measures_what_llama_cpp_cannot() {
     let _vllm = one_vllm_at_a_time();
     let p = Project::new("");
-    let out = p.run(&["--suite", &test_suite("vllm"), "--target", "local-vllm", "--test-threads", "2"]);
+    // The tour suite, one adversarial scenario and two compliance items a
+    // context (vLLM on CPU writes 512 tokens in about a minute).
+    let out = p.run(&[
+        "--suite",
+        &test_suite("tour"),
+        "--target",
+        "local-vllm",
+        "--test-threads",
+        "2",
+        "--skip",
+        "08_comparison",
+        "--skip",
+        "h02-",
+        "--skip",
+        "h03-",
+    ]);
     let said = text(&out);
     assert!(matches!(out.status.code(), Some(0) | Some(101)), "{said}");
     let runs = p.measurements();
@@ -129,6 +144,35 @@ fn vllm_reference_target_measures_what_llama_cpp_cannot() {
         parsed += usize::from(xs.iter().any(|x| call_ids(x).iter().any(|id| id.starts_with("chatcmpl-tool-"))));
     }
     assert!(parsed >= 1, "no reply carried a tool call vLLM parsed: {said}");
+
+    // Every other instrument, on an item or two, met the real server and
+    // ended in a verdict of the model or the engine, never lost.
+    for instrument in ["adversarial", "compliance", "long-prompt", "ocr", "screenshots", "media", "hard-question"] {
+        let cases: Vec<_> = run.cases.iter().filter(|c| c.instrument == instrument).collect();
+        assert!(!cases.is_empty(), "{instrument} did not run: {said}");
+        for c in cases {
+            assert!(matches!(c.outcome, Outcome::Pass | Outcome::Fail), "{c:?}");
+        }
+    }
+    // A paste past the 2,048-token context: vLLM's 400 names the limit,
+    // read as a clean refusal.
+    let c = run.case("long-prompt::paste::25k");
+    assert_eq!(note(c, "outcome"), Some("refused-cleanly"), "{c:?}");
+    assert!(note(c, "refusal").is_some_and(|r| r.contains("maximum context length is 2048")), "{c:?}");
+    // Images to a text-only model: vLLM's "is not a multimodal model" 400
+    // is no vision in this build (vLLM reports no modalities to probe).
+    for id in ["ocr::page::page-1", "screenshots::item::01-chat-phone-flat-viewing"] {
+        let c = run.case(id);
+        assert_eq!(note(c, "vision"), Some("none"), "{c:?}");
+        assert!(c.reason.as_deref().is_some_and(|r| r.contains("not a multimodal model")), "{c:?}");
+    }
+    // Compliance graded every reply it got (keyword classifier, no judge).
+    for c in run.cases.iter().filter(|c| c.instrument == "compliance") {
+        assert!(matches!(note(c, "class"), Some("complied" | "refused" | "empty")), "{c:?}");
+    }
+    // Media reads the KV cost per token from vLLM's own startup log.
+    let c = run.case("media::fits::ltx-4s");
+    assert!(note(c, "kv-bytes-source").is_some_and(|s| s.contains("vLLM")), "{c:?}");
 }
 
 #[test]
@@ -171,43 +215,77 @@ fn vllm_ngram_drafter_reports_acceptance_from_its_counters() {
 }
 
 #[test]
-fn a_real_model_makes_tool_calls_through_llama_server() {
+fn a_real_model_makes_tool_calls_through_llama_server_and_meets_every_instrument() {
     let p = Project::new("");
-    // Four of A-Bench's tool tasks (about 20 s each on one thread): single
-    // calls with an enum and a unit conversion, and parallel calls. On this
-    // model 001 and 002 pass, the parallel ones fail.
-    let out = p.run(&[
-        "--suite",
-        &suite("a-bench"),
-        "--target",
-        "local-tools",
-        "a-tool::00",
-        "--skip",
+    // The tour suite, as on local-vllm, cut to what one thread serves in a
+    // few minutes: four of A-Bench's tool tasks (about 20 s each: single
+    // calls with an enum and a unit conversion, and parallel calls; on this
+    // model 001 and 002 pass, the parallel ones fail), one adversarial
+    // scenario, two compliance items in each context, and an item of every
+    // other instrument.
+    let mut args: Vec<String> =
+        ["--suite", &test_suite("tour"), "--target", "local-tools", "--test-threads", "2"].map(String::from).to_vec();
+    for skip in [
         "a-tool::005",
-        "--skip",
         "a-tool::006",
-        "--skip",
         "a-tool::007",
-        "--skip",
         "a-tool::008",
-        "--skip",
         "a-tool::009",
-        "--test-threads",
-        "1",
-    ]);
+        "a-tool::01",
+        "08_comparison",
+        "h02-",
+        "h03-",
+    ] {
+        args.extend(["--skip".to_string(), skip.to_string()]);
+    }
+    let out = p.run(&args.iter().map(String::as_str).collect::<Vec<_>>());
     let said = text(&out);
     assert!(matches!(out.status.code(), Some(0) | Some(101)), "{said}");
     let run = &p.measurements()[0];
     assert_eq!(run.manifest.target.engine, "llama.cpp");
     assert_eq!(run.manifest.target.tool_choice.as_deref(), Some("required"));
-    assert_eq!(run.cases.len(), 4, "{said}");
     assert_eq!(run.count(Outcome::Lost), 0, "{said}");
-    let passed: Vec<_> = run.cases.iter().filter(|c| c.outcome == Outcome::Pass).collect();
+    let tools: Vec<_> = run.cases.iter().filter(|c| c.instrument == "a-bench").collect();
+    assert_eq!(tools.len(), 4, "{said}");
+    let passed: Vec<_> = tools.iter().filter(|c| c.outcome == Outcome::Pass).collect();
     assert!(!passed.is_empty(), "Qwen2.5-Coder-0.5B gets some simple calls right: {said}");
     for c in passed {
         let xs = exchanges(&p, c);
         assert!(xs.iter().any(|x| !call_ids(x).is_empty()), "the server's tool_calls: {xs:?}");
     }
+    // Every instrument met the server. What llama.cpp cannot give is N/A
+    // with its reason (prompt logprobs); images to a build without a
+    // projector are "no vision in this build"; the rest is the model's.
+    for instrument in [
+        "speed",
+        "concurrency",
+        "context",
+        "footprint",
+        "corruption",
+        "repro",
+        "adversarial",
+        "compliance",
+        "long-prompt",
+        "ocr",
+        "screenshots",
+        "media",
+        "hard-question",
+    ] {
+        let cases: Vec<_> = run.cases.iter().filter(|c| c.instrument == instrument).collect();
+        assert!(!cases.is_empty(), "{instrument} did not run: {said}");
+        for c in cases {
+            assert!(matches!(c.outcome, Outcome::Pass | Outcome::Fail), "{c:?}");
+        }
+    }
+    let c = run.case("likelihood::corpus::bpc");
+    assert_eq!(c.outcome, Outcome::NotApplicable, "{c:?}");
+    for id in ["ocr::page::page-1", "screenshots::item::01-chat-phone-flat-viewing"] {
+        assert_eq!(note(run.case(id), "vision"), Some("none"), "{:?}", run.case(id));
+    }
+    // 4,096 tokens a slot: the 25k-character paste does not fit, and
+    // llama-server says so.
+    let c = run.case("long-prompt::paste::25k");
+    assert_eq!(note(c, "outcome"), Some("refused-cleanly"), "{c:?}");
 }
 
 /// The process group of the server listening on `port` (its command line
