@@ -64,6 +64,7 @@ fn main() {
             reporter: None,
             config: None,
             judgements: None,
+            references: None,
             cwd: repo.clone(),
         })
         .unwrap_or_else(|e| panic!("board failed: {e}"));

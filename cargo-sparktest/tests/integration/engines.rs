@@ -218,14 +218,17 @@ fn vllm_ngram_drafter_reports_acceptance_from_its_counters() {
 fn a_real_model_makes_tool_calls_through_llama_server_and_meets_every_instrument() {
     let p = Project::new("");
     // The tour suite, as on local-vllm, cut to what one thread serves in a
-    // few minutes: four of A-Bench's tool tasks (about 20 s each: single
-    // calls with an enum and a unit conversion, and parallel calls; on this
-    // model 001 and 002 pass, the parallel ones fail), one adversarial
-    // scenario, two compliance items in each context, and an item of every
-    // other instrument.
+    // few minutes (measured: 40–50 s a tool task, 70 s the five-step
+    // adversarial scenario, 90–150 s a compliance item in agent context
+    // with its long system prompt): two of A-Bench's tool tasks (single
+    // calls with an enum and a unit conversion; on this model both pass,
+    // the parallel-call tasks 003 and 004 fail), one adversarial scenario,
+    // one bare compliance item, and an item of every other instrument.
     let mut args: Vec<String> =
         ["--suite", &test_suite("tour"), "--target", "local-tools", "--test-threads", "2"].map(String::from).to_vec();
     for skip in [
+        "a-tool::003",
+        "a-tool::004",
         "a-tool::005",
         "a-tool::006",
         "a-tool::007",
@@ -235,6 +238,8 @@ fn a_real_model_makes_tool_calls_through_llama_server_and_meets_every_instrument
         "08_comparison",
         "h02-",
         "h03-",
+        "l01-",
+        "compliance::quick::agent",
     ] {
         args.extend(["--skip".to_string(), skip.to_string()]);
     }
@@ -246,7 +251,7 @@ fn a_real_model_makes_tool_calls_through_llama_server_and_meets_every_instrument
     assert_eq!(run.manifest.target.tool_choice.as_deref(), Some("required"));
     assert_eq!(run.count(Outcome::Lost), 0, "{said}");
     let tools: Vec<_> = run.cases.iter().filter(|c| c.instrument == "a-bench").collect();
-    assert_eq!(tools.len(), 4, "{said}");
+    assert_eq!(tools.len(), 2, "{said}");
     let passed: Vec<_> = tools.iter().filter(|c| c.outcome == Outcome::Pass).collect();
     assert!(!passed.is_empty(), "Qwen2.5-Coder-0.5B gets some simple calls right: {said}");
     for c in passed {
