@@ -193,7 +193,7 @@ fn board(p: &Project, measurements: &Path, out: &str) -> std::process::Output {
     p.run(&["board", "--measurements", &measurements.display().to_string(), "--out", out])
 }
 
-fn standings(dir: &Path) -> Value {
+pub(crate) fn standings(dir: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(dir.join("standings.json")).unwrap()).unwrap()
 }
 
@@ -208,7 +208,7 @@ const B: &str = "beta · m2";
 const G: &str = "gamma · m3";
 
 /// The Wilson 95% score interval, written out here from Wilson (1927).
-fn wilson(k: f64, n: f64) -> (f64, f64) {
+pub(crate) fn wilson(k: f64, n: f64) -> (f64, f64) {
     let z = 1.959963984540054f64;
     let p = k / n;
     let centre = (p + z * z / (2.0 * n)) / (1.0 + z * z / n);

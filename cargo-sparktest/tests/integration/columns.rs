@@ -9,12 +9,8 @@ use std::path::Path;
 use serde_json::Value;
 use sparktest_record::Outcome;
 
-use crate::board::{case, manifest, write};
+use crate::board::{case, manifest, standings, write};
 use crate::support::*;
-
-fn standings(dir: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(dir.join("standings.json")).unwrap()).unwrap()
-}
 
 fn board(p: &Project, m: &Path, out: &str, extra: &[&str]) -> std::process::Output {
     let m = m.display().to_string();

@@ -5,29 +5,15 @@
 //! where a row's leaders are not separated beyond their intervals.
 
 use std::collections::BTreeSet;
-use std::path::Path;
 
 use serde_json::Value;
 use sparktest_record::{Manifest, Outcome, Repeat};
 
-use crate::board::{case, manifest, write};
+use crate::board::{case, manifest, standings, wilson, write};
 use crate::support::*;
-
-fn standings(dir: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(dir.join("standings.json")).unwrap()).unwrap()
-}
 
 fn row<'a>(s: &'a Value, title: &str) -> &'a Value {
     s["board"]["rows"].as_array().unwrap().iter().find(|r| r["title"] == title).unwrap_or_else(|| panic!("no {title}"))
-}
-
-/// The Wilson 95% score interval, written out here from Wilson (1927).
-fn wilson(k: f64, n: f64) -> (f64, f64) {
-    let z = 1.959963984540054f64;
-    let p = k / n;
-    let centre = (p + z * z / (2.0 * n)) / (1.0 + z * z / n);
-    let half = z / (1.0 + z * z / n) * (p * (1.0 - p) / n + z * z / (4.0 * n * n)).sqrt();
-    (centre - half, centre + half)
 }
 
 fn repeat(mut m: Manifest, id: &str, index: u32) -> Manifest {
