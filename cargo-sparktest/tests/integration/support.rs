@@ -58,6 +58,27 @@ impl Project {
         files.sort();
         files.iter().map(|f| Run::parse(&std::fs::read_to_string(f).unwrap())).collect()
     }
+
+    /// Case records on disk so far, in the first measurement file, while a
+    /// run may still be writing it (a file just created, a line half
+    /// written): what polling tests wait on.
+    pub fn cases_written(&self) -> usize {
+        let dir = self.path().join("measurements");
+        let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .map(|d| {
+                d.filter_map(|e| e.ok().map(|e| e.path()))
+                    .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+                    .collect()
+            })
+            .unwrap_or_default();
+        files.sort();
+        let Some(text) = files.first().and_then(|f| std::fs::read_to_string(f).ok()) else {
+            return 0;
+        };
+        sparktest_record::parse_partial(&text)
+            .map(|p| p.lines.iter().filter(|l| matches!(l, sparktest_record::Line::Case(_))).count())
+            .unwrap_or(0)
+    }
 }
 
 /// One measurement file.

@@ -224,7 +224,7 @@ fn launched_run(p: &Project, extra: &[&str]) -> (std::process::Child, u32) {
                     .map(str::to_string)
             });
         if let Some(pid) = port.as_deref().and_then(server_pid)
-            && p.measurements().first().is_some_and(|r| !r.cases.is_empty())
+            && p.cases_written() > 0
         {
             return (child, pid);
         }
