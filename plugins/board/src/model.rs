@@ -708,7 +708,7 @@ fn measured_row(def: &RowDef, runs: &[Run], columns: &BTreeMap<String, Column>, 
     // The runs of a repeat group: the cell's figure is their median.
     for (k, f) in figures.iter_mut() {
         if let Ok(fig) = f {
-            *fig = repeated(def, runs, k, fig.clone());
+            repeated(def, runs, k, fig);
         }
     }
     // A figure that is not a finite number is no figure.
@@ -823,14 +823,15 @@ pub fn short(x: f64) -> String {
 /// the group's median figure, every run's figure beside it, the range of
 /// the runs (or, for a k/n row, the shown run's Wilson interval), and for
 /// pass/fail rows the items passed in every run, in some and in none. The
-/// standing is computed from the median.
-fn repeated(def: &RowDef, runs: &[Run], key: &str, fig: Figure) -> Figure {
+/// standing is computed from the median. A figure from no group is left
+/// as it is.
+fn repeated(def: &RowDef, runs: &[Run], key: &str, fig: &mut Figure) {
     let run_of = |record: &str| {
         let id = record.split('#').next().unwrap_or("");
         runs.iter().find(|r| r.manifest.run_id == id)
     };
     let Some(group) = fig.records.first().and_then(|r| run_of(r)).and_then(|r| r.manifest.repeat.as_ref()) else {
-        return fig;
+        return;
     };
     let mut members: Vec<(u32, &Run)> = runs
         .iter()
@@ -838,7 +839,7 @@ fn repeated(def: &RowDef, runs: &[Run], key: &str, fig: Figure) -> Figure {
         .collect();
     members.sort_by_key(|(i, _)| *i);
     if members.len() < 2 {
-        return fig;
+        return;
     }
     let per: Vec<(u32, &Run, Option<Figure>)> = members
         .iter()
@@ -854,7 +855,7 @@ fn repeated(def: &RowDef, runs: &[Run], key: &str, fig: Figure) -> Figure {
         .collect();
     let mut ok: Vec<(u32, &Figure)> = per.iter().filter_map(|(i, _, f)| Some((*i, f.as_ref()?))).collect();
     if ok.is_empty() {
-        return fig;
+        return;
     }
     ok.sort_by(|a, b| a.1.value.total_cmp(&b.1.value).then(a.0.cmp(&b.0)));
     let (shown, median) = ok[(ok.len() - 1) / 2];
@@ -898,7 +899,7 @@ fn repeated(def: &RowDef, runs: &[Run], key: &str, fig: Figure) -> Figure {
     }
     out.records = per.iter().filter_map(|(_, _, f)| f.as_ref()).flat_map(|f| f.records.iter().cloned()).collect();
     out.repeats = Some(Repeats { group: group.group.clone(), runs: list, shown, items: items.map(|(i, _, _)| i) });
-    out
+    *fig = out;
 }
 
 /// Mean of some values; None when empty.

@@ -535,22 +535,22 @@ fn prose_speed(runs: &[Run], col: &str) -> Result<Figure, Missing> {
     let run = latest(runs, col, |r| r.cases_of("speed").any(|c| c.case.starts_with("decode::")))
         .ok_or(Missing::NotMeasured)?;
     let cases: Vec<&CaseRecord> = run.cases_of("speed").filter(|c| c.case.starts_with("decode::")).collect();
-    let good: Vec<(&str, f64)> = cases
+    let good: Vec<(&str, f64, &CaseRecord)> = cases
         .iter()
         .filter(|c| c.outcome == Outcome::Pass)
         .filter_map(|c| {
-            Some((c.case.trim_start_matches("decode::"), metric(c, "decode-tok-s").filter(|v| v.is_finite())?))
+            Some((c.case.trim_start_matches("decode::"), metric(c, "decode-tok-s").filter(|v| v.is_finite())?, *c))
         })
         .collect();
-    let Some(m) = mean(&good.iter().map(|(_, v)| *v).collect::<Vec<_>>()) else {
+    let Some(m) = mean(&good.iter().map(|(_, v, _)| *v).collect::<Vec<_>>()) else {
         return Err(missing_from(run, &cases));
     };
-    let parts: Vec<String> = good.iter().map(|(c, v)| format!("{c} {v:.2}")).collect();
+    let parts: Vec<String> = good.iter().map(|(c, v, _)| format!("{c} {v:.2}")).collect();
     let mut raw = format!("{m:.2} tok/s mean ({})", parts.join(" / "));
     let missing: Vec<&str> = cases
         .iter()
         .map(|c| c.case.trim_start_matches("decode::"))
-        .filter(|cat| !good.iter().any(|(g, _)| g == cat))
+        .filter(|cat| !good.iter().any(|(g, _, _)| g == cat))
         .collect();
     if !missing.is_empty() {
         raw.push_str(&format!(" - partial: no figure for {}", missing.join(", ")));
@@ -558,10 +558,9 @@ fn prose_speed(runs: &[Run], col: &str) -> Result<Figure, Missing> {
     let mut f = figure(run, m, raw, &cases);
     // Each category's repetitions (`decode-tok-s-rep1` …), resampled on
     // their own: the figure's own spread, not a range between runs.
-    let reps: Vec<Vec<f64>> = cases
+    let reps: Vec<Vec<f64>> = good
         .iter()
-        .filter(|c| c.outcome == Outcome::Pass && metric(c, "decode-tok-s").is_some_and(f64::is_finite))
-        .map(|c| {
+        .map(|(_, _, c)| {
             c.metrics.iter().filter(|x| x.name.starts_with("decode-tok-s-rep")).map(|x| x.value).collect::<Vec<_>>()
         })
         .collect();
