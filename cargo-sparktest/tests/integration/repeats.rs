@@ -127,6 +127,8 @@ fn speed_intervals_come_from_the_repetitions_and_overlapping_leaders_are_marked(
     assert_eq!(marked, ["alpha · m1", "beta · m2"], "{r}");
     let md = std::fs::read_to_string(p.path().join("out/board.md")).unwrap();
     assert_eq!(md.matches("not separated from the leader").count(), 2, "{md}");
+    // Three samples a figure: the interval says it is likely too narrow.
+    assert_eq!(md.matches("over 3 samples: too few to bootstrap, likely too narrow").count(), 3, "{md}");
     // The same files, the same board: the bootstrap is seeded.
     let again = p.run(&["board", "--measurements", &m.display().to_string(), "--out", "again"]);
     assert_eq!(again.status.code(), Some(0));

@@ -305,7 +305,13 @@ impl Spread {
         match self {
             Spread::Wilson { low, high, .. } => format!("95% CI {:.0}–{:.0}%", low * 100.0, high * 100.0),
             Spread::Bootstrap { low, high, samples, .. } => {
-                format!("95% bootstrap CI {}–{} over {samples} samples", short(*low), short(*high))
+                let mut w = format!("95% bootstrap CI {}–{} over {samples} samples", short(*low), short(*high));
+                // A percentile bootstrap over so few samples is too narrow
+                // (sparktest-stats' known limitation; `diff` says the same).
+                if *samples < 10 {
+                    w.push_str(": too few to bootstrap, likely too narrow");
+                }
+                w
             }
             Spread::Runs { low, high, runs } => format!("range over {runs} runs {}–{}", short(*low), short(*high)),
             Spread::OneSample { note } => note.clone(),
