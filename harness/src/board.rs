@@ -149,7 +149,7 @@ pub fn board(args: BoardArgs) -> Result<i32, Error> {
             // The built-in reporter is a crate of the workspace this binary
             // was built from, wherever the board is asked for.
             let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-            if !workspace.join("plugins/board/Cargo.toml").is_file() {
+            if !workspace.join("plugins/reporters/board/Cargo.toml").is_file() {
                 return Err(setup(format!(
                     "the built-in board reporter is built from the cargo-sparktest workspace at {}, which is not \
                      on this machine; pass a prebuilt one with --reporter board.wasm",

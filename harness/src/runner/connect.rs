@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use sparktest_contract::facts as fact;
 use sparktest_record::TargetInfo;
 
 use crate::config::{Config, ForcedToolChoice, TargetConfig};
@@ -189,19 +190,19 @@ impl Connector<'_> {
         }
         match &footprint {
             Some(f) => {
-                facts.extra.push(("footprint.rss_bytes".into(), f.resident_bytes.to_string()));
+                facts.extra.push((fact::FOOTPRINT_RSS_BYTES.name().into(), f.resident_bytes.to_string()));
                 if let Some(mib) = f.gpu_process_memory_mib {
-                    facts.extra.push(("footprint.gpu_process_memory_mib".into(), mib.to_string()));
+                    facts.extra.push((fact::FOOTPRINT_GPU_PROCESS_MEMORY_MIB.name().into(), mib.to_string()));
                 }
                 if let Some(b) = f.mem_available_before_bytes {
-                    facts.extra.push(("footprint.mem_available_before_bytes".into(), b.to_string()));
+                    facts.extra.push((fact::FOOTPRINT_MEM_AVAILABLE_BEFORE_BYTES.name().into(), b.to_string()));
                 }
                 if let Some(a) = f.mem_available_after_bytes {
-                    facts.extra.push(("footprint.mem_available_after_bytes".into(), a.to_string()));
+                    facts.extra.push((fact::FOOTPRINT_MEM_AVAILABLE_AFTER_BYTES.name().into(), a.to_string()));
                 }
             }
             None => facts.extra.push((
-                "footprint.not_measured".into(),
+                fact::FOOTPRINT_NOT_MEASURED.name().into(),
                 if launched.is_some() {
                     "the harness launched this server but could not read its processes' memory".into()
                 } else {
@@ -246,10 +247,10 @@ fn target_info(
     }
     target_facts.extend(facts.extra.iter().cloned());
     for (k, v) in [
-        ("context_per_request", facts.context_per_request.map(|n| n.to_string())),
-        ("slots", facts.slots.map(|n| n.to_string())),
-        ("kv_pool_tokens", facts.kv_pool_tokens.map(|n| n.to_string())),
-        ("vision", facts.vision.map(|v| v.to_string())),
+        (fact::CONTEXT_PER_REQUEST.name(), facts.context_per_request.map(|n| n.to_string())),
+        (fact::SLOTS.name(), facts.slots.map(|n| n.to_string())),
+        (fact::KV_POOL_TOKENS.name(), facts.kv_pool_tokens.map(|n| n.to_string())),
+        (fact::VISION.name(), facts.vision.map(|v| v.to_string())),
         ("kv_bytes_per_token", facts.kv_bytes.as_ref().map(|k| format!("{:.1} ({})", k.per_token, k.source))),
         ("memory_unseen", facts.memory_unseen.clone()),
     ] {

@@ -213,8 +213,8 @@ fn snapshot_folder(target: &sparktest_record::TargetInfo) -> String {
         target.build.as_deref().unwrap_or(""),
         target.model_id.as_str(),
         target.model_path.as_deref().unwrap_or(""),
-        fact("context_per_request"),
-        fact("slots"),
+        fact(sparktest_contract::facts::CONTEXT_PER_REQUEST.name()),
+        fact(sparktest_contract::facts::SLOTS.name()),
     ]
     .join("\n");
     let model: String =

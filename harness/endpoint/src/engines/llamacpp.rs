@@ -40,7 +40,7 @@ impl EngineKind for LlamaCpp {
             };
             push(&mut facts.extra, "model_ftype", props.get("model_ftype"));
             push(&mut facts.extra, "supports_tool_calls", props.pointer("/chat_template_caps/supports_tool_calls"));
-            push(&mut facts.extra, "modalities", props.get("modalities"));
+            push(&mut facts.extra, sparktest_contract::facts::MODALITIES.name(), props.get("modalities"));
             facts.vision = props.pointer("/modalities/vision").and_then(Value::as_bool);
             // The pool is what the slots hold together, as /slots reports them.
             match get_json(client, "/slots").await {

@@ -3,9 +3,9 @@
 //! SGLang need a GPU, llama.cpp gives none).
 //!
 //! The bits-per-character code is the likelihood instrument's own
-//! (`plugins/likelihood/src/bpc.rs`), included here so it runs on the host.
+//! (`plugins/instruments/likelihood/src/bpc.rs`), included here so it runs on the host.
 
-#[path = "../../../../plugins/likelihood/src/bpc.rs"]
+#[path = "../../../../plugins/instruments/likelihood/src/bpc.rs"]
 mod bpc;
 
 use serde_json::{Value, json};

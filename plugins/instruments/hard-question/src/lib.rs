@@ -1,0 +1,67 @@
+//! `hard-question` (the battery's first check): a question that must be
+//! answered correctly before a configuration's numbers count. A health
+//! check's "200 OK" is no evidence that a model works; a right answer to a
+//! question with one checkable answer is.
+//!
+//! Questions are tasks in the A-Bench format (`sparktest_workload::task`),
+//! sent at temperature 0 and checked with the checker language.
+
+use serde::Deserialize;
+use sparktest_sdk::contract::hard_question as names;
+use sparktest_sdk::*;
+use sparktest_workload::data::{find_task, load_tasks};
+use sparktest_workload::task::parse_task;
+
+struct HardQuestion;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Config {
+    #[serde(default = "default_questions")]
+    questions: String,
+}
+
+fn default_questions() -> String {
+    "battery/questions.json".into()
+}
+
+impl Instrument for HardQuestion {
+    type Config = Config;
+
+    fn describe() -> Info {
+        Info::new(
+            "hard-question",
+            names::ROW.title,
+            env!("CARGO_PKG_VERSION"),
+            "A hard question that must be answered correctly at temperature 0 (a health check's \
+             200 OK is not evidence a model works), checked against its one answer.",
+        )
+    }
+
+    fn cases(config: &Config) -> Result<Vec<CaseInfo>, String> {
+        load_tasks(Some(&config.questions))?
+            .iter()
+            .map(|(id, t)| parse_task(t, id).map(|_| CaseInfo::new(format!("question::{id}")).tag("battery")))
+            .collect()
+    }
+
+    fn run(config: &Config, case: &str) -> Outcome {
+        let task = match case
+            .strip_prefix("question::")
+            .ok_or(format!("unknown case {case}"))
+            .and_then(|id| find_task(Some(&config.questions), id))
+        {
+            Ok(t) => t,
+            Err(err) => return Outcome::fail(err),
+        };
+        match chat(&task.request(task.messages.clone(), task.response_format.is_some())) {
+            Ok(reply) => match task.check(&reply) {
+                Ok(()) => Outcome::pass(),
+                Err(why) => Outcome::fail(format!("wrong answer: {why}")),
+            },
+            Err(err) => err.into(),
+        }
+    }
+}
+
+register_instrument!(HardQuestion);

@@ -1,0 +1,618 @@
+//! The names instruments and reporters agree on: every board row with the
+//! instrument that feeds it, and the metric and note names each instrument
+//! records, by type. An instrument emits through these names and the board
+//! reads by them, so a typo is a compile error, not a silently empty cell.
+//!
+//! One module per instrument, named as the instrument (`a-bench` is
+//! [`a_bench`]), plus [`workload`] for the decode figures several share,
+//! [`vision`] for what the SDK notes on an image request, and [`facts`] for
+//! what the host records about a target. Names are kebab-case, as in the
+//! measurement files (docs/measurement-format.md); changing one changes the
+//! file format.
+#![no_std]
+#![warn(missing_docs)]
+
+/// A board row: its title (also the tag its cases carry) and the
+/// instrument whose records feed it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Row {
+    /// The row's title, as the board prints it and the cases are tagged.
+    pub title: &'static str,
+    /// The instrument's name, the first segment of its case names.
+    pub instrument: &'static str,
+}
+
+/// The name of a metric (a number with a unit) in a case record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Metric(pub &'static str);
+
+/// The name of a note (a key with a text value) in a case record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Note(pub &'static str);
+
+/// A family of metrics numbered from 1 (`decode-tok-s-rep1`, …).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Numbered(pub &'static str);
+
+/// The name of a fact the host records about a target (`target.facts`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Fact(pub &'static str);
+
+macro_rules! names {
+    ($($t:ty),*) => {$(
+        impl $t {
+            /// The name as written in the measurement file.
+            pub const fn name(self) -> &'static str {
+                self.0
+            }
+        }
+        impl AsRef<str> for $t {
+            fn as_ref(&self) -> &str {
+                self.0
+            }
+        }
+        impl core::fmt::Display for $t {
+            fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+                f.write_str(self.0)
+            }
+        }
+    )*};
+}
+names!(Metric, Note, Numbered, Fact);
+
+impl Numbered {
+    /// Whether `name` is one of the family (`prefix` then digits).
+    pub fn matches(self, name: &str) -> bool {
+        name.strip_prefix(self.0).is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    }
+}
+
+/// `a-bench`: A-Bench: agent tasks checked by tool call, schema and text.
+pub mod a_bench {
+    use super::*;
+
+    /// The instrument's name.
+    pub const INSTRUMENT: &str = "a-bench";
+    /// The row "Agent tasks".
+    pub const AGENT_TASKS: Row = Row { title: "Agent tasks", instrument: INSTRUMENT };
+    /// The row "Tools & structured output".
+    pub const TOOLS: Row = Row { title: "Tools & structured output", instrument: INSTRUMENT };
+    /// The row "Multi-turn & sequencing".
+    pub const MULTI_TURN: Row = Row { title: "Multi-turn & sequencing", instrument: INSTRUMENT };
+    /// Note: whether the reply was checked as structured output.
+    pub const STRUCTURED_OUTPUT: Note = Note("structured-output");
+    /// Note: how many tool calls the model made in the task.
+    pub const TOOL_CALLS: Note = Note("tool-calls");
+    /// Note: the conversation turns the task took.
+    pub const TURNS: Note = Note("turns");
+}
+
+/// `adversarial`: Adversarial agent scenarios.
+pub mod adversarial {
+    use super::*;
+
+    /// The instrument's name.
+    pub const INSTRUMENT: &str = "adversarial";
+    /// The row "Reliability under adversarial agent scenarios".
+    pub const ROW: Row = Row { title: "Reliability under adversarial agent scenarios", instrument: INSTRUMENT };
+    /// Metric: the tool calls the scenario saw done.
+    pub const TOOL_CALLS: Metric = Metric("tool-calls");
+    /// Note: the scenario rule that decided.
+    pub const RULE: Note = Note("rule");
+    /// Note: the step at which it decided.
+    pub const STEP: Note = Note("step");
+    /// Note: the steps taken.
+    pub const STEPS: Note = Note("steps");
+}
+
+/// `compliance`: Compliance with harmful and legitimate requests, bare and in agent context.
+pub mod compliance {
+    use super::*;
+
+    /// The values of [`CLASS`].
+    pub mod class {
+        /// The reply complied.
+        pub const COMPLIED: &str = "complied";
+        /// The reply refused.
+        pub const REFUSED: &str = "refused";
+        /// The reply was empty.
+        pub const EMPTY: &str = "empty";
+        /// The server refused the request (4xx): not the model's answer.
+        pub const REJECTED: &str = "rejected";
+    }
+
+    /// The values of [`KIND`].
+    pub mod kind {
+        /// A harmful request.
+        pub const HARMFUL: &str = "harmful";
+        /// A legitimate look-alike.
+        pub const LEGITIMATE: &str = "legitimate";
+    }
+
+    /// The value of [`VIA`] when the model complied through a tool call.
+    pub const VIA_TOOL_CALL: &str = "tool-call";
+    /// The value of [`CLASSIFIER`] for the keyword classifier.
+    pub const KEYWORD_CLASSIFIER: &str = "keyword";
+
+    /// The instrument's name.
+    pub const INSTRUMENT: &str = "compliance";
+    /// The row "Compliance with requests".
+    pub const BARE: Row = Row { title: "Compliance with requests", instrument: INSTRUMENT };
+    /// The row "Compliance (agent context)".
+    pub const AGENT: Row = Row { title: "Compliance (agent context)", instrument: INSTRUMENT };
+    /// The row "Compliance (severe)".
+    pub const SEVERE: Row = Row { title: "Compliance (severe)", instrument: INSTRUMENT };
+    /// The row "Compliance (severe, agent context)".
+    pub const SEVERE_AGENT: Row = Row { title: "Compliance (severe, agent context)", instrument: INSTRUMENT };
+    /// Metric: 1 when the reply complied.
+    pub const COMPLIED: Metric = Metric("complied");
+    /// Metric: the judge rubric's convincingness, 1 to 5.
+    pub const JUDGE_CONVINCING: Metric = Metric("judge-convincing");
+    /// Metric: the judge rubric's refusal, 0 or 1.
+    pub const JUDGE_REFUSED: Metric = Metric("judge-refused");
+    /// Metric: the judge rubric's specificity, 1 to 5.
+    pub const JUDGE_SPECIFIC: Metric = Metric("judge-specific");
+    /// Metric: the StrongREJECT score from the rubric.
+    pub const STRONGREJECT_SCORE: Metric = Metric("strongreject-score");
+    /// Note: the item's harm category.
+    pub const CATEGORY: Note = Note("category");
+    /// Note: complied, refused, empty or rejected (values in `class`).
+    pub const CLASS: Note = Note("class");
+    /// Note: which classifier graded the reply: `keyword` or the judge.
+    pub const CLASSIFIER: Note = Note("classifier");
+    /// Note: bare or agent.
+    pub const CONTEXT: Note = Note("context");
+    /// Note: why an empty reply was empty.
+    pub const EMPTY_DETAIL: Note = Note("empty-detail");
+    /// Note: what the judge was asked.
+    pub const JUDGE_ASKED: Note = Note("judge-asked");
+    /// Note: how the judge's reply was read.
+    pub const JUDGE_FORMAT: Note = Note("judge-format");
+    /// Note: what the judge said.
+    pub const JUDGE_REPLY: Note = Note("judge-reply");
+    /// Note: harmful or legitimate (values in `kind`).
+    pub const KIND: Note = Note("kind");
+    /// Note: the rubric file.
+    pub const RUBRIC: Note = Note("rubric");
+    /// Note: the suite file of the item set.
+    pub const SET: Note = Note("set");
+    /// Note: a tool call written as text.
+    pub const TOOL_CALL_AS_TEXT: Note = Note("tool-call-as-text");
+    /// Note: how the model complied: `tool-call` or text.
+    pub const VIA: Note = Note("via");
+}
+
+/// `concurrency`: Requests at once: what one agent gets while others work.
+pub mod concurrency {
+    use super::*;
+
+    /// The instrument's name.
+    pub const INSTRUMENT: &str = "concurrency";
+    /// The row "Concurrency".
+    pub const ROW: Row = Row { title: "Concurrency", instrument: INSTRUMENT };
+    /// Metric: completion tokens of all requests over the wall time.
+    pub const AGGREGATE_TOK_S: Metric = Metric("aggregate-tok-s");
+    /// Metric: completion tokens of all requests.
+    pub const COMPLETION_TOKENS: Metric = Metric("completion-tokens");
+    /// Metric: requests sent at once.
+    pub const CONCURRENCY: Metric = Metric("concurrency");
+    /// Metric: mean per-request tokens over the request's whole time.
+    pub const PER_REQUEST_E2E_TOK_S: Metric = Metric("per-request-e2e-tok-s");
+    /// Metric: the slowest request's, the same way.
+    pub const PER_REQUEST_E2E_TOK_S_MIN: Metric = Metric("per-request-e2e-tok-s-min");
+    /// Metric: mean per-request decode rate.
+    pub const PER_REQUEST_TOK_S: Metric = Metric("per-request-tok-s");
+    /// Metric: the fastest request's decode rate.
+    pub const PER_REQUEST_TOK_S_MAX: Metric = Metric("per-request-tok-s-max");
+    /// Metric: the slowest request's decode rate.
+    pub const PER_REQUEST_TOK_S_MIN: Metric = Metric("per-request-tok-s-min");
+    /// Metric: requests the server had waiting.
+    pub const QUEUED_REQUESTS: Metric = Metric("queued-requests");
+    /// Metric: most requests the server ran at once.
+    pub const SERVER_RUNNING_MAX: Metric = Metric("server-running-max");
+    /// Metric: mean requests the server ran.
+    pub const SERVER_RUNNING_MEAN: Metric = Metric("server-running-mean");
+    /// Metric: live-load samples taken.
+    pub const SERVER_SAMPLES: Metric = Metric("server-samples");
+    /// Metric: most requests the server had waiting.
+    pub const SERVER_WAITING_MAX: Metric = Metric("server-waiting-max");
+    /// Metric: wall time of the level.
+    pub const WALL_MS: Metric = Metric("wall-ms");
+    /// Note: what was queued.
+    pub const QUEUED: Note = Note("queued");
+    /// Note: one request's figures.
+    pub const REQUEST: Note = Note("request");
+    /// Note: whether the server's own count confirms the concurrency.
+    pub const SERVER_CONFIRMED: Note = Note("server-confirmed");
+    /// Note: where the live load was read.
+    pub const SERVER_LOAD_SOURCE: Note = Note("server-load-source");
+    /// Note: where token counts came from.
+    pub const TOKEN_SOURCE: Note = Note("token-source");
+}
+
+/// `context`: The KV pool the server keeps.
+pub mod context {
+    use super::*;
+
+    /// The instrument's name.
+    pub const INSTRUMENT: &str = "context";
+    /// The row "Context window".
+    pub const ROW: Row = Row { title: "Context window", instrument: INSTRUMENT };
+    /// Metric: context per request, in tokens.
+    pub const CONTEXT_PER_REQUEST_TOKENS: Metric = Metric("context-per-request-tokens");
+    /// Metric: the KV pool, in tokens.
+    pub const KV_POOL_TOKENS: Metric = Metric("kv-pool-tokens");
+    /// Metric: the server's slots.
+    pub const SLOTS: Metric = Metric("slots");
+    /// Note: the engine read.
+    pub const ENGINE: Note = Note("engine");
+    /// Note: where the pool size was read.
+    pub const KV_POOL_SOURCE: Note = Note("kv-pool-source");
+}
+
+/// `corruption`: Text the serve must keep byte for byte.
+pub mod corruption {
+    use super::*;
+
+    /// The instrument's name.
+    pub const INSTRUMENT: &str = "corruption";
+    /// The row "Corruption probe".
+    pub const ROW: Row = Row { title: "Corruption probe", instrument: INSTRUMENT };
+    /// Metric: 1 when the reply held the text byte for byte.
+    pub const BYTE_EXACT: Metric = Metric("byte-exact");
+    /// Metric: 1 when the text was intact inside words the model added.
+    pub const INTACT_WITHIN_CHATTER: Metric = Metric("intact-within-chatter");
+    /// Metric: 1 when equal after NFC normalisation.
+    pub const NFC_EQUAL: Metric = Metric("nfc-equal");
+    /// Note: whether the text came back byte for byte.
+    pub const BYTE_EXACT_NOTE: Note = Note("byte-exact");
+    /// Note: the text asked for.
+    pub const EXPECTED: Note = Note("expected");
+    /// Note: the text returned.
+    pub const GOT: Note = Note("got");
+    /// Note: present when the model talked around the intact text.
+    pub const MODEL_ADDED_WORDS: Note = Note("model-added-words");
+    /// Note: whether equal after NFC normalisation.
+    pub const NFC_EQUAL_NOTE: Note = Note("nfc-equal");
+}
+
+/// `footprint`: What the serve holds, loaded and idle.
+pub mod footprint {
+    use super::*;
+
+    /// The instrument's name.
+    pub const INSTRUMENT: &str = "footprint";
+    /// The row "Box footprint".
+    pub const ROW: Row = Row { title: "Box footprint", instrument: INSTRUMENT };
+    /// Metric: GPU memory of the serve's processes.
+    pub const GPU_PROCESS_MEMORY_GIB: Metric = Metric("gpu-process-memory-gib");
+    /// Metric: free memory loaded and idle.
+    pub const MEM_AVAILABLE_AFTER_GIB: Metric = Metric("mem-available-after-gib");
+    /// Metric: free memory before launch.
+    pub const MEM_AVAILABLE_BEFORE_GIB: Metric = Metric("mem-available-before-gib");
+    /// Metric: the drop between the two.
+    pub const MEM_AVAILABLE_DROP_GIB: Metric = Metric("mem-available-drop-gib");
+    /// Metric: resident memory of the serve's processes.
+    pub const RESIDENT_GIB: Metric = Metric("resident-gib");
+}
+
+/// `hard-question`: The configuration battery's hard questions.
+pub mod hard_question {
+    use super::*;
+
+    /// The instrument's name.
+    pub const INSTRUMENT: &str = "hard-question";
+    /// The row "Configuration battery".
+    pub const ROW: Row = Row { title: "Configuration battery", instrument: INSTRUMENT };
+}
+
+/// `likelihood`: Bits per character over a held-out corpus.
+pub mod likelihood {
+    use super::*;
+
+    /// The instrument's name.
+    pub const INSTRUMENT: &str = "likelihood";
+    /// The row "Likelihood (bits per character)".
+    pub const ROW: Row = Row { title: "Likelihood (bits per character)", instrument: INSTRUMENT };
+    /// Metric: total bits.
+    pub const BITS: Metric = Metric("bits");
+    /// Metric: bits per character.
+    pub const BPC: Metric = Metric("bpc");
+    /// Metric: characters scored.
+    pub const CHARS: Metric = Metric("chars");
+    /// Metric: tokens scored.
+    pub const SCORED_TOKENS: Metric = Metric("scored-tokens");
+    /// Metric: texts scored.
+    pub const TEXTS: Metric = Metric("texts");
+    /// Metric: tokens not scored.
+    pub const UNSCORED_TOKENS: Metric = Metric("unscored-tokens");
+    /// Note: a text left out, and why.
+    pub const TEXT: Note = Note("text");
+}
+
+/// `long-prompt`: Long pastes: answered, refused cleanly or worse.
+pub mod long_prompt {
+    use super::*;
+
+    /// The values of [`OUTCOME`].
+    pub mod outcome {
+        /// Answered correctly.
+        pub const ANSWERED: &str = "answered";
+        /// Answered, wrongly.
+        pub const ANSWERED_WRONG: &str = "answered-wrong";
+        /// Refused with an error naming the limit.
+        pub const REFUSED_CLEANLY: &str = "refused-cleanly";
+        /// Refused without naming the limit.
+        pub const REFUSED_UNCLEARLY: &str = "refused-unclearly";
+        /// The prompt was cut without a word.
+        pub const TRUNCATED_SILENTLY: &str = "truncated-silently";
+    }
+
+    /// The instrument's name.
+    pub const INSTRUMENT: &str = "long-prompt";
+    /// The row "Long-prompt robustness".
+    pub const ROW: Row = Row { title: "Long-prompt robustness", instrument: INSTRUMENT };
+    /// Metric: characters pasted.
+    pub const PASTE_CHARS: Metric = Metric("paste-chars");
+    /// Metric: prompt tokens the server counted.
+    pub const PROMPT_TOKENS: Metric = Metric("prompt-tokens");
+    /// Metric: seconds to the answer.
+    pub const SECONDS: Metric = Metric("seconds");
+    /// Metric: time to first token.
+    pub const TTFT_MS: Metric = Metric("ttft-ms");
+    /// Note: what the paste got (values in `outcome`).
+    pub const OUTCOME: Note = Note("outcome");
+    /// Note: the refusal the server gave.
+    pub const REFUSAL: Note = Note("refusal");
+}
+
+/// `media`: Free memory with a media stack loaded, against its budget.
+pub mod media {
+    use super::*;
+
+    /// The values of [`VERDICT`].
+    pub mod verdict {
+        /// The media stack fits beside the serve.
+        pub const YES: &str = "YES";
+        /// It fits once the serve gives up KV cache.
+        pub const YES_WITH_KV_TRADE: &str = "YES WITH KV TRADE";
+        /// It fits with no room to spare.
+        pub const MARGINAL: &str = "MARGINAL";
+        /// It does not fit.
+        pub const NO: &str = "NO";
+    }
+
+    /// The instrument's name.
+    pub const INSTRUMENT: &str = "media";
+    /// The row "Shares a box with media".
+    pub const ROW: Row = Row { title: "Shares a box with media", instrument: INSTRUMENT };
+    /// Metric: the media budget.
+    pub const BUDGET_GIB: Metric = Metric("budget-gib");
+    /// Metric: free memory after the KV trade.
+    pub const FREE_AFTER_TRADE_GIB: Metric = Metric("free-after-trade-gib");
+    /// Metric: free memory before the media loadout.
+    pub const FREE_ALONE_GIB: Metric = Metric("free-alone-gib");
+    /// Metric: free memory with the media stack loaded.
+    pub const FREE_GIB: Metric = Metric("free-gib");
+    /// Metric: KV bytes per token.
+    pub const KV_BYTES_PER_TOKEN: Metric = Metric("kv-bytes-per-token");
+    /// Metric: KV tokens given up.
+    pub const KV_GIVEN_TOKENS: Metric = Metric("kv-given-tokens");
+    /// Metric: KV tokens kept.
+    pub const KV_KEPT_TOKENS: Metric = Metric("kv-kept-tokens");
+    /// Metric: the KV pool, in tokens.
+    pub const KV_POOL_TOKENS: Metric = Metric("kv-pool-tokens");
+    /// Metric: the media loadout.
+    pub const LOADOUT_GIB: Metric = Metric("loadout-gib");
+    /// Metric: free memory beyond the budget.
+    pub const MARGIN_GIB: Metric = Metric("margin-gib");
+    /// Metric: the memory pool's size.
+    pub const POOL_TOTAL_GIB: Metric = Metric("pool-total-gib");
+    /// Note: the budget's name.
+    pub const BUDGET: Note = Note("budget");
+    /// Note: where the KV bytes per token came from.
+    pub const KV_BYTES_SOURCE: Note = Note("kv-bytes-source");
+    /// Note: why no KV trade was possible.
+    pub const NO_TRADE: Note = Note("no-trade");
+    /// Note: the memory pool read.
+    pub const POOL: Note = Note("pool");
+    /// Note: YES, YES WITH KV TRADE, MARGINAL or NO.
+    pub const VERDICT: Note = Note("verdict");
+}
+
+/// `ocr`: Handwritten pages, crossed-out words noticed.
+pub mod ocr {
+    use super::*;
+
+    /// The instrument's name.
+    pub const INSTRUMENT: &str = "ocr";
+    /// The row "Handwriting OCR".
+    pub const ROW: Row = Row { title: "Handwriting OCR", instrument: INSTRUMENT };
+    /// Metric: struck words read as live.
+    pub const STRUCK_AS_LIVE: Metric = Metric("struck-as-live");
+    /// Metric: struck words neither way.
+    pub const STRUCK_INDETERMINATE: Metric = Metric("struck-indeterminate");
+    /// Metric: struck words noticed.
+    pub const STRUCK_NOTICED: Metric = Metric("struck-noticed");
+    /// Metric: struck words on the page.
+    pub const STRUCK_TOTAL: Metric = Metric("struck-total");
+    /// Metric: live words read as struck.
+    pub const STRUCK_WRONG: Metric = Metric("struck-wrong");
+    /// Metric: word accuracy, percent.
+    pub const WORD_ACCURACY: Metric = Metric("word-accuracy");
+    /// Metric: word edits against the key.
+    pub const WORD_EDITS: Metric = Metric("word-edits");
+    /// Metric: word recall, percent.
+    pub const WORD_RECALL: Metric = Metric("word-recall");
+    /// Metric: words in the key.
+    pub const WORDS: Metric = Metric("words");
+    /// Metric: words recalled.
+    pub const WORDS_RECALLED: Metric = Metric("words-recalled");
+}
+
+/// `repro`: The same request, repeated and across a restart.
+pub mod repro {
+    use super::*;
+
+    /// The value of an identity note that held.
+    pub const YES: &str = "yes";
+    /// The value of an identity note that did not.
+    pub const NO: &str = "no";
+
+    /// The instrument's name.
+    pub const INSTRUMENT: &str = "repro";
+    /// The row "Reproducibility".
+    pub const ROW: Row = Row { title: "Reproducibility", instrument: INSTRUMENT };
+    /// Metric: distinct answers.
+    pub const DISTINCT_ANSWERS: Metric = Metric("distinct-answers");
+    /// Metric: distinct replies byte for byte.
+    pub const DISTINCT_REPLIES: Metric = Metric("distinct-replies");
+    /// Metric: requests repeated.
+    pub const REPEATS: Metric = Metric("repeats");
+    /// Note: yes or no.
+    pub const ANSWER_IDENTICAL: Note = Note("answer-identical");
+    /// Note: yes or no.
+    pub const BYTE_IDENTICAL: Note = Note("byte-identical");
+    /// Note: yes, no or why not measured.
+    pub const RESTART_ANSWER_IDENTICAL: Note = Note("restart-answer-identical");
+    /// Note: yes, no or why not measured.
+    pub const RESTART_BYTE_IDENTICAL: Note = Note("restart-byte-identical");
+}
+
+/// `screenshots`: Screenshots and photos read against a key.
+pub mod screenshots {
+    use super::*;
+
+    /// The instrument's name.
+    pub const INSTRUMENT: &str = "screenshots";
+    /// The row "Real-world screenshot & photo reading".
+    pub const ROW: Row = Row { title: "Real-world screenshot & photo reading", instrument: INSTRUMENT };
+    /// Metric: 1 when the model answered.
+    pub const ANSWERED: Metric = Metric("answered");
+    /// Metric: the reading score, 0, 0.5 or 1.
+    pub const SCORE: Metric = Metric("score");
+    /// Note: why the reading scored so.
+    pub const READING: Note = Note("reading");
+}
+
+/// `spec-decode`: Decode with and without a drafter.
+pub mod spec_decode {
+    use super::*;
+
+    /// The instrument's name.
+    pub const INSTRUMENT: &str = "spec-decode";
+    /// The row "Speculative decoding".
+    pub const ROW: Row = Row { title: "Speculative decoding", instrument: INSTRUMENT };
+    /// Metric: mean accepted length.
+    pub const ACCEPT_LENGTH: Metric = Metric("accept-length");
+    /// Metric: draft tokens accepted.
+    pub const ACCEPTED_TOKENS: Metric = Metric("accepted-tokens");
+    /// Metric: accepted over drafted.
+    pub const DRAFT_ACCEPTANCE: Metric = Metric("draft-acceptance");
+    /// Metric: draft tokens proposed.
+    pub const DRAFTED_TOKENS: Metric = Metric("drafted-tokens");
+    /// Note: bare or draft.
+    pub const ARM: Note = Note("arm");
+    /// Note: why no acceptance figure.
+    pub const DRAFT_ACCEPTANCE_NOTE: Note = Note("draft-acceptance");
+}
+
+/// `speed`: Single-stream decode speed by category.
+pub mod speed {
+    use super::*;
+
+    /// The instrument's name.
+    pub const INSTRUMENT: &str = "speed";
+    /// The row "Prose speed".
+    pub const ROW: Row = Row { title: "Prose speed", instrument: INSTRUMENT };
+}
+
+/// Decode figures the speed-like instruments share (`sparktest-workload`):
+/// each figure with its `-min`, `-max` and `-stdev` over the repetitions.
+pub mod workload {
+    use super::*;
+
+    /// Metric: mean decode rate over the repetitions, tok/s.
+    pub const DECODE_TOK_S: Metric = Metric("decode-tok-s");
+    /// Metric: each repetition's decode rate (`decode-tok-s-rep1` …).
+    pub const DECODE_TOK_S_REP: Numbered = Numbered("decode-tok-s-rep");
+    /// Metric: each repetition's time to first token (`ttft-ms-rep1` …).
+    pub const TTFT_MS_REP: Numbered = Numbered("ttft-ms-rep");
+    /// Metric: prompt tokens over time to first token, tok/s.
+    pub const INPUT_TOK_S: Metric = Metric("input-tok-s");
+    /// Metric: the server's own decode rate, where it reports one.
+    pub const SERVER_DECODE_TOK_S: Metric = Metric("server-decode-tok-s");
+    /// Metric: time to first token, ms.
+    pub const TTFT_MS: Metric = Metric("ttft-ms");
+    /// Metric: completion tokens.
+    pub const COMPLETION_TOKENS: Metric = Metric("completion-tokens");
+    /// Note: why the input rate is what it is, or n/a.
+    pub const INPUT_TOK_S_NOTE: Note = Note("input-tok-s");
+    /// Note: the phase a lost or failed call was in.
+    pub const PHASE: Note = Note("phase");
+    /// Note: where the token counts came from.
+    pub const TOKEN_SOURCE: Note = Note("token-source");
+    /// Note: how many repetitions were valid.
+    pub const VALID: Note = Note("valid");
+    /// Note: the prompt's category.
+    pub const CATEGORY: Note = Note("category");
+}
+
+/// What the SDK notes on an image request the engine refused.
+pub mod vision {
+    use super::*;
+
+    /// Note: `none` (no vision in this build), `refused` (refused for
+    /// another reason) or `read`.
+    pub const VISION: Note = Note("vision");
+    /// Note: what the engine's probe said of its modalities.
+    pub const VISION_PROBE: Note = Note("vision-probe");
+    /// The value of [`VISION`] for a build that cannot read images.
+    pub const NONE: &str = "none";
+    /// The value of [`VISION`] for a request refused for another reason.
+    pub const REFUSED: &str = "refused";
+    /// The value of [`VISION`] for images read.
+    pub const READ: &str = "read";
+}
+
+/// What the host records about a target or hands an instrument as a
+/// server fact.
+pub mod facts {
+    use super::*;
+
+    /// The KV pool the engine reports, in tokens.
+    pub const KV_POOL_TOKENS: Fact = Fact("kv_pool_tokens");
+    /// The context each request gets, in tokens.
+    pub const CONTEXT_PER_REQUEST: Fact = Fact("context_per_request");
+    /// The engine's slots (parallel sequences).
+    pub const SLOTS: Fact = Fact("slots");
+    /// Whether the engine reports vision: `true` or `false`.
+    pub const VISION: Fact = Fact("vision");
+    /// The engine's reported modalities, as JSON (llama.cpp `/props`).
+    pub const MODALITIES: Fact = Fact("modalities");
+    /// The serve's resident bytes, for the footprint instrument.
+    pub const FOOTPRINT_RSS_BYTES: Fact = Fact("footprint.rss_bytes");
+    /// The serve's GPU process memory, MiB.
+    pub const FOOTPRINT_GPU_PROCESS_MEMORY_MIB: Fact = Fact("footprint.gpu_process_memory_mib");
+    /// Free memory before the serve was launched, bytes.
+    pub const FOOTPRINT_MEM_AVAILABLE_BEFORE_BYTES: Fact = Fact("footprint.mem_available_before_bytes");
+    /// Free memory with the serve loaded and idle, bytes.
+    pub const FOOTPRINT_MEM_AVAILABLE_AFTER_BYTES: Fact = Fact("footprint.mem_available_after_bytes");
+    /// Why the footprint was not measured.
+    pub const FOOTPRINT_NOT_MEASURED: Fact = Fact("footprint.not_measured");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_numbered_family_matches_only_its_numbered_names() {
+        let reps = workload::DECODE_TOK_S_REP;
+        assert!(reps.matches("decode-tok-s-rep1"));
+        assert!(reps.matches("decode-tok-s-rep12"));
+        assert!(!reps.matches("decode-tok-s-rep"));
+        assert!(!reps.matches("decode-tok-s-repx"));
+        assert!(!reps.matches("decode-tok-s"));
+    }
+}

@@ -1,0 +1,221 @@
+//! `board`: the reporter plugin of cargo-sparktest. Measurement files in;
+//! `board.html` (self-contained), `board.md` and `standings.json` out.
+//!
+//! - [`model`]: runs → columns (one per serving configuration) → rows →
+//!   cells with a 0–10 standing within the row, the raw figure, the
+//!   configuration line and the records behind it, or N/A with its reason.
+//! - [`rows`]: which records feed each row and its scoring rule.
+//! - [`sections`]: efficiency readout, tokens/s by combination, every run,
+//!   pinned configurations, hardware, methodology, plot data.
+//! - [`html`], [`markdown`]: rendering; `standings.json` is [`model::Board`].
+//!
+//! The output depends only on the records (no clock, no randomness, runs
+//! sorted by start time): the same files give the same bytes.
+
+pub mod config;
+pub mod figure;
+pub mod html;
+pub mod markdown;
+pub mod merge;
+pub mod model;
+pub mod rows;
+pub mod run;
+pub mod sections;
+
+use config::{Config, Judgements, References};
+use model::Run;
+
+/// Parse every file (named by position in errors), order the runs by start
+/// time then run id, and read the parts of one run as one ([`merge`]).
+pub fn runs(measurements: &[String]) -> Result<Vec<Run>, String> {
+    let mut runs =
+        measurements.iter().enumerate().map(|(i, text)| Run::parse(text, i + 1)).collect::<Result<Vec<_>, _>>()?;
+    runs.sort_by(|a, b| {
+        (&a.manifest.started_at, &a.manifest.run_id).cmp(&(&b.manifest.started_at, &b.manifest.run_id))
+    });
+    let mut runs = merge::merge(runs);
+    model::assign_columns(&mut runs);
+    Ok(runs)
+}
+
+/// Row overrides must name a row, and only rows whose figure is a standing
+/// may be scored as absolute.
+fn check_config(config: &Config) -> Result<(), String> {
+    for (title, rc) in &config.rows {
+        let Some(def) = rows::ROWS.iter().find(|d| d.title == title) else {
+            let known: Vec<&str> = rows::ROWS.iter().map(|d| d.title).collect();
+            return Err(format!("board config: rows.{title:?} names no row (rows: {})", known.join(", ")));
+        };
+        if rc.rule == Some(config::Rule::Absolute) && def.absolute_rule.is_empty() {
+            return Err(format!(
+                "board config: rows.{title:?}: its figure is not a 0–10 standing, so it cannot be absolute"
+            ));
+        }
+        if rc.tie_margin.is_some_and(|m| !(0.0..1.0).contains(&m)) {
+            return Err(format!("board config: rows.{title:?}: tie-margin must be in [0, 1)"));
+        }
+    }
+    Ok(())
+}
+
+/// Every judged cell must name a column and hold a standing in 0–10.
+fn check_judgements(board: &model::Board, judgements: &Judgements) -> Result<(), String> {
+    for j in &judgements.row {
+        for c in &j.cell {
+            let matches = board.columns.iter().filter(|col| col.key == c.column || col.target == c.column).count();
+            if matches != 1 {
+                let known: Vec<&str> = board.columns.iter().map(|c| c.key.as_str()).collect();
+                return Err(format!(
+                    "judgements: row {:?}: column {:?} names {} columns; give one of: {}",
+                    j.title,
+                    c.column,
+                    matches,
+                    known.join(", ")
+                ));
+            }
+            if !(0.0..=10.0).contains(&c.standing) {
+                return Err(format!(
+                    "judgements: row {:?}, column {:?}: standing {} is not in 0–10",
+                    j.title, c.column, c.standing
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Every published reference names a board row, has its own label (not a
+/// measured column's), a source and a date.
+fn check_references(board: &model::Board, refs: &References) -> Result<(), String> {
+    let mut seen = std::collections::BTreeSet::new();
+    for (i, r) in refs.reference.iter().enumerate() {
+        let name = format!("references: reference #{} ({:?})", i + 1, r.label);
+        if r.label.trim().is_empty() || r.source.trim().is_empty() {
+            return Err(format!("{name}: label and source must not be empty"));
+        }
+        if !seen.insert(r.label.as_str()) {
+            return Err(format!("{name}: a second reference of this label"));
+        }
+        if board.columns.iter().any(|c| c.label == r.label || c.key == r.label) {
+            return Err(format!(
+                "{name}: a measured column has this label; a reference is never mixed into a measured column, give it its own"
+            ));
+        }
+        for d in std::iter::once(&r.date).chain(r.figure.iter().filter_map(|f| f.date.as_ref())) {
+            if !config::is_date(d) {
+                return Err(format!("{name}: date {d:?} is not YYYY-MM-DD (or YYYY-MM, YYYY)"));
+            }
+        }
+        for f in &r.figure {
+            if !board.rows.iter().any(|row| row.title == f.row) {
+                let known: Vec<&str> = board.rows.iter().map(|r| r.title.as_str()).collect();
+                return Err(format!("{name}: row {:?} names no row of the board (rows: {})", f.row, known.join(", ")));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// What the host adds besides the measurement files: files it could not
+/// read whole, and the transcripts it has for the records.
+#[derive(Debug, Clone, Default, serde::Deserialize)]
+pub struct Extras {
+    /// Damaged measurement files: `{file, line, message, kept}`.
+    #[serde(default)]
+    pub damage: Vec<Damage>,
+    /// Transcript addresses available beside the board (`transcripts/<sha>.json`).
+    #[serde(default)]
+    pub transcripts: std::collections::BTreeSet<String>,
+    /// Published references (`board --references FILE`).
+    #[serde(default)]
+    pub references: Option<References>,
+}
+
+/// A measurement file the host could not read whole.
+#[derive(Debug, Clone, serde::Deserialize, serde::Serialize)]
+pub struct Damage {
+    pub file: String,
+    pub line: usize,
+    pub message: String,
+    /// Its whole lines before the damage were used.
+    pub kept: bool,
+}
+
+/// The three files of the board.
+pub fn render(
+    measurements: &[String],
+    config: &str,
+    judgements: Option<&str>,
+) -> Result<Vec<(String, Vec<u8>)>, String> {
+    render_with(measurements, config, judgements, &Extras::default())
+}
+
+/// The three files of the board, with what the host added.
+pub fn render_with(
+    measurements: &[String],
+    config: &str,
+    judgements: Option<&str>,
+    extras: &Extras,
+) -> Result<Vec<(String, Vec<u8>)>, String> {
+    let config: Config = if config.trim().is_empty() {
+        Config::default()
+    } else {
+        serde_json::from_str(config).map_err(|e| format!("board config: {e}"))?
+    };
+    let judgements: Judgements = match judgements {
+        Some(text) => serde_json::from_str(text).map_err(|e| format!("judgements: {e}"))?,
+        None => Judgements::default(),
+    };
+    let runs = runs(measurements)?;
+    check_config(&config)?;
+    let mut board = model::build(&runs, &config, &judgements);
+    check_judgements(&board, &judgements)?;
+    if let Some(refs) = &extras.references {
+        check_references(&board, refs)?;
+        board.references = refs.reference.clone();
+    }
+    let standings = serde_json::json!({"format": "sparktest-board 1", "board": board});
+    let mut json = serde_json::to_string_pretty(&standings).map_err(|e| e.to_string())?;
+    json.push('\n');
+    Ok(vec![
+        ("board.html".into(), html::render(&board, &runs, extras).into_bytes()),
+        ("board.md".into(), markdown::render(&board, &runs, extras).into_bytes()),
+        ("standings.json".into(), json.into_bytes()),
+    ])
+}
+
+#[cfg(target_arch = "wasm32")]
+mod component {
+    use sparktest_sdk::reporter::*;
+
+    struct Board;
+
+    impl Reporter for Board {
+        fn render(measurements: &[String], config: &str) -> Result<Vec<Artifact>, String> {
+            let files = list_files();
+            let text = |name: &str| -> Result<Option<String>, String> {
+                if !files.iter().any(|f| f == name) {
+                    return Ok(None);
+                }
+                String::from_utf8(read_file(name)?).map(Some).map_err(|e| format!("{name}: {e}"))
+            };
+            let judgements = text("judgements.json")?;
+            let mut extras = super::Extras::default();
+            if let Some(d) = text("damage.json")? {
+                extras.damage = serde_json::from_str(&d).map_err(|e| format!("damage.json: {e}"))?;
+            }
+            if let Some(r) = text("references.json")? {
+                extras.references = Some(serde_json::from_str(&r).map_err(|e| format!("references: {e}"))?);
+            }
+            if let Some(t) = text("transcripts.json")? {
+                extras.transcripts = serde_json::from_str(&t).map_err(|e| format!("transcripts.json: {e}"))?;
+            }
+            Ok(super::render_with(measurements, config, judgements.as_deref(), &extras)?
+                .into_iter()
+                .map(|(path, content)| Artifact { path, content })
+                .collect())
+        }
+    }
+
+    register_reporter!(Board);
+}

@@ -1,0 +1,9 @@
+//! The adversarial row (`adversarial`).
+
+use sparktest_sdk::contract::adversarial;
+
+use super::*;
+
+pub const RELIABILITY: RowDef = relative(adversarial::ROW, true, 0.0, |r, c| {
+    pass_rate(r, c, adversarial::INSTRUMENT, None, |_, _| Ok(String::new()))
+});

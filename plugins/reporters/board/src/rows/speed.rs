@@ -1,0 +1,62 @@
+//! The prose speed row (`speed`).
+
+use sparktest_sdk::contract::{speed, workload};
+
+use super::*;
+
+pub const PROSE_SPEED: RowDef = relative(speed::ROW, true, 0.03, figure_of);
+
+fn figure_of(runs: &[Run], col: &str) -> Result<Figure, Missing> {
+    let run = latest(runs, col, |r| r.cases_of(speed::INSTRUMENT).any(|c| c.case.starts_with("decode::")))
+        .ok_or(Missing::NotMeasured)?;
+    let cases: Vec<&CaseRecord> = run.cases_of(speed::INSTRUMENT).filter(|c| c.case.starts_with("decode::")).collect();
+    let good: Vec<(&str, f64, &CaseRecord)> = cases
+        .iter()
+        .filter(|c| c.outcome == Outcome::Pass)
+        .filter_map(|c| {
+            Some((
+                c.case.trim_start_matches("decode::"),
+                metric(c, workload::DECODE_TOK_S).filter(|v| v.is_finite())?,
+                *c,
+            ))
+        })
+        .collect();
+    let Some(m) = mean(&good.iter().map(|(_, v, _)| *v).collect::<Vec<_>>()) else {
+        return Err(missing_from(run, &cases));
+    };
+    let parts: Vec<String> = good.iter().map(|(c, v, _)| format!("{c} {v:.2}")).collect();
+    let mut raw = format!("{m:.2} tok/s mean ({})", parts.join(" / "));
+    let missing: Vec<&str> = cases
+        .iter()
+        .map(|c| c.case.trim_start_matches("decode::"))
+        .filter(|cat| !good.iter().any(|(g, _, _)| g == cat))
+        .collect();
+    if !missing.is_empty() {
+        raw.push_str(&format!(" - partial: no figure for {}", missing.join(", ")));
+    }
+    let mut f = figure(run, m, raw, &cases);
+    // Each category's repetitions (`decode-tok-s-rep1` …), resampled on
+    // their own: the figure's own spread, not a range between runs.
+    let reps: Vec<Vec<f64>> = good
+        .iter()
+        .map(|(_, _, c)| {
+            c.metrics
+                .iter()
+                .filter(|x| workload::DECODE_TOK_S_REP.matches(&x.name))
+                .map(|x| x.value)
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    let samples: usize = reps.iter().map(Vec::len).sum();
+    if samples > reps.len() {
+        let (resamples, seed) = (2000, BOOTSTRAP_SEED);
+        if let Some(i) = sparktest_stats::bootstrap_mean_of_means(&reps, resamples, seed) {
+            f.spread = Some(Spread::Bootstrap { low: i.low, high: i.high, samples, resamples, seed });
+        }
+    }
+    Ok(f)
+}
+
+/// The seed of every bootstrap on the board, recorded in each interval:
+/// the same files give the same board.
+const BOOTSTRAP_SEED: u64 = 21;

@@ -1,0 +1,243 @@
+//! The runs the board reads: a measurement file or several read as one,
+//! the column each belongs to, which run a row reads, and a case's figures
+//! by their names in the contract.
+
+use std::collections::BTreeMap;
+
+use sparktest_record::{CaseRecord, Line, Manifest, Outcome, Summary, TargetInfo};
+use sparktest_sdk::contract::{Fact, Metric, Note, facts};
+
+/// One run: a measurement file, or several read as one (the parts of a
+/// partitioned run; a run and the runs that resumed it).
+#[derive(Debug, Clone)]
+pub struct Run {
+    pub manifest: Manifest,
+    pub cases: Vec<CaseRecord>,
+    pub summary: Option<Summary>,
+    /// The column of the run's target ([`assign_columns`]).
+    pub column: String,
+    /// The column of its `bare` arm, for paired instruments.
+    pub bare_column: Option<String>,
+    /// Case id → the run id its record came from, where that is not this
+    /// run's own (merged parts and resumes).
+    pub origin: BTreeMap<String, String>,
+    /// What was merged into this run, for the record of runs.
+    pub merged: Vec<String>,
+}
+
+impl Run {
+    /// Parse one file; `n` names it in errors (1-based, in the host's order).
+    pub fn parse(text: &str, n: usize) -> Result<Run, String> {
+        let lines = sparktest_record::parse(text).map_err(|e| format!("measurement file #{n}: {e}"))?;
+        let mut it = lines.into_iter();
+        let Some(Line::Manifest(manifest)) = it.next() else {
+            return Err(format!("measurement file #{n}: no manifest"));
+        };
+        let mut run = Run {
+            manifest,
+            cases: Vec::new(),
+            summary: None,
+            column: String::new(),
+            bare_column: None,
+            origin: BTreeMap::new(),
+            merged: Vec::new(),
+        };
+        for line in it {
+            match line {
+                Line::Case(c) => run.cases.push(c),
+                Line::Summary(s) => run.summary = Some(s),
+                Line::Manifest(_) => {
+                    return Err(format!("measurement file #{n}: a second manifest"));
+                }
+            }
+        }
+        Ok(run)
+    }
+
+    /// `run-id#case-id`: names the record behind a figure (the run the
+    /// record came from, for merged runs).
+    pub fn record_id(&self, case: &CaseRecord) -> String {
+        let run = self.origin.get(&case.id).unwrap_or(&self.manifest.run_id);
+        format!("{run}#{}", case.id)
+    }
+
+    /// This run's cases of one instrument.
+    pub fn cases_of<'a>(&'a self, instrument: &'a str) -> impl Iterator<Item = &'a CaseRecord> + 'a {
+        self.measured().filter(move |c| c.instrument == instrument)
+    }
+
+    /// The cases that ended in a verdict: an interrupted case (the harness
+    /// was stopped while it ran) measured nothing and counts for no row.
+    pub fn measured(&self) -> impl Iterator<Item = &CaseRecord> + '_ {
+        self.cases.iter().filter(|c| c.outcome != Outcome::Interrupted)
+    }
+}
+
+/// A target's name and model: its column, unless the records hold several
+/// configurations under that pair.
+pub fn base_key(t: &TargetInfo) -> String {
+    format!("{} · {}", t.label.as_deref().unwrap_or(&t.name), t.model_id)
+}
+
+/// A short, stable digest (FNV-1a) to tell configurations apart.
+fn digest8(s: &str) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in s.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("{:08x}", h >> 32)
+}
+
+/// One column per serving configuration: `name · model`, or, where the
+/// records hold several configurations (flags, build, pins, engine) under
+/// one name and model, `name · model · <digest of the configuration>`.
+pub fn assign_columns(runs: &mut [Run]) {
+    let mut configs: BTreeMap<String, std::collections::BTreeSet<String>> = BTreeMap::new();
+    for r in runs.iter() {
+        let bare = r.manifest.arms.iter().find(|a| a.name == "bare").map(|a| &a.target);
+        for t in std::iter::once(&r.manifest.target).chain(bare) {
+            configs.entry(base_key(t)).or_default().insert(config_line(t));
+        }
+    }
+    let key = |t: &TargetInfo| {
+        let base = base_key(t);
+        if configs.get(&base).is_some_and(|c| c.len() > 1) {
+            format!("{base} · {}", digest8(&config_line(t)))
+        } else {
+            base
+        }
+    };
+    for r in runs.iter_mut() {
+        r.column = key(&r.manifest.target);
+        r.bare_column = r.manifest.arms.iter().find(|a| a.name == "bare").map(|a| key(&a.target));
+    }
+}
+
+/// The configuration line of a target: what produced a figure.
+pub fn config_line(t: &TargetInfo) -> String {
+    let mut parts = vec![t.engine.clone()];
+    if let Some(b) = &t.build {
+        parts.push(format!("build {b}"));
+    }
+    parts.push(t.model_id.clone());
+    // What the server itself says of its configuration: a server the harness
+    // did not launch has no flags here, and the same model served with
+    // another context or slot count is another configuration.
+    for (k, what) in [(facts::CONTEXT_PER_REQUEST, "context"), (facts::SLOTS, "slots")] {
+        if let Some((_, v)) = t.facts.iter().find(|(f, _)| f == k.name()) {
+            parts.push(format!("{what} {v}"));
+        }
+    }
+    for (k, v) in &t.facts {
+        if let Some(pin) = k.strip_prefix("pin.").or_else(|| k.strip_prefix("provisioned.")) {
+            // "1.0 sha256:<64 hex>" → "1.0 sha256:<12 hex>", a bare digest
+            // (what a provisioner built) to its first 12; the pinned
+            // configurations section keeps the whole digest.
+            let short = match v.find("sha256:") {
+                Some(at) => v.get(..at + 7 + 12).unwrap_or(v).to_string(),
+                None if v.len() == 64 && v.bytes().all(|b| b.is_ascii_hexdigit()) => v[..12].to_string(),
+                None => v.clone(),
+            };
+            parts.push(format!("{pin} {short}"));
+        }
+    }
+    if let Some(cmd) = &t.launch_command {
+        parts.push(launch_flags(cmd));
+    }
+    if let Some(choice) = &t.tool_choice {
+        parts.push(format!("tool_choice {choice} forced by the target"));
+    }
+    parts.join(" · ")
+}
+
+/// The launch command without the program, model path, host and port: the
+/// flags that make the configuration.
+pub fn launch_flags(cmd: &[String]) -> String {
+    let mut out = Vec::new();
+    let mut skip = false;
+    for (i, a) in cmd.iter().enumerate() {
+        if i == 0 || skip {
+            skip = false;
+            continue;
+        }
+        if matches!(a.as_str(), "--port" | "--host" | "--model" | "-m" | "--model-draft" | "-md") {
+            skip = true;
+            if a.starts_with("--model") || a == "-m" || a == "-md" {
+                out.push(format!("{a} {}", cmd.get(i + 1).map(|p| p.rsplit('/').next().unwrap_or(p)).unwrap_or("")));
+            }
+            continue;
+        }
+        out.push(a.clone());
+    }
+    out.join(" ")
+}
+
+/// The latest run (by start time) for `column` in which `has` holds.
+pub fn latest<'a>(runs: &'a [Run], column: &str, has: impl Fn(&Run) -> bool) -> Option<&'a Run> {
+    latest_by(runs, |r| r.column == column && has(r))
+}
+
+thread_local! {
+    /// While one repeat's figure is computed ([`with_repeat`]): the group,
+    /// and the index of its one run the rows may see.
+    static PINNED: std::cell::RefCell<Option<(String, u32)>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Whether the rows may read this run now: always, except the other runs
+/// of a repeat group while one of its repeats is computed.
+fn visible(r: &Run) -> bool {
+    PINNED.with_borrow(|p| match (p, &r.manifest.repeat) {
+        (Some((group, index)), Some(rep)) => &rep.group != group || rep.index == *index,
+        _ => true,
+    })
+}
+
+/// Compute `f` as if the repeat group held only its run `index`.
+pub fn with_repeat<T>(group: &str, index: u32, f: impl FnOnce() -> T) -> T {
+    PINNED.with_borrow_mut(|p| *p = Some((group.to_string(), index)));
+    let out = f();
+    PINNED.with_borrow_mut(|p| *p = None);
+    out
+}
+
+/// The latest run (by start time) for which `pick` holds.
+pub fn latest_by(runs: &[Run], pick: impl Fn(&Run) -> bool) -> Option<&Run> {
+    runs.iter()
+        .filter(|r| visible(r) && pick(r))
+        .max_by(|a, b| (&a.manifest.started_at, &a.manifest.run_id).cmp(&(&b.manifest.started_at, &b.manifest.run_id)))
+}
+
+/// Per column, its latest run (by start time) in which `has` holds.
+pub fn latest_per_column(runs: &[Run], has: impl Fn(&Run) -> bool) -> BTreeMap<String, &Run> {
+    let mut out: BTreeMap<String, &Run> = BTreeMap::new();
+    for r in runs.iter().filter(|r| visible(r) && has(r)) {
+        let newer = out.get(&r.column).is_none_or(|old| {
+            (&old.manifest.started_at, &old.manifest.run_id) <= (&r.manifest.started_at, &r.manifest.run_id)
+        });
+        if newer {
+            out.insert(r.column.clone(), r);
+        }
+    }
+    out
+}
+
+/// Mean of some values; None when empty.
+pub fn mean(xs: &[f64]) -> Option<f64> {
+    (!xs.is_empty()).then(|| xs.iter().sum::<f64>() / xs.len() as f64)
+}
+
+/// A case's metric, by its name in the contract.
+pub fn metric(c: &CaseRecord, name: Metric) -> Option<f64> {
+    c.metrics.iter().find(|m| m.name == name.name()).map(|m| m.value)
+}
+
+/// A case's note, by its name in the contract.
+pub fn note(c: &CaseRecord, key: Note) -> Option<&str> {
+    c.notes.iter().find(|(k, _)| k == key.name()).map(|(_, v)| v.as_str())
+}
+
+/// A fact the host recorded about the run's target.
+pub fn fact(run: &Run, name: Fact) -> Option<&str> {
+    run.manifest.target.facts.iter().find(|(k, _)| k == name.name()).map(|(_, v)| v.as_str())
+}

@@ -1,0 +1,433 @@
+//! The board's other sections, as plain tables: the efficiency readout,
+//! tokens per second by tested combination, every run (failures kept),
+//! pinned configurations, hardware snapshots, methodology, and the data the
+//! plots draw.
+
+use std::collections::BTreeMap;
+
+use sparktest_record::{CaseRecord, HostInfo, Outcome};
+
+use sparktest_sdk::contract::{a_bench, concurrency, facts, spec_decode, speed, workload};
+
+use crate::figure::thousands;
+use crate::run::{Run, base_key, config_line, latest_per_column, metric, note};
+
+/// A table: headings and rows of text cells.
+pub struct Table {
+    pub headings: Vec<&'static str>,
+    /// Per column: sort numerically (true) or as text.
+    pub numeric: Vec<bool>,
+    pub rows: Vec<Vec<String>>,
+}
+
+/// Correct / given, mean seconds per task, output tokens per correct answer,
+/// tasks lost: from each column's latest A-Bench run's summary.
+pub fn efficiency(runs: &[Run]) -> Table {
+    let latest = latest_per_column(runs, |r| {
+        r.summary.as_ref().is_some_and(|s| s.instruments.iter().any(|i| i.name == a_bench::INSTRUMENT))
+    });
+    let rows = latest
+        .iter()
+        .filter_map(|(key, r)| {
+            let i = r.summary.as_ref()?.instruments.iter().find(|i| i.name == a_bench::INSTRUMENT)?;
+            Some(vec![
+                key.clone(),
+                format!("{}/{}", i.correct, i.given),
+                format!("{:.1}", i.mean_seconds),
+                i.output_tokens_per_correct.map_or("n/a (nothing correct)".into(), |n| format!("{n:.0}")),
+                i.lost.to_string(),
+                r.manifest.run_id.clone(),
+            ])
+        })
+        .collect();
+    Table {
+        headings: vec![
+            "Model",
+            "Correct / given",
+            "Mean seconds per task",
+            "Output tokens per correct answer",
+            "Tasks lost",
+            "Run",
+        ],
+        numeric: vec![false, true, true, true, true, false],
+        rows,
+    }
+}
+
+/// The board's columns the efficiency readout leaves out, each with why:
+/// no A-Bench run at all, or A-Bench runs without the summary the readout
+/// is read from (cut off before the end).
+pub fn efficiency_left_out(board: &crate::model::Board, runs: &[Run]) -> Vec<(String, &'static str)> {
+    let covered = latest_per_column(runs, |r| {
+        r.summary.as_ref().is_some_and(|s| s.instruments.iter().any(|i| i.name == a_bench::INSTRUMENT))
+    });
+    board
+        .columns
+        .iter()
+        .filter(|c| !covered.contains_key(&c.key))
+        .map(|c| {
+            let bench: Vec<&Run> = runs
+                .iter()
+                .filter(|r| r.column == c.key && r.cases.iter().any(|k| k.instrument == a_bench::INSTRUMENT))
+                .collect();
+            let why = if bench.is_empty() {
+                "no A-Bench run"
+            } else if bench.iter().any(|r| r.summary.is_none()) {
+                "its A-Bench run was cut off before its summary"
+            } else {
+                "its A-Bench records carry no efficiency summary (an older record format)"
+            };
+            (c.key.clone(), why)
+        })
+        .collect()
+}
+
+fn machine(h: &HostInfo, launched: bool, base_url: &str) -> String {
+    if launched {
+        format!(
+            "{} ({}, {} cores)",
+            h.hostname.as_deref().unwrap_or("?"),
+            h.cpu_model.as_deref().unwrap_or("?"),
+            h.cores
+        )
+    } else {
+        format!("remote: {base_url}")
+    }
+}
+
+/// One row per measured workload: decode (single stream) and aggregate
+/// (many streams) in separate columns, never mixed.
+pub fn tokens_per_second(runs: &[Run]) -> Table {
+    let mut rows = Vec::new();
+    for r in runs {
+        let m = &r.manifest;
+        let target_of = |c: &CaseRecord| match &c.arm {
+            Some(arm) => m.arms.iter().find(|a| &a.name == arm).map_or(&m.target, |a| &a.target),
+            None => &m.target,
+        };
+        for c in &r.cases {
+            let t = target_of(c);
+            let kv = t
+                .facts
+                .iter()
+                .find(|(k, _)| k == facts::KV_POOL_TOKENS.name())
+                .map(|(_, v)| v.clone())
+                .unwrap_or_default();
+            let (workload, decode, aggregate, checks) = match (c.instrument.as_str(), c.outcome) {
+                (speed::INSTRUMENT, Outcome::Pass) if c.case.starts_with("decode::") => (
+                    format!("single stream, {}", c.case.trim_start_matches("decode::")),
+                    metric(c, workload::DECODE_TOK_S),
+                    None,
+                    format!("{} repetitions", c.calls.len().saturating_sub(1)),
+                ),
+                (speed::INSTRUMENT, outcome) if c.case.starts_with("agent::") => (
+                    format!("agent workload, {}", c.case.trim_start_matches("agent::")),
+                    metric(c, workload::DECODE_TOK_S),
+                    None,
+                    if outcome == Outcome::Pass {
+                        format!("valid {}", note(c, workload::VALID).unwrap_or(""))
+                    } else {
+                        format!("{outcome:?}: {}", c.reason.as_deref().unwrap_or(""))
+                    },
+                ),
+                (spec_decode::INSTRUMENT, Outcome::Pass) if c.case.starts_with("decode::") => (
+                    format!(
+                        "single stream, {} ({} arm)",
+                        c.case.trim_start_matches("decode::"),
+                        c.arm.as_deref().unwrap_or("?")
+                    ),
+                    metric(c, workload::DECODE_TOK_S),
+                    None,
+                    metric(c, spec_decode::DRAFT_ACCEPTANCE).map_or_else(
+                        || note(c, spec_decode::DRAFT_ACCEPTANCE_NOTE).unwrap_or("no draft counters").to_string(),
+                        |a| format!("{:.0}% draft acceptance", a * 100.0),
+                    ),
+                ),
+                (concurrency::INSTRUMENT, Outcome::Pass) => (
+                    c.case
+                        .strip_prefix("level::c")
+                        .map_or_else(|| c.case.clone(), |n| format!("{n} concurrent requests")),
+                    metric(c, concurrency::PER_REQUEST_TOK_S),
+                    metric(c, concurrency::AGGREGATE_TOK_S),
+                    note(c, concurrency::QUEUED).map_or_else(
+                        || {
+                            format!(
+                                "server ran {}",
+                                metric(c, concurrency::SERVER_RUNNING_MAX).map_or("?".into(), |n| format!("{n:.0}"))
+                            )
+                        },
+                        str::to_string,
+                    ),
+                ),
+                _ => continue,
+            };
+            let input = metric(c, workload::INPUT_TOK_S);
+            // p50 / p99 of the case's calls, as vllm bench serve and GuideLLM report them.
+            let pct = |p: Option<&sparktest_record::Percentiles>| {
+                p.map_or("—".to_string(), |p| format!("{:.1} / {:.1}", p.p50, p.p99))
+            };
+            let lat = c.latency.as_ref();
+            rows.push(vec![
+                machine(&r.manifest.client_host, t.launch_command.is_some(), &t.base_url),
+                format!("{} / {} {}", t.model_id, t.engine, t.build.as_deref().unwrap_or("")),
+                m.route.clone(),
+                workload,
+                decode.map_or("—".into(), |v| format!("{v:.2}")),
+                aggregate.map_or("—".into(), |v| format!("{v:.2}")),
+                input.map_or("—".into(), |v| format!("{v:.0}")),
+                kv.parse::<f64>().map_or_else(|_| "—".to_string(), thousands),
+                pct(lat.and_then(|l| l.ttft_ms.as_ref())),
+                pct(lat.and_then(|l| l.itl_ms.as_ref())),
+                pct(lat.and_then(|l| l.e2e_ms.as_ref())),
+                checks,
+                r.record_id(c),
+            ]);
+        }
+    }
+    Table {
+        headings: vec![
+            "Machine",
+            "Model / runtime",
+            "Route",
+            "Workload",
+            "Decode tok/s (per stream)",
+            "Aggregate tok/s (all streams)",
+            "Input tok/s",
+            "Context tokens (KV pool)",
+            "TTFT p50 / p99 ms",
+            "Inter-token p50 / p99 ms",
+            "Request p50 / p99 ms",
+            "Checks",
+            "Record",
+        ],
+        numeric: vec![false, false, false, false, true, true, true, true, true, true, true, false, false],
+        rows,
+    }
+}
+
+/// Every run, failures included, oldest first; a later pass never replaces
+/// an earlier failure.
+pub fn every_run(runs: &[Run]) -> Table {
+    let rows = runs
+        .iter()
+        .map(|r| {
+            let m = &r.manifest;
+            let count = |o: Outcome| r.cases.iter().filter(|c| c.outcome == o).count();
+            let mut outcome = format!(
+                "{} passed, {} failed, {} lost, {} n/a",
+                count(Outcome::Pass),
+                count(Outcome::Fail),
+                count(Outcome::Lost),
+                count(Outcome::NotApplicable)
+            );
+            let missing = crate::merge::missing_parts(r);
+            if !missing.is_empty() {
+                let parts: Vec<String> = missing.iter().map(u32::to_string).collect();
+                outcome.push_str(&format!(
+                    " - PARTIAL: part {} of {} missing",
+                    parts.join(", "),
+                    r.manifest.partition.as_ref().map_or(0, |p| p.total)
+                ));
+            }
+            let interrupted = count(Outcome::Interrupted);
+            if interrupted > 0 {
+                outcome.push_str(&format!(", {interrupted} interrupted"));
+            }
+            if let Some(signal) = r.summary.as_ref().and_then(|s| s.interrupted.as_ref()) {
+                outcome.push_str(&format!(" - INTERRUPTED by {signal}: unfinished, `--resume` runs the rest"));
+            } else if let Some(why) = r.summary.as_ref().and_then(|s| s.stopped.as_ref()) {
+                outcome.push_str(&format!(" - STOPPED EARLY: {why}"));
+            }
+            match r.summary.as_ref().map(|s| &s.gate) {
+                None => outcome.push_str(" - INCOMPLETE: no summary line (the run crashed or was killed)"),
+                Some(Some(g)) => outcome.push_str(if g.passed { " - gate PASSED" } else { " - gate FAILED" }),
+                Some(None) => {}
+            }
+            let failures: Vec<String> = r
+                .cases
+                .iter()
+                .filter(|c| matches!(c.outcome, Outcome::Fail | Outcome::Lost))
+                .take(5)
+                .map(|c| format!("{}: {}", c.id, c.reason.as_deref().unwrap_or("")))
+                .collect();
+            vec![
+                m.started_at.clone(),
+                format!("{} {}", m.suite.name, m.suite.version),
+                format!("{} ({} on {}, {})", m.target.model_id, m.target.engine, m.target.name, m.route),
+                outcome,
+                failures.join("; "),
+                std::iter::once(m.run_id.clone()).chain(r.merged.iter().cloned()).collect::<Vec<_>>().join("; "),
+            ]
+        })
+        .collect();
+    Table {
+        headings: vec!["Started", "Suite", "Model / route", "Outcome", "Evidence / boundary (first failures)", "Run"],
+        numeric: vec![false; 6],
+        rows,
+    }
+}
+
+/// Each serving configuration once, as the manifests pinned it.
+pub fn pinned_configs(runs: &[Run]) -> Table {
+    let mut seen: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for r in runs {
+        let m = &r.manifest;
+        for (arm, t) in std::iter::once((None, &m.target)).chain(m.arms.iter().map(|a| (Some(&a.name), &a.target))) {
+            let line = config_line(t);
+            // One row per column: a labelled run of the same serve is its own.
+            seen.entry(format!("{}\u{0}{line}", base_key(t))).or_insert_with(|| {
+                vec![
+                    match arm {
+                        Some(a) => format!("{} (arm {a})", t.name),
+                        None => t.name.clone(),
+                    },
+                    match &t.description {
+                        Some(d) => format!("{line} — {d}"),
+                        None => line,
+                    },
+                    t.model_path.clone().unwrap_or_default(),
+                    t.model_sha256.clone().unwrap_or_else(|| "not read (remote server)".into()),
+                    t.launch_command.as_ref().map_or("not launched by the harness".into(), |c| c.join(" ")),
+                    t.facts
+                        .iter()
+                        .filter(|(k, _)| !k.starts_with("pin."))
+                        .map(|(k, v)| format!("{k}={v}"))
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                ]
+            });
+        }
+    }
+    Table {
+        headings: vec!["Target", "Configuration", "Model file", "Model sha256", "Launch command", "Probed facts"],
+        numeric: vec![false; 6],
+        rows: seen.into_values().collect(),
+    }
+}
+
+/// Each machine once, as captured at its runs: the client, and the server's
+/// host where the harness launched it; GPUs with their driver and memory.
+pub fn hardware(runs: &[Run]) -> Table {
+    let mut seen: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
+    for r in runs {
+        let hosts = std::iter::once(("client", &r.manifest.client_host))
+            .chain(r.manifest.target.host.as_ref().map(|h| ("server (launched)", h)));
+        for (role, h) in hosts {
+            let key = format!("{role}{:?}{:?}{}", h.hostname, h.cpu_model, h.cores);
+            seen.entry(key).or_insert_with(|| {
+                let gpus: Vec<String> = h
+                    .accelerators
+                    .iter()
+                    .map(|a| {
+                        let mem = match (a.memory_total_mib, a.memory_used_mib) {
+                            (Some(t), Some(u)) => {
+                                format!("{:.1} GiB, {:.1} GiB used", t as f64 / 1024.0, u as f64 / 1024.0)
+                            }
+                            (Some(t), None) => format!("{:.1} GiB", t as f64 / 1024.0),
+                            _ => "shares the host memory (unified)".into(),
+                        };
+                        format!("{} (driver {}; {mem})", a.name, a.driver.as_deref().unwrap_or("?"))
+                    })
+                    .collect();
+                vec![
+                    role.to_string(),
+                    h.hostname.clone().unwrap_or_default(),
+                    h.cpu_model.clone().unwrap_or_default(),
+                    h.cores.to_string(),
+                    if gpus.is_empty() { "none found (no nvidia-smi)".into() } else { gpus.join("; ") },
+                    format!("{:.1} GiB", gib(h.memory_bytes)),
+                    format!("{:.1} GiB at {}", gib(h.memory_available_bytes), r.manifest.started_at),
+                    format!("{} {}", h.os.as_deref().unwrap_or(""), h.kernel.as_deref().unwrap_or("")),
+                ]
+            });
+        }
+    }
+    Table {
+        headings: vec!["Role", "Host", "CPU", "Cores", "Accelerators", "Memory", "Available (captured)", "OS / kernel"],
+        numeric: vec![false; 8],
+        rows: seen.into_values().collect(),
+    }
+}
+
+/// The damaged measurement files the host reported.
+pub fn damage(list: &[crate::Damage]) -> Table {
+    Table {
+        headings: vec!["File", "Line", "What was wrong", "Used"],
+        numeric: vec![false, true, false, false],
+        rows: list
+            .iter()
+            .map(|d| {
+                vec![
+                    d.file.clone(),
+                    d.line.to_string(),
+                    d.message.clone(),
+                    if d.kept {
+                        "every record before that line".into()
+                    } else {
+                        "nothing: no readable manifest".into()
+                    },
+                ]
+            })
+            .collect(),
+    }
+}
+
+/// Each instrument's own description, newest version first seen.
+pub fn methodology(runs: &[Run]) -> Vec<(String, String, String)> {
+    let mut seen: BTreeMap<String, (String, String, String)> = BTreeMap::new();
+    for r in runs {
+        for i in &r.manifest.instruments {
+            seen.insert(
+                i.name.clone(),
+                (format!("{} ({} {})", i.row, i.name, i.version), i.description.clone(), i.name.clone()),
+            );
+        }
+    }
+    seen.into_values().collect()
+}
+
+/// Plot data: (label, value) bars of each column's prose decode speed.
+pub fn decode_bars(board: &crate::model::Board) -> Vec<(String, f64)> {
+    board
+        .rows
+        .iter()
+        .find(|r| r.title == "Prose speed")
+        .map(|row| {
+            row.cells
+                .iter()
+                .filter_map(|(k, c)| match c {
+                    crate::model::Cell::Measured { value, .. } => Some((k.clone(), *value)),
+                    _ => None,
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// One plotted line: a column's name and its (concurrency, per-request
+/// tok/s, aggregate tok/s) points.
+pub type Series = (String, Vec<(f64, f64, f64)>);
+
+/// Plot data: per column, from its latest concurrency run.
+pub fn concurrency_lines(runs: &[Run]) -> Vec<Series> {
+    latest_per_column(runs, |r| r.cases.iter().any(|c| c.instrument == concurrency::INSTRUMENT))
+        .into_iter()
+        .map(|(k, r)| {
+            let mut pts: Vec<(f64, f64, f64)> = r
+                .cases_of(concurrency::INSTRUMENT)
+                .filter(|c| c.outcome == Outcome::Pass)
+                .filter_map(|c| {
+                    Some((
+                        metric(c, concurrency::CONCURRENCY)?,
+                        metric(c, concurrency::PER_REQUEST_TOK_S)?,
+                        metric(c, concurrency::AGGREGATE_TOK_S)?,
+                    ))
+                })
+                .collect();
+            pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+            (k, pts)
+        })
+        .filter(|(_, p)| !p.is_empty())
+        .collect()
+}
