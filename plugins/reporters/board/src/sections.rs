@@ -392,7 +392,7 @@ pub fn decode_bars(board: &crate::model::Board) -> Vec<(String, f64)> {
     board
         .rows
         .iter()
-        .find(|r| r.title == "Prose speed")
+        .find(|r| r.title == sparktest_sdk::contract::speed::ROW.title)
         .map(|row| {
             row.cells
                 .iter()
