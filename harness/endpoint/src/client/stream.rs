@@ -1,0 +1,430 @@
+//! Streamed replies: the SSE read loop and the accumulator that builds a reply chunk by chunk.
+
+use std::time::Instant;
+
+use serde_json::Value;
+
+use super::reply::{server_timings, str_of, usage_of};
+use super::transport::{Idle, too_large};
+use super::{Client, Shape, clip, millis};
+use crate::sse;
+use crate::types::*;
+
+impl Client {
+    /// Read an SSE reply. It is complete when `[DONE]` arrived, or when its
+    /// finish reason arrived and the connection then closed cleanly; the
+    /// usage chunk, the `[DONE]` line, a role-only first chunk and
+    /// keep-alive comments are each optional. The idle limit counts from
+    /// the last event that carried something (content, a tool call, the
+    /// finish reason, the counts): comments alone are a stall.
+    pub(super) async fn read_stream(
+        &self,
+        mut resp: reqwest::Response,
+        started: Instant,
+        shape: Shape,
+    ) -> Result<Reply, CallError> {
+        let cfg = &self.config;
+        let mut parser = sse::Parser::new(cfg.max_event_bytes);
+        let mut acc = StreamAcc::default();
+        let mut events = Vec::new();
+        let mut read = 0usize;
+        let mut done = false;
+        let mut idle = Idle::new(cfg.timeouts.idle);
+        idle.by_progress = true;
+        while !done {
+            let chunk = match idle.next(&mut resp).await {
+                None => {
+                    return Err(CallError::Lost(format!(
+                        "stream stalled: no content for {:.0} s (idle-timeout-secs) after {read} bytes, {} content chunks and {} keep-alive comments",
+                        cfg.timeouts.idle.as_secs_f64(),
+                        acc.arrivals.len(),
+                        parser.comments
+                    )));
+                }
+                Some(Err(err)) => return Err(self.lost(err)),
+                Some(Ok(None)) => {
+                    if parser.finish(&mut events) {
+                        acc.cut_line = true;
+                    }
+                    for event in events.drain(..) {
+                        done |= acc.event(&event.data, millis(started), shape)?;
+                    }
+                    break;
+                }
+                Some(Ok(Some(chunk))) => chunk,
+            };
+            let at = millis(started);
+            read += chunk.len();
+            if read > cfg.max_reply_bytes {
+                return Err(too_large(cfg.max_reply_bytes));
+            }
+            parser.push(&chunk, &mut events).map_err(|err| CallError::Lost(format!("reply too large: {err}")))?;
+            let before = acc.progress();
+            for event in events.drain(..) {
+                if acc.event(&event.data, at, shape)? {
+                    done = true;
+                    break;
+                }
+            }
+            if acc.progress() != before {
+                idle.progress();
+            }
+        }
+        if !done && acc.finish_reason.is_none() {
+            return Err(CallError::Lost(format!(
+                "stream cut before its finish reason after {} content chunks{}",
+                acc.arrivals.len(),
+                if acc.cut_line { " (the last line was cut short)" } else { "" }
+            )));
+        }
+        Ok(acc.finish())
+    }
+}
+
+/// Accumulates a streamed reply chunk by chunk.
+#[derive(Default)]
+struct StreamAcc {
+    text: String,
+    reasoning: Option<String>,
+    /// Tool calls by their delta index, and where each index sits.
+    calls: Vec<(u64, ToolCall)>,
+    call_slots: std::collections::HashMap<u64, usize>,
+    finish_reason: Option<String>,
+    model: Option<String>,
+    usage: Option<Usage>,
+    timing: Timing,
+    arrivals: Vec<f64>,
+    /// The stream ended inside a line.
+    cut_line: bool,
+    /// The stream named more tool calls than [`MAX_TOOL_CALLS`].
+    too_many_calls: bool,
+}
+
+/// More tool calls in one reply than any agent makes: a hostile stream.
+const MAX_TOOL_CALLS: usize = 1024;
+
+/// A stream chunk as most are: text, and maybe the finish reason. Anything
+/// else present (usage, timings, tool calls, an error) sends the chunk down
+/// the general path.
+#[derive(serde::Deserialize)]
+struct FastChunk<'a> {
+    #[serde(borrow, default)]
+    model: Option<std::borrow::Cow<'a, str>>,
+    #[serde(borrow, default)]
+    choices: Vec<FastChoice<'a>>,
+    #[serde(default)]
+    usage: Option<serde::de::IgnoredAny>,
+    #[serde(default)]
+    timings: Option<serde::de::IgnoredAny>,
+    #[serde(default)]
+    error: Option<serde::de::IgnoredAny>,
+}
+
+#[derive(serde::Deserialize)]
+struct FastChoice<'a> {
+    #[serde(borrow, default)]
+    delta: Option<FastDelta<'a>>,
+    #[serde(borrow, default)]
+    text: Option<std::borrow::Cow<'a, str>>,
+    #[serde(borrow, default)]
+    finish_reason: Option<std::borrow::Cow<'a, str>>,
+}
+
+#[derive(serde::Deserialize)]
+struct FastDelta<'a> {
+    #[serde(borrow, default)]
+    content: Option<std::borrow::Cow<'a, str>>,
+    #[serde(borrow, default)]
+    reasoning_content: Option<std::borrow::Cow<'a, str>>,
+    #[serde(borrow, default)]
+    reasoning: Option<std::borrow::Cow<'a, str>>,
+    #[serde(default)]
+    tool_calls: Option<serde::de::IgnoredAny>,
+}
+
+impl FastChunk<'_> {
+    fn plain(&self) -> bool {
+        self.usage.is_none()
+            && self.timings.is_none()
+            && self.error.is_none()
+            && self.choices.iter().all(|c| c.delta.as_ref().is_none_or(|d| d.tool_calls.is_none()))
+    }
+}
+
+impl StreamAcc {
+    /// A figure that grows with everything a stream can carry: what the
+    /// idle limit counts as progress.
+    fn progress(&self) -> (usize, usize, usize, bool, bool) {
+        (
+            self.arrivals.len(),
+            self.calls.iter().map(|(_, c)| c.arguments.len() + c.name.len()).sum(),
+            self.reasoning.as_ref().map_or(0, String::len),
+            self.finish_reason.is_some(),
+            self.usage.is_some(),
+        )
+    }
+
+    /// Take one event's data; true when it was the `[DONE]` sentinel.
+    fn event(&mut self, data: &str, at: f64, shape: Shape) -> Result<bool, CallError> {
+        let data = data.trim();
+        if data == "[DONE]" {
+            return Ok(true);
+        }
+        if data.is_empty() {
+            return Ok(false);
+        }
+        // Most chunks carry a few characters of text and nothing else: read
+        // those into borrowed fields without building a JSON tree.
+        if let Ok(fast) = serde_json::from_str::<FastChunk<'_>>(data)
+            && fast.plain()
+        {
+            self.fast(fast, at, shape);
+            return Ok(false);
+        }
+        let value: Value = serde_json::from_str(data)
+            .map_err(|err| CallError::Lost(format!("malformed JSON in a stream chunk ({err}): {}", clip(data))))?;
+        if let Some(err) = value.get("error").filter(|e| !e.is_null()) {
+            // vLLM reports some request errors after the stream started,
+            // with their HTTP code: a 4xx there is still a clean refusal.
+            let code = err.get("code").and_then(Value::as_u64).and_then(|c| u16::try_from(c).ok());
+            if let Some(status @ (400 | 413 | 422)) = code {
+                return Err(CallError::Rejected { status, body: clip(&err.to_string()) });
+            }
+            // A 5xx said mid-stream (llama.cpp: a tool call its template
+            // could not parse) is the same answer as that status before the
+            // stream: no answer, unless the engine reads it otherwise.
+            if let Some(status @ 500..=599) = code {
+                return Err(CallError::Unanswered {
+                    status,
+                    body: format!("the server reported an error mid-stream: {}", clip(&err.to_string())),
+                });
+            }
+            return Err(CallError::Lost(format!(
+                "the server reported an error mid-stream: {}",
+                clip(&err.to_string())
+            )));
+        }
+        self.chunk(&value, at, shape);
+        if self.too_many_calls {
+            return Err(CallError::Lost(format!("reply too large: more than {MAX_TOOL_CALLS} tool calls")));
+        }
+        Ok(false)
+    }
+
+    /// The same as [`StreamAcc::chunk`] for a plain chunk.
+    fn fast(&mut self, f: FastChunk<'_>, at: f64, shape: Shape) {
+        if self.model.is_none() {
+            self.model = f.model.map(|m| m.into_owned());
+        }
+        let Some(choice) = f.choices.into_iter().next() else {
+            return;
+        };
+        if let Some(reason) = choice.finish_reason {
+            self.finish_reason = Some(reason.into_owned());
+        }
+        let mut carries = false;
+        match shape {
+            Shape::Chat => {
+                let Some(delta) = choice.delta else { return };
+                if let Some(text) = delta.content.filter(|t| !t.is_empty()) {
+                    self.text.push_str(&text);
+                    carries = true;
+                }
+                if let Some(text) = delta.reasoning_content.or(delta.reasoning).filter(|t| !t.is_empty()) {
+                    self.reasoning.get_or_insert_with(String::new).push_str(&text);
+                    carries = true;
+                }
+            }
+            Shape::Completion => {
+                if let Some(text) = choice.text.filter(|t| !t.is_empty()) {
+                    self.text.push_str(&text);
+                    carries = true;
+                }
+            }
+        }
+        if carries {
+            self.arrivals.push(at);
+        }
+    }
+
+    fn chunk(&mut self, value: &Value, at: f64, shape: Shape) {
+        if self.model.is_none() {
+            self.model = str_of(value.get("model"));
+        }
+        if let Some(usage) = usage_of(value) {
+            // The usage chunk comes last; a later one replaces an earlier one.
+            self.usage = Some(usage);
+        }
+        server_timings(value, &mut self.timing);
+        let Some(choice) = value.pointer("/choices/0") else {
+            return;
+        };
+        if let Some(reason) = str_of(choice.get("finish_reason")) {
+            self.finish_reason = Some(reason);
+        }
+        let mut carries = false;
+        match shape {
+            Shape::Chat => {
+                let Some(delta) = choice.get("delta") else {
+                    return;
+                };
+                if let Some(text) = delta.get("content").and_then(Value::as_str).filter(|t| !t.is_empty()) {
+                    self.text.push_str(text);
+                    carries = true;
+                }
+                let reasoning = delta.get("reasoning_content").or_else(|| delta.get("reasoning"));
+                if let Some(text) = reasoning.and_then(Value::as_str).filter(|t| !t.is_empty()) {
+                    self.reasoning.get_or_insert_with(String::new).push_str(text);
+                    carries = true;
+                }
+                if let Some(calls) = delta.get("tool_calls").and_then(Value::as_array) {
+                    for (pos, c) in calls.iter().enumerate() {
+                        carries = true;
+                        let index = c.get("index").and_then(Value::as_u64).unwrap_or(pos as u64);
+                        let slot = match self.call_slots.get(&index) {
+                            Some(slot) => *slot,
+                            None if self.calls.len() >= MAX_TOOL_CALLS => {
+                                self.too_many_calls = true;
+                                continue;
+                            }
+                            None => {
+                                self.calls.push((
+                                    index,
+                                    ToolCall { id: String::new(), name: String::new(), arguments: String::new() },
+                                ));
+                                self.call_slots.insert(index, self.calls.len() - 1);
+                                self.calls.len() - 1
+                            }
+                        };
+                        let call = &mut self.calls[slot].1;
+                        if let Some(id) = c.get("id").and_then(Value::as_str) {
+                            call.id = id.to_string();
+                        }
+                        if let Some(name) = c.pointer("/function/name").and_then(Value::as_str) {
+                            call.name.push_str(name);
+                        }
+                        if let Some(args) = c.pointer("/function/arguments").and_then(Value::as_str) {
+                            call.arguments.push_str(args);
+                        }
+                    }
+                }
+            }
+            Shape::Completion => {
+                if let Some(text) = choice.get("text").and_then(Value::as_str).filter(|t| !t.is_empty()) {
+                    self.text.push_str(text);
+                    carries = true;
+                }
+            }
+        }
+        if carries {
+            self.arrivals.push(at);
+        }
+    }
+
+    fn finish(self) -> Reply {
+        let mut timing = self.timing;
+        timing.ttft_ms = self.arrivals.first().copied();
+        // Decode time is first to last content chunk: one chunk has none
+        // (not a decode of 0 ms, which would make a rate infinite).
+        timing.decode_ms = match self.arrivals.as_slice() {
+            [first, .., last] => Some(last - first),
+            _ => None,
+        };
+        timing.chunk_arrivals_ms = self.arrivals;
+        let mut calls = self.calls;
+        calls.sort_by_key(|(i, _)| *i);
+        Reply {
+            text: self.text,
+            reasoning: self.reasoning,
+            tool_calls: calls.into_iter().map(|(_, c)| c).collect(),
+            finish_reason: self.finish_reason,
+            model: self.model,
+            usage: self.usage.unwrap_or_default(),
+            timing,
+            status: 0,
+            attempts: 1,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// The typed fast path reads a plain chunk exactly as the JSON-tree path
+    /// does, and leaves every other chunk to it.
+    #[test]
+    fn fast_path_matches_general_path() {
+        let chunks = [
+            r#"{"id":"x","model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":null},"finish_reason":null}]}"#,
+            r#"{"model":"m","choices":[{"index":0,"delta":{"content":"Hi \"you\" \u00e9"},"finish_reason":null}]}"#,
+            r#"{"model":"m","choices":[{"index":0,"delta":{"reasoning_content":"hm"}}]}"#,
+            r#"{"model":"m","choices":[{"index":0,"delta":{"reasoning":" ok"}}]}"#,
+            r#"{"model":"m","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c","function":{"name":"f","arguments":"{}"}}]}}]}"#,
+            r#"{"model":"m","choices":[{"index":0,"delta":{"content":"!"},"finish_reason":"stop"}],"error":null}"#,
+            r#"{"model":"m","choices":[],"usage":{"prompt_tokens":3,"completion_tokens":2},"timings":{"prompt_ms":1.5,"predicted_ms":2.5}}"#,
+            r#"{"model":7,"choices":[{"delta":{"content":"odd model"}}]}"#,
+        ];
+        let mut fast = StreamAcc::default();
+        let mut tree = StreamAcc::default();
+        for (i, data) in chunks.iter().enumerate() {
+            assert!(!fast.event(data, i as f64, Shape::Chat).expect("chunk"));
+            tree.chunk(&serde_json::from_str(data).expect("json"), i as f64, Shape::Chat);
+        }
+        let (fast, tree) = (fast.finish(), tree.finish());
+        assert_eq!(fast.text, tree.text);
+        assert_eq!(fast.text, "Hi \"you\" \u{e9}!odd model");
+        assert_eq!(fast.reasoning, tree.reasoning);
+        assert_eq!(fast.reasoning.as_deref(), Some("hm ok"), "both spellings of the reasoning field");
+        assert_eq!(fast.tool_calls, tree.tool_calls);
+        assert_eq!(fast.tool_calls.len(), 1);
+        assert_eq!(fast.finish_reason, tree.finish_reason);
+        assert_eq!(fast.model, tree.model);
+        assert_eq!(fast.usage, tree.usage);
+        assert_eq!(fast.usage.completion_tokens, Some(2));
+        assert_eq!(fast.timing.server_decode_ms, Some(2.5));
+        assert_eq!(fast.timing.chunk_arrivals_ms, tree.timing.chunk_arrivals_ms);
+        // A chunk that is an error is never taken as plain text.
+        let mut acc = StreamAcc::default();
+        assert!(acc.event(r#"{"error":{"message":"boom"},"choices":[]}"#, 0.0, Shape::Chat).is_err());
+        // llama.cpp's own words for a tool call it could not parse, after
+        // the tool-call deltas of a 200 stream: the status it names.
+        let peg = r#"{"error":{"code":500,"message":"The model produced output that does not match the expected peg-native format","type":"server_error"}}"#;
+        match StreamAcc::default().event(peg, 0.0, Shape::Chat) {
+            Err(CallError::Unanswered { status: 500, body }) => assert!(body.contains("peg-native"), "{body}"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn role_only_chunk_does_not_start_ttft() {
+        let mut acc = StreamAcc::default();
+        acc.chunk(&json!({"choices":[{"delta":{"role":"assistant","content":null}}]}), 5.0, Shape::Chat);
+        acc.chunk(&json!({"choices":[{"delta":{"content":"Hi"}}]}), 9.0, Shape::Chat);
+        acc.chunk(&json!({"choices":[{"delta":{"content":" there"},"finish_reason":"stop"}]}), 12.0, Shape::Chat);
+        let reply = acc.finish();
+        assert_eq!(reply.text, "Hi there");
+        assert_eq!(reply.timing.ttft_ms, Some(9.0));
+        assert_eq!(reply.timing.decode_ms, Some(3.0));
+        assert_eq!(reply.finish_reason.as_deref(), Some("stop"));
+    }
+
+    #[test]
+    fn tool_calls_assemble_from_deltas() {
+        let mut acc = StreamAcc::default();
+        acc.chunk(&json!({"choices":[{"delta":{"tool_calls":[{"index":0,"id":"c1","function":{"name":"get_weather","arguments":"{\"ci"}}]}}]}), 1.0, Shape::Chat);
+        acc.chunk(&json!({"choices":[{"delta":{"tool_calls":[{"index":1,"id":"c2","function":{"name":"get_time","arguments":"{}"}}]}}]}), 2.0, Shape::Chat);
+        acc.chunk(
+            &json!({"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"arguments":"ty\":\"Oslo\"}"}}]}}]}),
+            3.0,
+            Shape::Chat,
+        );
+        let reply = acc.finish();
+        assert_eq!(reply.tool_calls.len(), 2);
+        assert_eq!(reply.tool_calls[0].name, "get_weather");
+        assert_eq!(reply.tool_calls[0].arguments, "{\"city\":\"Oslo\"}");
+        assert_eq!(reply.tool_calls[1].id, "c2");
+        assert_eq!(reply.timing.ttft_ms, Some(1.0));
+    }
+}
