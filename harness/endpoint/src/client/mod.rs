@@ -1,196 +1,31 @@
 //! The OpenAI-compatible HTTP client: chat and completions, streamed or not.
 //!
-//! Classification is the point of this module. A call ends in a [`Reply`], or
-//! in [`CallError::Lost`] (refused or reset connection, timeout, a stall
-//! between bytes, a stream cut before its finish reason, a reply over its
-//! size cap, a body that is not the JSON the protocol promises), in
-//! [`CallError::Unanswered`] (a 5xx, or a 429/408/503 that outlasted the
-//! retries), in [`CallError::Unauthorized`] (401/403: the setup's fault) or
-//! in [`CallError::Rejected`] (any other 4xx: a clean refusal, with its
+//! Classification is the point of this module. A call ends in a
+//! [`Reply`](crate::types::Reply), or in
+//! [`Lost`](crate::types::CallError::Lost) (refused or reset connection,
+//! timeout, a stall between bytes, a stream cut before its finish reason, a
+//! reply over its size cap, a body that is not the JSON the protocol
+//! promises), in [`Unanswered`](crate::types::CallError::Unanswered) (a
+//! 5xx, a 404/405/409, or a 408/429/503 that outlasted the retries), in
+//! [`Unauthorized`](crate::types::CallError::Unauthorized) (401/403/407:
+//! the setup's fault) or in [`Rejected`](crate::types::CallError::Rejected)
+//! (400, 413 or 422, about the request itself: a clean refusal, with its
 //! body).
 //!
 //! Every limit is explicit ([`ClientConfig`]): the server is untrusted input.
+//!
+//! `call.rs` holds the [`Client`] and its calls; `transport.rs` sending,
+//! limits, retries and status classes; `body.rs` request bodies; `reply.rs`
+//! whole replies; `stream.rs` the SSE read loop.
 
 mod body;
+mod call;
 mod reply;
 mod stream;
 mod transport;
 
-use std::time::{Duration, Instant};
-
-use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
-use serde_json::Value;
-
-use crate::types::*;
-
 pub use body::{chat_body, completion_body};
+pub use call::Client;
+pub(crate) use call::millis;
+use call::{Shape, clip};
 pub use transport::{ClientConfig, RetryBudget, Secret, Timeouts, http_builder, redact_url};
-
-use reply::parse_whole;
-use transport::{classify_status, redirected};
-
-/// An OpenAI-compatible server at a base URL, serving one model.
-#[derive(Debug, Clone)]
-pub struct Client {
-    http: reqwest::Client,
-    /// No pooled connections: the one resend of a request whose reused
-    /// connection the server had closed goes out on a fresh one.
-    fresh: reqwest::Client,
-    base_url: String,
-    model: String,
-    config: ClientConfig,
-}
-
-pub(crate) fn millis(since: Instant) -> f64 {
-    since.elapsed().as_secs_f64() * 1000.0
-}
-
-// Sending and reading a body are in `transport`, reading a stream in `stream`.
-impl Client {
-    /// A client for `base_url` (e.g. `http://127.0.0.1:8080`), naming `model`
-    /// in every request.
-    pub fn new(base_url: &str, model: &str, config: ClientConfig) -> Result<Self, String> {
-        let mut headers = HeaderMap::new();
-        if let Some(key) = &config.api_key {
-            let mut value = HeaderValue::from_str(&format!("Bearer {}", key.expose()))
-                .map_err(|_| "failed to build the HTTP client: the API key is not a valid header value".to_string())?;
-            value.set_sensitive(true);
-            headers.insert(AUTHORIZATION, value);
-        }
-        // A target's 3xx is never followed: the other server's reply would be
-        // recorded as the target's (and a 302 turns the POST into a GET).
-        // Idle connections are kept shorter than engines keep them open
-        // (cpp-httplib and uvicorn close after 5 s), so few are reused as
-        // the server closes them.
-        let build = |pooled: bool| {
-            http_builder()
-                .connect_timeout(config.timeouts.connect)
-                .timeout(config.timeouts.request)
-                .default_headers(headers.clone())
-                .redirect(reqwest::redirect::Policy::none())
-                .pool_idle_timeout(Duration::from_secs(3))
-                .pool_max_idle_per_host(if pooled { 64 } else { 0 })
-                .build()
-                .map_err(|err| format!("failed to build the HTTP client: {err}"))
-        };
-        let (http, fresh) = (build(true)?, build(false)?);
-        // An OpenAI SDK base URL (`http://host:8000/v1`) names the same
-        // server as `http://host:8000`: the paths below carry `/v1`.
-        let trimmed = base_url.trim_end_matches('/');
-        let base_url = trimmed.strip_suffix("/v1").unwrap_or(trimmed).to_string();
-        Ok(Client { http, fresh, base_url, model: model.to_string(), config })
-    }
-
-    /// The base URL, credentials redacted.
-    pub fn base_url(&self) -> String {
-        redact_url(&self.base_url)
-    }
-
-    /// The model id named in requests.
-    pub fn model(&self) -> &str {
-        &self.model
-    }
-
-    /// The limits this client works within.
-    pub fn config(&self) -> &ClientConfig {
-        &self.config
-    }
-
-    /// `POST /v1/chat/completions`.
-    pub async fn chat(&self, req: &ChatRequest) -> Result<Reply, CallError> {
-        let body = chat_body(&self.model, req)?;
-        self.post("/v1/chat/completions", body, req.stream, Shape::Chat).await.map_err(|err| match err {
-            // The probe read /v1/models before any case: a chat path that
-            // is not there is the setup's error, not a lost serve.
-            CallError::Unanswered { status: status @ (404 | 405), body } => CallError::Misdirected(format!(
-                "POST {}/v1/chat/completions answered HTTP {status} ({body}) where /v1/models answered: is the base URL right?",
-                self.base_url()
-            )),
-            other => other,
-        })
-    }
-
-    /// `POST /v1/completions`.
-    pub async fn complete(&self, req: &CompletionRequest) -> Result<Reply, CallError> {
-        let body = completion_body(&self.model, req)?;
-        self.post("/v1/completions", body, req.stream, Shape::Completion).await
-    }
-
-    /// `GET` an auxiliary path (a probe, `/metrics`, `/slots`) within the
-    /// auxiliary time limit and an 8 MiB cap; 4xx and 5xx are errors.
-    pub async fn get_text(&self, path: &str) -> Result<String, CallError> {
-        let url = format!("{}{path}", self.base_url);
-        let resp = self.http.get(&url).timeout(self.config.timeouts.aux).send().await.map_err(|err| self.lost(err))?;
-        let status = resp.status().as_u16();
-        if let Some(err) = redirected(&resp) {
-            return Err(err);
-        }
-        if !(200..300).contains(&status) {
-            let body = self.error_body(resp).await;
-            return Err(classify_status(status, &body).expect_err("a non-2xx status is an error"));
-        }
-        let bytes = self.read_body(resp, 8 << 20).await?;
-        Ok(String::from_utf8_lossy(&bytes).into_owned())
-    }
-
-    /// `POST` a JSON body to a path and return the JSON answer; 4xx is
-    /// `Rejected`, 5xx, a dropped connection or non-JSON is lost.
-    pub async fn post_json(&self, path: &str, body: &Value) -> Result<Value, CallError> {
-        let (resp, _, _) = self.send(path, body).await?;
-        let status = resp.status().as_u16();
-        if !(200..300).contains(&status) {
-            let body = self.error_body(resp).await;
-            return Err(classify_status(status, &body).expect_err("a non-2xx status is an error"));
-        }
-        let bytes = self.read_body(resp, self.config.max_reply_bytes).await?;
-        let text = String::from_utf8_lossy(&bytes);
-        serde_json::from_str(&text)
-            .map_err(|err| CallError::Lost(format!("malformed JSON in the response ({err}): {}", clip(&text))))
-    }
-
-    async fn post(&self, path: &str, body: Value, stream: bool, shape: Shape) -> Result<Reply, CallError> {
-        // Timing starts at the send that was answered, not at the first.
-        let (resp, attempts, started) = self.send(path, &body).await?;
-        let status = resp.status().as_u16();
-        let is_sse = resp
-            .headers()
-            .get(reqwest::header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|v| v.starts_with("text/event-stream"));
-        if !(200..300).contains(&status) {
-            let body = self.error_body(resp).await;
-            return Err(classify_status(status, &body).expect_err("a non-2xx status is an error"));
-        }
-        let mut reply = if !stream || !is_sse {
-            let bytes = self.read_body(resp, self.config.max_reply_bytes).await?;
-            let text = String::from_utf8_lossy(&bytes);
-            let value: Value = serde_json::from_str(&text)
-                .map_err(|err| CallError::Lost(format!("malformed JSON in the response ({err}): {}", clip(&text))))?;
-            parse_whole(&value, shape)?
-        } else {
-            self.read_stream(resp, started, shape).await?
-        };
-        reply.status = status;
-        reply.attempts = attempts;
-        reply.timing.total_ms = millis(started);
-        Ok(reply)
-    }
-}
-
-#[derive(Clone, Copy, PartialEq)]
-enum Shape {
-    Chat,
-    Completion,
-}
-
-fn clip(text: &str) -> String {
-    const MAX: usize = 500;
-    if text.len() <= MAX {
-        return text.to_string();
-    }
-    let mut end = MAX;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &text[..end])
-}
