@@ -1,20 +1,23 @@
 //! A gate suite's verdict (e.g. the configuration battery): passed only when
 //! every one of its checks ran and passed.
 
-use sparktest_record::Gate;
+use sparktest_record::{Gate, GateFailure};
 
 use crate::sinks::summary::Tally;
 
 /// A filtered or skipped check is a failing one. `carried` are the checks
 /// an earlier run (that this one resumes) recorded, and their failures.
-pub fn verdict(t: &Tally, total: usize, carried: &(usize, Vec<String>)) -> Gate {
+pub fn verdict(t: &Tally, total: usize, carried: &(usize, Vec<GateFailure>)) -> Gate {
     let ran = usize::try_from(t.counts.total()).unwrap_or(usize::MAX) + carried.0;
     let mut failing = carried.1.clone();
     failing.extend(t.not_passed.iter().cloned());
     if ran < total {
-        failing.push(format!("{} of {total} checks did not run (filtered out or skipped)", total - ran));
+        failing.push(GateFailure::NotRun(format!(
+            "{} of {total} checks did not run (filtered out or skipped)",
+            total - ran
+        )));
     }
-    Gate { passed: failing.is_empty() && total > 0, failing }
+    Gate { passed: failing.is_empty() && total > 0, failing: failing.iter().map(GateFailure::to_string).collect() }
 }
 
 #[cfg(test)]
@@ -33,7 +36,7 @@ mod tests {
         assert_eq!(g.failing, ["2 of 3 checks did not run (filtered out or skipped)"]);
         let failed = Tally {
             counts: Counts { passed: 2, failed: 1, ..Counts::default() },
-            not_passed: vec!["x::y (fail: wrong)".into()],
+            not_passed: vec![GateFailure::parse("x::y (fail: wrong)")],
             ..Tally::default()
         };
         assert_eq!(verdict(&failed, 3, &(0, vec![])).failing, ["x::y (fail: wrong)"]);
@@ -41,6 +44,6 @@ mod tests {
         // A resumed run counts what the earlier one recorded.
         let rest = Tally { counts: Counts { passed: 1, ..Counts::default() }, ..Tally::default() };
         assert!(verdict(&rest, 3, &(2, vec![])).passed);
-        assert_eq!(verdict(&rest, 3, &(2, vec!["x::a (fail: no)".into()])).failing, ["x::a (fail: no)"]);
+        assert_eq!(verdict(&rest, 3, &(2, vec![GateFailure::parse("x::a (fail: no)")])).failing, ["x::a (fail: no)"]);
     }
 }

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::SystemTime;
 
 use libtest_mimic::{Arguments, Trial};
-use sparktest_record::{ArmInfo, HarnessInfo, InstrumentInfo, Manifest};
+use sparktest_record::{ArmInfo, GateFailure, HarnessInfo, InstrumentInfo, Manifest};
 
 use super::connect::{Connector, Targets};
 use super::prepare::Prepared;
@@ -161,21 +161,18 @@ impl Plan {
 
     /// What a resumed run carries into its gate: the checks the earlier runs
     /// recorded, and those of them that did not pass.
-    pub fn gate_carry(&self) -> (usize, Vec<String>) {
-        let (done, mut failing) = self.resumed.as_ref().map_or((0, Vec::new()), |r| {
-            (
-                r.done.len(),
-                r.done
-                    .values()
-                    .filter(|(o, _)| *o != sparktest_record::Outcome::Pass)
-                    .map(|(_, s)| s.clone())
-                    .collect(),
-            )
-        });
+    pub fn gate_carry(&self) -> (usize, Vec<GateFailure>) {
+        let (done, mut failing) = self
+            .resumed
+            .as_ref()
+            .map_or((0, Vec::new()), |r| (r.done.len(), r.done.values().flatten().cloned().collect()));
         // A partition takes its share of what the filters kept, so a part's
         // count of checks cannot show what they left out: say it here.
         if self.partition.is_some() && self.filtered_out > 0 {
-            failing.push(format!("{} checks were left out by the command line's filters", self.filtered_out));
+            failing.push(GateFailure::NotRun(format!(
+                "{} checks were left out by the command line's filters",
+                self.filtered_out
+            )));
         }
         (done, failing)
     }

@@ -228,7 +228,7 @@ fn snapshot_folder(target: &sparktest_record::TargetInfo) -> String {
 fn summary(
     tally: &TallySink,
     started: Instant,
-    gate: Option<(usize, (usize, Vec<String>))>,
+    gate: Option<(usize, (usize, Vec<sparktest_record::GateFailure>))>,
     stop: Option<&control::Stop>,
     redactor: &crate::redact::Redactor,
 ) -> Summary {

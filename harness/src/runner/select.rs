@@ -78,8 +78,9 @@ pub fn run_group(given: Option<&str>, suite_sha: &str, target: &str, revision: O
 pub struct Resumed {
     /// The earlier run's manifest.
     pub manifest: Manifest,
-    /// Case id → outcome and reason, for records that are not lost.
-    pub done: BTreeMap<String, (Outcome, String)>,
+    /// Case id → how it ended (None for a pass), for records that are not
+    /// lost or interrupted.
+    pub done: BTreeMap<String, Option<sparktest_record::GateFailure>>,
 }
 
 /// Read `<dir>/<run_id>.jsonl` (a damaged end is fine: that is what a
@@ -116,10 +117,7 @@ pub fn resumed(dir: &Path, run_id: &str) -> Result<Resumed, Error> {
                 if matches!(c.outcome, Outcome::Lost | Outcome::Interrupted) {
                     done.remove(&c.id);
                 } else {
-                    done.insert(
-                        c.id.clone(),
-                        (c.outcome, format!("{} ({}: {})", c.id, c.outcome.as_str(), c.reason.unwrap_or_default())),
-                    );
+                    done.insert(c.id.clone(), sparktest_record::GateFailure::of(&c));
                 }
             }
         }

@@ -56,18 +56,15 @@ pub(crate) struct Sums {
 pub struct Tally {
     /// Over all cases.
     pub counts: Counts,
-    /// Cases that did not pass: `id (outcome: reason)`.
-    pub not_passed: Vec<String>,
+    /// Cases that did not pass.
+    pub not_passed: Vec<sparktest_record::GateFailure>,
     pub(crate) per_instrument: BTreeMap<String, Sums>,
 }
 
 impl Tally {
     fn add(&mut self, record: &sparktest_record::CaseRecord) {
         self.counts.add(record.outcome);
-        if record.outcome != Outcome::Pass {
-            let reason = record.reason.as_deref().unwrap_or("");
-            self.not_passed.push(format!("{} ({}: {reason})", record.id, record.outcome.as_str()));
-        }
+        self.not_passed.extend(sparktest_record::GateFailure::of(record));
         let sums = self.per_instrument.entry(record.instrument.clone()).or_default();
         sums.counts.add(record.outcome);
         sums.seconds += record.seconds;

@@ -1,6 +1,7 @@
 //! The configuration battery row (`hard-question` and the battery suite's
 //! gate).
 
+use sparktest_record::GateFailure;
 use sparktest_sdk::contract::hard_question;
 
 use super::*;
@@ -17,7 +18,8 @@ fn figure_of(runs: &[Run], col: &str) -> Result<Figure, Missing> {
     let (value, raw) = if gate.passed {
         (10.0, format!("PASSED: all {} checks", cases.len()))
     } else {
-        let names: Vec<&str> = gate.failing.iter().map(|f| f.split(" (").next().unwrap_or(f)).collect();
+        let failures: Vec<GateFailure> = gate.failures().collect();
+        let names: Vec<&str> = failures.iter().map(GateFailure::name).collect();
         (
             10.0 * passed as f64 / cases.len().max(1) as f64,
             format!("FAILED: {passed}/{} checks passed; failing: {}", cases.len(), names.join(", ")),
