@@ -20,8 +20,9 @@ use wasmtime::{Cache, CacheConfig, Config, Engine, Store, StoreLimitsBuilder, Tr
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::{HostMonotonicClock, HostWallClock, WasiCtxBuilder};
 
-use super::bindings::{GuestInfo, GuestOutcome, v1, v2};
+use super::adapter::{GuestInfo, GuestOutcome};
 use super::state::{CallLog, CaseState, Judge, Restarter};
+use super::{v1, v2};
 use crate::endpoint::Endpoint;
 use crate::error::{Error, ErrorKind};
 use crate::suite::sha256_hex;
@@ -79,6 +80,29 @@ impl HostMonotonicClock for FrozenClock {
 enum Pre {
     V1(v1::InstrumentPre<CaseState>),
     V2(v2::InstrumentPre<CaseState>),
+}
+
+/// The reporter world of one released interface version.
+enum ReporterPre {
+    V1(v1::reporter::ReporterPre<CaseState>),
+    V2(v2::reporter::ReporterPre<CaseState>),
+}
+
+/// The same call on whichever version a component was built against: the
+/// generated types differ by version, the calls do not.
+macro_rules! each_version {
+    (reporter $pre:expr, $p:ident => $call:expr) => {
+        match $pre {
+            ReporterPre::V1($p) => $call,
+            ReporterPre::V2($p) => $call,
+        }
+    };
+    ($pre:expr, $p:ident => $call:expr) => {
+        match $pre {
+            Pre::V1($p) => $call,
+            Pre::V2($p) => $call,
+        }
+    };
 }
 
 /// A loaded instrument component, ready to instantiate per case.
@@ -270,10 +294,9 @@ impl PluginHost {
         };
         let (mut store, stderr, _) = self.store(None, Arc::default(), Reach::default());
         let call = async {
-            Ok::<GuestInfo, wasmtime::Error>(match &pre {
-                Pre::V1(p) => p.instantiate_async(&mut store).await?.call_describe(&mut store).await?.into(),
-                Pre::V2(p) => p.instantiate_async(&mut store).await?.call_describe(&mut store).await?.into(),
-            })
+            Ok::<GuestInfo, wasmtime::Error>(each_version!(&pre, p => {
+                p.instantiate_async(&mut store).await?.call_describe(&mut store).await?.into()
+            }))
         };
         let info = self
             .setup("describe", &stderr, call)
@@ -312,32 +335,25 @@ impl PluginHost {
             .instantiate_pre(&component)
             .map_err(|e| plugin_err(format!("component {} does not fit the reporter world: {e:#}", wasm.display())))?;
         let (mut store, stderr, _) = self.store(None, files, Reach::default());
-        let result = match v2::reporter::ReporterPre::new(pre.clone()) {
-            Ok(p) => {
-                let call = async {
-                    let out =
-                        p.instantiate_async(&mut store).await?.call_render(&mut store, &measurements, config).await?;
-                    Ok::<_, wasmtime::Error>(
-                        out.map(|list| list.into_iter().map(|a| (a.path, a.content)).collect::<Vec<_>>()),
-                    )
-                };
-                self.setup("render", &stderr, call).await
-            }
-            Err(_) => {
-                let p = v1::reporter::ReporterPre::new(pre).map_err(|e| {
-                    plugin_err(format!("component {} does not export the reporter world: {e:#}", wasm.display()))
-                })?;
-                let call = async {
-                    let out =
-                        p.instantiate_async(&mut store).await?.call_render(&mut store, &measurements, config).await?;
-                    Ok::<_, wasmtime::Error>(
-                        out.map(|list| list.into_iter().map(|a| (a.path, a.content)).collect::<Vec<_>>()),
-                    )
-                };
-                self.setup("render", &stderr, call).await
-            }
-        }
-        .map_err(|e| plugin_err(format!("reporter {} failed: {e}", wasm.display())))?;
+        let pre = match v2::reporter::ReporterPre::new(pre.clone()) {
+            Ok(p) => ReporterPre::V2(p),
+            Err(_) => ReporterPre::V1(v1::reporter::ReporterPre::new(pre).map_err(|e| {
+                plugin_err(format!("component {} does not export the reporter world: {e:#}", wasm.display()))
+            })?),
+        };
+        let call = async {
+            let out = each_version!(reporter &pre, p => p
+                .instantiate_async(&mut store)
+                .await?
+                .call_render(&mut store, &measurements, config)
+                .await?
+                .map(|list| list.into_iter().map(|a| (a.path, a.content)).collect::<Vec<_>>()));
+            Ok::<_, wasmtime::Error>(out)
+        };
+        let result = self
+            .setup("render", &stderr, call)
+            .await
+            .map_err(|e| plugin_err(format!("reporter {} failed: {e}", wasm.display())))?;
         let artifacts =
             result.map_err(|e| Error::new(ErrorKind::Setup, format!("reporter {} refused: {e}", wasm.display())))?;
         artifacts
@@ -364,20 +380,12 @@ impl PluginHost {
         let name = &plugin.info.name;
         let (mut store, stderr, _) = self.store(None, files, Reach::default());
         let call = async {
-            let listed = match &plugin.pre {
-                Pre::V1(p) => p
-                    .instantiate_async(&mut store)
-                    .await?
-                    .call_cases(&mut store, config)
-                    .await?
-                    .map(|v| v.into_iter().map(|c| CaseInfo { name: c.name, tags: c.tags }).collect()),
-                Pre::V2(p) => p
-                    .instantiate_async(&mut store)
-                    .await?
-                    .call_cases(&mut store, config)
-                    .await?
-                    .map(|v| v.into_iter().map(|c| CaseInfo { name: c.name, tags: c.tags }).collect()),
-            };
+            let listed = each_version!(&plugin.pre, p => p
+                .instantiate_async(&mut store)
+                .await?
+                .call_cases(&mut store, config)
+                .await?
+                .map(|v| v.into_iter().map(|c| CaseInfo { name: c.name, tags: c.tags }).collect()));
             Ok::<Result<Vec<CaseInfo>, String>, wasmtime::Error>(listed)
         };
         let result = self
@@ -402,10 +410,9 @@ impl PluginHost {
         let started = Instant::now();
         let (mut store, stderr, in_call) = self.store(Some(endpoint), files, reach);
         let run = async {
-            Ok::<GuestOutcome, wasmtime::Error>(match &plugin.pre {
-                Pre::V1(p) => p.instantiate_async(&mut store).await?.call_run(&mut store, config, case).await?.into(),
-                Pre::V2(p) => p.instantiate_async(&mut store).await?.call_run(&mut store, config, case).await?.into(),
-            })
+            Ok::<GuestOutcome, wasmtime::Error>(each_version!(&plugin.pre, p => {
+                p.instantiate_async(&mut store).await?.call_run(&mut store, config, case).await?.into()
+            }))
         };
         let outcome = tokio::time::timeout(self.limits.case_timeout, run).await;
         let log = std::mem::take(&mut store.data_mut().log);

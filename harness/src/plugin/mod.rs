@@ -1,14 +1,20 @@
 //! The plugin host: instruments and reporters are WASM components run in a
 //! sandbox.
 //!
-//! Generated bindings stay in `bindings` (one module per released interface
-//! version); the rest of the harness sees only the host's own types.
+//! One file per released interface version (`v1.rs`, `v2.rs`): its
+//! generated bindings, conversions and imports, adapting to the host's one
+//! case state (`state.rs`) and guest view (`adapter.rs`); what the versions
+//! share is written once, in `adapter.rs`'s macros. The rest of the harness
+//! sees only the host's own types.
 
-mod bindings;
+#[macro_use]
+mod adapter;
 mod build;
 mod host;
 mod names;
 mod state;
+mod v1;
+mod v2;
 
 pub use build::{component_for, trusted_workspaces};
 pub use host::{CaseInfo, CaseResult, InstrumentPlugin, Limits, PluginHost, Reach};

@@ -13,7 +13,6 @@ use wasmtime::StoreLimits;
 use wasmtime::component::ResourceTable;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
-use super::bindings::{v1, v1_convert, v2, v2_convert};
 use crate::endpoint::{self as dom, Endpoint};
 use crate::transcript::Recorder;
 
@@ -168,19 +167,19 @@ impl WasiView for CaseState {
 /// Most requests one `chat-concurrent` call may send at once.
 const MAX_CONCURRENT: usize = 256;
 
-fn trap_invalid(kind: &str, reason: String) -> wasmtime::Error {
+pub(super) fn trap_invalid(kind: &str, reason: String) -> wasmtime::Error {
     wasmtime::format_err!("instrument sent an invalid {kind} request: {reason}")
 }
 
 /// The host's side of every import, in host types.
 impl CaseState {
-    fn endpoint(&self) -> wasmtime::Result<Arc<Endpoint>> {
+    pub(super) fn endpoint(&self) -> wasmtime::Result<Arc<Endpoint>> {
         self.endpoint
             .clone()
             .ok_or_else(|| wasmtime::format_err!("the endpoint cannot be called while describing or listing cases"))
     }
 
-    async fn chat(&mut self, req: dom::ChatRequest) -> wasmtime::Result<Result<dom::Reply, dom::CallError>> {
+    pub(super) async fn chat(&mut self, req: dom::ChatRequest) -> wasmtime::Result<Result<dom::Reply, dom::CallError>> {
         let endpoint = self.endpoint()?;
         let _busy = InCall::new(&self.in_call);
         let started = Instant::now();
@@ -191,7 +190,7 @@ impl CaseState {
         Ok(result)
     }
 
-    async fn chat_concurrent(
+    pub(super) async fn chat_concurrent(
         &mut self,
         reqs: Vec<dom::ChatRequest>,
     ) -> wasmtime::Result<Vec<Result<dom::Reply, dom::CallError>>> {
@@ -220,7 +219,10 @@ impl CaseState {
         Ok(results)
     }
 
-    async fn complete(&mut self, req: dom::CompletionRequest) -> wasmtime::Result<Result<dom::Reply, dom::CallError>> {
+    pub(super) async fn complete(
+        &mut self,
+        req: dom::CompletionRequest,
+    ) -> wasmtime::Result<Result<dom::Reply, dom::CallError>> {
         let endpoint = self.endpoint()?;
         let _busy = InCall::new(&self.in_call);
         let started = Instant::now();
@@ -231,7 +233,7 @@ impl CaseState {
         Ok(result)
     }
 
-    async fn prompt_logprobs(
+    pub(super) async fn prompt_logprobs(
         &mut self,
         text: String,
     ) -> wasmtime::Result<Result<Vec<dom::TokenLogprob>, dom::CallError>> {
@@ -248,7 +250,7 @@ impl CaseState {
 
     /// Metrics, and everything read from them, are auxiliary: a failure is
     /// `Unsupported` with its reason and never loses the case.
-    async fn scrape_metrics(&mut self) -> wasmtime::Result<Result<Vec<dom::MetricSample>, dom::CallError>> {
+    pub(super) async fn scrape_metrics(&mut self) -> wasmtime::Result<Result<Vec<dom::MetricSample>, dom::CallError>> {
         // Not marked as waiting on the server: a case that runs out of time
         // here is not lost (the read has its own, shorter limit).
         let endpoint = self.endpoint()?;
@@ -258,7 +260,7 @@ impl CaseState {
         Ok(result)
     }
 
-    async fn draft_counters(&mut self) -> wasmtime::Result<Result<dom::DraftCounters, dom::CallError>> {
+    pub(super) async fn draft_counters(&mut self) -> wasmtime::Result<Result<dom::DraftCounters, dom::CallError>> {
         let endpoint = self.endpoint()?;
         let started = Instant::now();
         let result = endpoint.draft_counters().await;
@@ -266,7 +268,10 @@ impl CaseState {
         Ok(result)
     }
 
-    async fn grade(&mut self, req: dom::ChatRequest) -> wasmtime::Result<Result<dom::Reply, dom::CallError>> {
+    pub(super) async fn grade(
+        &mut self,
+        req: dom::ChatRequest,
+    ) -> wasmtime::Result<Result<dom::Reply, dom::CallError>> {
         self.endpoint()?;
         let Some(judge) = self.judge.clone() else {
             return Ok(Err(dom::CallError::Unsupported("no judge is configured for this run (--judge NAME)".into())));
@@ -280,7 +285,7 @@ impl CaseState {
         Ok(result)
     }
 
-    async fn restart(&mut self) -> wasmtime::Result<Result<(), dom::CallError>> {
+    pub(super) async fn restart(&mut self) -> wasmtime::Result<Result<(), dom::CallError>> {
         self.endpoint()?;
         let Some(restart) = self.restart.clone() else {
             return Ok(Err(dom::CallError::Unsupported(
@@ -298,205 +303,15 @@ impl CaseState {
         }))
     }
 
-    fn facts(&self) -> wasmtime::Result<dom::ServerFacts> {
+    pub(super) fn facts(&self) -> wasmtime::Result<dom::ServerFacts> {
         Ok(self.endpoint()?.facts().clone())
     }
 
-    fn read(&self, path: &str) -> Result<Vec<u8>, String> {
+    pub(super) fn read(&self, path: &str) -> Result<Vec<u8>, String> {
         self.files.get(path).cloned().ok_or_else(|| format!("suite file {path:?} is not pinned in the suite's [files]"))
     }
 
-    fn paths(&self) -> Vec<String> {
+    pub(super) fn paths(&self) -> Vec<String> {
         self.files.keys().cloned().collect()
-    }
-}
-
-/// Every released version's import traits, each converting to and from
-/// the host types above.
-mod v1_host {
-    use super::*;
-    use v1::sparktest::plugin::{endpoint as wit, plugin_types, suite_data, types};
-    use v1_convert::{call_error, facts, reply};
-
-    fn out<T, U>(
-        r: Result<T, dom::CallError>,
-        kind: &str,
-        f: impl FnOnce(T) -> U,
-    ) -> wasmtime::Result<Result<U, wit::CallError>> {
-        match r {
-            Ok(v) => Ok(Ok(f(v))),
-            Err(e) => call_error(e).map(Err).map_err(|why| trap_invalid(kind, why)),
-        }
-    }
-
-    impl types::Host for CaseState {}
-    impl plugin_types::Host for CaseState {}
-
-    impl wit::Host for CaseState {
-        async fn chat(&mut self, req: wit::ChatRequest) -> wasmtime::Result<Result<wit::Reply, wit::CallError>> {
-            out(CaseState::chat(self, req.into()).await?, "chat", reply)
-        }
-
-        async fn chat_concurrent(
-            &mut self,
-            reqs: Vec<wit::ChatRequest>,
-        ) -> wasmtime::Result<Vec<Result<wit::Reply, wit::CallError>>> {
-            let results = CaseState::chat_concurrent(self, reqs.into_iter().map(Into::into).collect()).await?;
-            results.into_iter().map(|r| out(r, "chat", reply)).collect()
-        }
-
-        async fn complete(
-            &mut self,
-            req: wit::CompletionRequest,
-        ) -> wasmtime::Result<Result<wit::Reply, wit::CallError>> {
-            out(CaseState::complete(self, req.into()).await?, "completion", reply)
-        }
-
-        async fn prompt_logprobs(
-            &mut self,
-            text: String,
-        ) -> wasmtime::Result<Result<Vec<wit::TokenLogprob>, wit::CallError>> {
-            out(CaseState::prompt_logprobs(self, text).await?, "prompt-logprobs", |v| {
-                v.into_iter().map(Into::into).collect()
-            })
-        }
-
-        async fn facts(&mut self) -> wasmtime::Result<wit::ServerFacts> {
-            Ok(facts(CaseState::facts(self)?))
-        }
-
-        /// 0.1.0 instruments read the last load window as `sparktest:window_*`
-        /// samples, even where the engine's metrics are off.
-        async fn scrape_metrics(&mut self) -> wasmtime::Result<Result<Vec<wit::MetricSample>, wit::CallError>> {
-            let mut result = CaseState::scrape_metrics(self).await?;
-            if let Some(window) = &self.last_window {
-                let derived = window_samples(window);
-                result = match result {
-                    Ok(mut samples) => {
-                        samples.extend(derived);
-                        Ok(samples)
-                    }
-                    Err(dom::CallError::Unsupported(_)) => Ok(derived),
-                    Err(err) => Err(err),
-                };
-            }
-            out(result, "metrics", |v| v.into_iter().map(Into::into).collect())
-        }
-    }
-
-    /// The `sparktest:window_*` samples for a load window.
-    fn window_samples(w: &dom::LoadWindow) -> Vec<dom::MetricSample> {
-        let labels = vec![("source".to_string(), w.source.clone())];
-        let mut out = vec![
-            ("sparktest:window_requests_running_max", f64::from(w.running_max)),
-            ("sparktest:window_requests_running_mean", w.running_mean),
-            ("sparktest:window_samples", f64::from(w.samples)),
-        ];
-        if let Some(waiting) = w.waiting_max {
-            out.push(("sparktest:window_requests_waiting_max", f64::from(waiting)));
-        }
-        out.into_iter()
-            .map(|(name, value)| dom::MetricSample { name: name.into(), labels: labels.clone(), value })
-            .collect()
-    }
-
-    impl suite_data::Host for CaseState {
-        async fn read(&mut self, path: String) -> wasmtime::Result<Result<Vec<u8>, String>> {
-            Ok(CaseState::read(self, &path))
-        }
-
-        async fn paths(&mut self) -> wasmtime::Result<Vec<String>> {
-            Ok(CaseState::paths(self))
-        }
-    }
-}
-
-mod v2_host {
-    use super::*;
-    use v2::sparktest::plugin::{endpoint as wit, judge, plugin_types, suite_data, types};
-    use v2_convert::{call_error, draft, facts, judge_info, reply, window};
-
-    fn out<T, U>(
-        r: Result<T, dom::CallError>,
-        kind: &str,
-        f: impl FnOnce(T) -> U,
-    ) -> wasmtime::Result<Result<U, wit::CallError>> {
-        match r {
-            Ok(v) => Ok(Ok(f(v))),
-            Err(e) => call_error(e).map(Err).map_err(|why| trap_invalid(kind, why)),
-        }
-    }
-
-    impl types::Host for CaseState {}
-    impl plugin_types::Host for CaseState {}
-
-    impl wit::Host for CaseState {
-        async fn chat(&mut self, req: wit::ChatRequest) -> wasmtime::Result<Result<wit::Reply, wit::CallError>> {
-            out(CaseState::chat(self, req.into()).await?, "chat", reply)
-        }
-
-        async fn chat_concurrent(
-            &mut self,
-            reqs: Vec<wit::ChatRequest>,
-        ) -> wasmtime::Result<Vec<Result<wit::Reply, wit::CallError>>> {
-            let results = CaseState::chat_concurrent(self, reqs.into_iter().map(Into::into).collect()).await?;
-            results.into_iter().map(|r| out(r, "chat", reply)).collect()
-        }
-
-        async fn complete(
-            &mut self,
-            req: wit::CompletionRequest,
-        ) -> wasmtime::Result<Result<wit::Reply, wit::CallError>> {
-            out(CaseState::complete(self, req.into()).await?, "completion", reply)
-        }
-
-        async fn prompt_logprobs(
-            &mut self,
-            text: String,
-        ) -> wasmtime::Result<Result<Vec<wit::TokenLogprob>, wit::CallError>> {
-            out(CaseState::prompt_logprobs(self, text).await?, "prompt-logprobs", |v| {
-                v.into_iter().map(Into::into).collect()
-            })
-        }
-
-        async fn facts(&mut self) -> wasmtime::Result<wit::ServerFacts> {
-            Ok(facts(CaseState::facts(self)?))
-        }
-
-        async fn scrape_metrics(&mut self) -> wasmtime::Result<Result<Vec<wit::MetricSample>, wit::CallError>> {
-            out(CaseState::scrape_metrics(self).await?, "metrics", |v| v.into_iter().map(Into::into).collect())
-        }
-
-        async fn last_load_window(&mut self) -> wasmtime::Result<Option<wit::LoadWindow>> {
-            Ok(self.last_window.clone().map(window))
-        }
-
-        async fn draft_counters(&mut self) -> wasmtime::Result<Result<wit::DraftCounts, wit::CallError>> {
-            out(CaseState::draft_counters(self).await?, "draft-counters", draft)
-        }
-
-        async fn restart(&mut self) -> wasmtime::Result<Result<(), wit::CallError>> {
-            out(CaseState::restart(self).await?, "restart", |()| ())
-        }
-    }
-
-    impl judge::Host for CaseState {
-        async fn info(&mut self) -> wasmtime::Result<Option<judge::JudgeInfo>> {
-            Ok(self.judge.as_ref().map(|j| judge_info(&j.name, j.endpoint.facts())))
-        }
-
-        async fn grade(&mut self, req: wit::ChatRequest) -> wasmtime::Result<Result<wit::Reply, wit::CallError>> {
-            out(CaseState::grade(self, req.into()).await?, "judge", reply)
-        }
-    }
-
-    impl suite_data::Host for CaseState {
-        async fn read(&mut self, path: String) -> wasmtime::Result<Result<Vec<u8>, String>> {
-            Ok(CaseState::read(self, &path))
-        }
-
-        async fn paths(&mut self) -> wasmtime::Result<Vec<String>> {
-            Ok(CaseState::paths(self))
-        }
     }
 }

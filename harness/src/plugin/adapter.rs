@@ -1,62 +1,10 @@
-//! Generated bindings of every released interface version, and the
-//! conversions between them and the host's own types. Nothing outside
-//! `plugin` sees these types.
-//!
-//! Each version is a frozen folder (`plugins/wit/since_v0.X.0`); a component
-//! built against any of them loads. The types both versions share have the
-//! same shape, so one macro writes their conversions for each.
+//! What every interface version adapts to: the host's own view of a guest
+//! ([`GuestInfo`], [`GuestOutcome`]), and the pieces of the adapters that
+//! are the same in every version, written once as macros that each
+//! version's file (`v1.rs`, `v2.rs`) expands against its own bindings.
+//! A new version is a new file here that expands them and adds what it
+//! changed.
 
-/// `sparktest:plugin@0.1.0`.
-pub mod v1 {
-    wasmtime::component::bindgen!({
-        path: "../plugins/wit/since_v0.1.0",
-        world: "instrument",
-        imports: { default: async | trappable },
-        exports: { default: async },
-    });
-
-    /// The `reporter` world, sharing the instrument world's types.
-    pub mod reporter {
-        wasmtime::component::bindgen!({
-            path: "../plugins/wit/since_v0.1.0",
-            world: "reporter",
-            imports: { default: async | trappable },
-            exports: { default: async },
-            with: {
-                "sparktest:plugin/types": super::sparktest::plugin::types,
-                "sparktest:plugin/suite-data": super::sparktest::plugin::suite_data,
-                "sparktest:plugin/plugin-types": super::sparktest::plugin::plugin_types,
-            },
-        });
-    }
-}
-
-/// `sparktest:plugin@0.2.0`: adds the judge and typed facts.
-pub mod v2 {
-    wasmtime::component::bindgen!({
-        path: "../plugins/wit/since_v0.2.0",
-        world: "instrument",
-        imports: { default: async | trappable },
-        exports: { default: async },
-    });
-
-    /// The `reporter` world, sharing the instrument world's types.
-    pub mod reporter {
-        wasmtime::component::bindgen!({
-            path: "../plugins/wit/since_v0.2.0",
-            world: "reporter",
-            imports: { default: async | trappable },
-            exports: { default: async },
-            with: {
-                "sparktest:plugin/types": super::sparktest::plugin::types,
-                "sparktest:plugin/suite-data": super::sparktest::plugin::suite_data,
-                "sparktest:plugin/plugin-types": super::sparktest::plugin::plugin_types,
-            },
-        });
-    }
-}
-
-use crate::endpoint as dom;
 use sparktest_record::{Metric, Verdict};
 
 /// What a guest's `run` returned, in host types.
@@ -84,11 +32,13 @@ pub struct GuestInfo {
 }
 
 /// Conversions for the types every version shares, written once.
-macro_rules! shared {
-    ($v:ident, $out:ident) => {
-        mod $out {
-            use super::$v::sparktest::plugin::{endpoint as wit, plugin_types, types};
-            use super::{GuestInfo, GuestOutcome, dom};
+macro_rules! shared_conversions {
+    () => {
+        /// Conversions of the types every version shares.
+        pub mod shared {
+            use super::sparktest::plugin::{endpoint as wit, plugin_types, types};
+            use crate::endpoint as dom;
+            use crate::plugin::adapter::{GuestInfo, GuestOutcome};
             use sparktest_record::{Metric, Verdict};
 
             impl From<wit::ContentPart> for dom::ContentPart {
@@ -250,148 +200,71 @@ macro_rules! shared {
     };
 }
 
-shared!(v1, v1_shared);
-shared!(v2, v2_shared);
-
-/// 0.1.0's reply, facts and errors.
-pub mod v1_convert {
-    use super::dom;
-    use super::v1::sparktest::plugin::endpoint as wit;
-
-    /// A reply for a 0.1.0 guest.
-    pub fn reply(r: dom::Reply) -> wit::Reply {
-        wit::Reply {
-            text: r.text,
-            reasoning: r.reasoning,
-            tool_calls: r.tool_calls.into_iter().map(Into::into).collect(),
-            finish_reason: r.finish_reason,
-            model: r.model,
-            usage: super::v1_shared::usage(r.usage),
-            timing: super::v1_shared::timing(r.timing),
-            status: r.status,
+/// The imports every version implements the same way on the one case
+/// state: the pure-type interfaces, the suite's files, and `out`, which
+/// turns a host result into the version's `result<_, call-error>`.
+macro_rules! shared_imports {
+    () => {
+        fn out<T, U>(
+            r: Result<T, dom::CallError>,
+            kind: &str,
+            f: impl FnOnce(T) -> U,
+        ) -> wasmtime::Result<Result<U, wit::CallError>> {
+            match r {
+                Ok(v) => Ok(Ok(f(v))),
+                Err(e) => call_error(e).map(Err).map_err(|why| trap_invalid(kind, why)),
+            }
         }
-    }
 
-    /// A call error for a 0.1.0 guest. `Invalid` never reaches it: the host
-    /// traps the instance instead, because the request was the instrument's
-    /// bug.
-    pub fn call_error(e: dom::CallError) -> Result<wit::CallError, String> {
-        Ok(match e {
-            dom::CallError::Invalid(r) => return Err(r),
-            dom::CallError::Rejected { status, body } => wit::CallError::Rejected(wit::Rejection { status, body }),
-            dom::CallError::Unsupported(r) => wit::CallError::Unsupported(r),
-            lost => wit::CallError::Lost(lost.reason()),
-        })
-    }
+        impl types::Host for CaseState {}
+        impl plugin_types::Host for CaseState {}
 
-    /// The facts for a 0.1.0 guest: typed facts become the `footprint.*`
-    /// strings 0.1.0 instruments read.
-    pub fn facts(f: dom::ServerFacts) -> wit::ServerFacts {
-        wit::ServerFacts {
-            engine: f.engine,
-            model_id: f.model_id,
-            build: f.build,
-            model_path: f.model_path,
-            context_per_request: f.context_per_request,
-            slots: f.slots,
-            kv_pool_tokens: f.kv_pool_tokens,
-            extra: super::v1_shared::pairs(f.extra),
+        impl suite_data::Host for CaseState {
+            async fn read(&mut self, path: String) -> wasmtime::Result<Result<Vec<u8>, String>> {
+                Ok(CaseState::read(self, &path))
+            }
+
+            async fn paths(&mut self) -> wasmtime::Result<Vec<String>> {
+                Ok(CaseState::paths(self))
+            }
         }
-    }
+    };
 }
 
-/// 0.2.0's reply, facts and errors.
-pub mod v2_convert {
-    use super::dom;
-    use super::v2::sparktest::plugin::endpoint as wit;
-    use super::v2::sparktest::plugin::judge;
-
-    /// A reply for a 0.2.0 guest.
-    pub fn reply(r: dom::Reply) -> wit::Reply {
-        wit::Reply {
-            text: r.text,
-            reasoning: r.reasoning,
-            tool_calls: r.tool_calls.into_iter().map(Into::into).collect(),
-            finish_reason: r.finish_reason,
-            model: r.model,
-            usage: super::v2_shared::usage(r.usage),
-            timing: super::v2_shared::timing(r.timing),
-            status: r.status,
-            attempts: r.attempts,
+/// The endpoint calls every version makes the same way, inside its
+/// `impl endpoint::Host`.
+macro_rules! shared_endpoint_calls {
+    () => {
+        async fn chat(&mut self, req: wit::ChatRequest) -> wasmtime::Result<Result<wit::Reply, wit::CallError>> {
+            out(CaseState::chat(self, req.into()).await?, "chat", reply)
         }
-    }
 
-    /// A call error for a 0.2.0 guest, with its status. `Invalid` traps.
-    pub fn call_error(e: dom::CallError) -> Result<wit::CallError, String> {
-        let status = e.status();
-        Ok(match e {
-            dom::CallError::Invalid(r) => return Err(r),
-            dom::CallError::Rejected { status, body } => wit::CallError::Rejected(wit::Rejection { status, body }),
-            dom::CallError::Unsupported(reason) => wit::CallError::Unsupported(wit::Failure { reason, status: None }),
-            lost => wit::CallError::Lost(wit::Failure { reason: lost.reason(), status }),
-        })
-    }
-
-    /// The facts for a 0.2.0 guest, typed.
-    pub fn facts(f: dom::ServerFacts) -> wit::ServerFacts {
-        wit::ServerFacts {
-            engine: f.engine,
-            model_id: f.model_id,
-            build: f.build,
-            model_path: f.model_path,
-            context_per_request: f.context_per_request,
-            slots: f.slots,
-            kv_pool_tokens: f.kv_pool_tokens,
-            vision: f.vision,
-            footprint: f.footprint.map(|p| wit::Footprint {
-                resident_bytes: p.resident_bytes,
-                gpu_process_memory_mib: p.gpu_process_memory_mib,
-                mem_available_before_bytes: p.mem_available_before_bytes,
-                mem_available_after_bytes: p.mem_available_after_bytes,
-            }),
-            memory_pools: f
-                .memory_pools
-                .into_iter()
-                .map(|p| wit::MemoryPool {
-                    kind: match p.kind {
-                        dom::PoolKind::Gpu => wit::PoolKind::Gpu,
-                        dom::PoolKind::Unified => wit::PoolKind::Unified,
-                        dom::PoolKind::System => wit::PoolKind::System,
-                    },
-                    device: p.device,
-                    total_bytes: p.total_bytes,
-                    free_bytes: p.free_bytes,
-                })
-                .collect(),
-            memory_unseen: f.memory_unseen,
-            kv_bytes: f.kv_bytes.map(|k| wit::KvBytes { per_token: k.per_token, source: k.source }),
-            extra: super::v2_shared::pairs(f.extra),
+        async fn chat_concurrent(
+            &mut self,
+            reqs: Vec<wit::ChatRequest>,
+        ) -> wasmtime::Result<Vec<Result<wit::Reply, wit::CallError>>> {
+            let results = CaseState::chat_concurrent(self, reqs.into_iter().map(Into::into).collect()).await?;
+            results.into_iter().map(|r| out(r, "chat", reply)).collect()
         }
-    }
 
-    /// A load window for a 0.2.0 guest.
-    pub fn window(w: dom::LoadWindow) -> wit::LoadWindow {
-        wit::LoadWindow {
-            source: w.source,
-            samples: w.samples,
-            running_max: w.running_max,
-            running_mean: w.running_mean,
-            waiting_max: w.waiting_max,
+        async fn complete(
+            &mut self,
+            req: wit::CompletionRequest,
+        ) -> wasmtime::Result<Result<wit::Reply, wit::CallError>> {
+            out(CaseState::complete(self, req.into()).await?, "completion", reply)
         }
-    }
 
-    /// Draft counters for a 0.2.0 guest.
-    pub fn draft(d: dom::DraftCounters) -> wit::DraftCounts {
-        match d {
-            dom::DraftCounters::Tokens { drafted, accepted } => {
-                wit::DraftCounts::Tokens(wit::DraftedAccepted { drafted, accepted })
-            }
-            dom::DraftCounters::AcceptLength(x) => wit::DraftCounts::AcceptLength(x),
+        async fn prompt_logprobs(
+            &mut self,
+            text: String,
+        ) -> wasmtime::Result<Result<Vec<wit::TokenLogprob>, wit::CallError>> {
+            out(CaseState::prompt_logprobs(self, text).await?, "prompt-logprobs", |v| {
+                v.into_iter().map(Into::into).collect()
+            })
         }
-    }
 
-    /// The judge's identity for a 0.2.0 guest.
-    pub fn judge_info(target: &str, facts: &dom::ServerFacts) -> judge::JudgeInfo {
-        judge::JudgeInfo { target: target.into(), model_id: facts.model_id.clone(), engine: facts.engine.clone() }
-    }
+        async fn facts(&mut self) -> wasmtime::Result<wit::ServerFacts> {
+            Ok(facts(CaseState::facts(self)?))
+        }
+    };
 }
