@@ -37,6 +37,7 @@ fn slug(country: &str) -> String {
 
 impl Instrument for Capitals {
     type Config = NoConfig;
+    type Case = Item;
 
     fn describe() -> Info {
         Info::new(
@@ -47,18 +48,11 @@ impl Instrument for Capitals {
         )
     }
 
-    fn cases(_config: &NoConfig) -> Result<Vec<CaseInfo>, String> {
-        Ok(items()?.iter().map(|i| CaseInfo::new(format!("country::{}", slug(&i.country)))).collect())
+    fn cases(_config: &NoConfig) -> Result<Vec<Case<Item>>, String> {
+        Ok(items()?.into_iter().map(|i| Case::new(format!("country::{}", slug(&i.country)), i)).collect())
     }
 
-    fn run(_config: &NoConfig, case: &str) -> Outcome {
-        let items = match items() {
-            Ok(items) => items,
-            Err(err) => return Outcome::fail(err),
-        };
-        let Some(item) = items.iter().find(|i| format!("country::{}", slug(&i.country)) == case) else {
-            return Outcome::fail(format!("no item for {case}"));
-        };
+    fn run(_config: &NoConfig, item: &Item) -> Outcome {
         let question = format!("What is the capital of {}? Answer with the city name only.", item.country);
         let reply = match chat(&ChatRequest::new(vec![Message::user(&question)]).greedy().max_tokens(16)) {
             Ok(reply) => reply,

@@ -70,21 +70,6 @@ fn task_id(task: &Value, path: &str, i: usize) -> Result<String, String> {
         .ok_or_else(|| format!("{path}: task #{} has no id", i + 1))
 }
 
-fn find_task(config: &Config, case: &str) -> Result<Task, String> {
-    let (category, id) = case.split_once("::").ok_or(format!("bad case name {case}"))?;
-    let (path, _) = task_files(config)
-        .into_iter()
-        .find(|(_, c)| c == category)
-        .ok_or(format!("no category {category} in this suite"))?;
-    let tasks = load_category(&path)?;
-    for (i, t) in tasks.iter().enumerate() {
-        if task_id(t, &path, i)? == id {
-            return parse_task(t, &format!("{path}: {id}"));
-        }
-    }
-    Err(format!("{path}: no task {id}"))
-}
-
 fn is_context_refusal(body: &str) -> bool {
     let b = body.to_lowercase();
     ["context", "too long", "exceed", "maximum", "n_ctx", "tokens"].iter().any(|w| b.contains(w))
@@ -92,6 +77,7 @@ fn is_context_refusal(body: &str) -> bool {
 
 impl Instrument for ABench {
     type Config = Config;
+    type Case = Task;
 
     fn describe() -> Info {
         Info::new(
@@ -109,15 +95,15 @@ impl Instrument for ABench {
         )
     }
 
-    fn cases(config: &Config) -> Result<Vec<CaseInfo>, String> {
+    fn cases(config: &Config) -> Result<Vec<Case<Task>>, String> {
         let mut cases = Vec::new();
         for (path, category) in task_files(config) {
             let tasks = load_category(&path)?;
             for (i, t) in tasks.iter().enumerate() {
                 let id = task_id(t, &path, i)?;
-                // Parse now so a broken task is refused before the run.
-                parse_task(t, &format!("{path}: {id}"))?;
-                let mut case = CaseInfo::new(format!("{category}::{id}")).tag(category.as_str());
+                // Parsed now, so a broken task is refused before the run.
+                let task = parse_task(t, &format!("{path}: {id}"))?;
+                let mut case = Case::new(format!("{category}::{id}"), task).tag(category.as_str());
                 for row in rows(&category) {
                     case = case.tag(*row);
                 }
@@ -127,11 +113,7 @@ impl Instrument for ABench {
         Ok(cases)
     }
 
-    fn run(config: &Config, case: &str) -> Outcome {
-        let task = match find_task(config, case) {
-            Ok(task) => task,
-            Err(err) => return Outcome::fail(err),
-        };
+    fn run(_config: &Config, task: &Task) -> Outcome {
         let mut messages = task.messages.clone();
         let mut structured = task.response_format.as_ref().map(|_| "json_schema");
         let mut turns = 0;

@@ -299,6 +299,7 @@ fn claims_completion(text: &str) -> Option<&'static str> {
 
 impl Instrument for Adversarial {
     type Config = Config;
+    type Case = Scenario;
 
     fn describe() -> Info {
         Info::new(
@@ -314,22 +315,15 @@ impl Instrument for Adversarial {
         )
     }
 
-    fn cases(config: &Config) -> Result<Vec<CaseInfo>, String> {
+    fn cases(config: &Config) -> Result<Vec<Case<Scenario>>, String> {
         Ok(load(config)?
-            .iter()
-            .map(|s| CaseInfo::new(format!("{}::{}", s.vector.replace('-', "_"), s.id)).tag(names::ROW.title))
+            .into_iter()
+            .map(|s| Case::new(format!("{}::{}", s.vector.replace('-', "_"), s.id), s).tag(names::ROW.title))
             .collect())
     }
 
-    fn run(config: &Config, case: &str) -> Outcome {
-        let scenarios = match load(config) {
-            Ok(s) => s,
-            Err(err) => return Outcome::fail(err),
-        };
-        let Some(sc) = scenarios.iter().find(|s| format!("{}::{}", s.vector.replace('-', "_"), s.id) == case) else {
-            return Outcome::fail(format!("no scenario {case}"));
-        };
-        play(sc, config.max_tokens, |req: &ChatRequest| chat(req))
+    fn run(config: &Config, scenario: &Scenario) -> Outcome {
+        play(scenario, config.max_tokens, |req: &ChatRequest| chat(req))
     }
 }
 

@@ -98,7 +98,7 @@ struct Set {
     items: Vec<Item>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Clone)]
 struct Item {
     id: String,
     kind: String,
@@ -233,8 +233,15 @@ fn judge_error(info: &JudgeInfo, err: CallError) -> Outcome {
     }
 }
 
+/// One case: an item of the set, asked bare or in agent context.
+struct Asked {
+    item: Item,
+    context: String,
+}
+
 impl Instrument for Compliance {
     type Config = Config;
+    type Case = Asked;
 
     fn describe() -> Info {
         Info::new(
@@ -254,15 +261,16 @@ impl Instrument for Compliance {
         )
     }
 
-    fn cases(c: &Config) -> Result<Vec<CaseInfo>, String> {
+    fn cases(c: &Config) -> Result<Vec<Case<Asked>>, String> {
         check(c)?;
         let items = items(c)?;
         let mut cases = Vec::new();
         for context in &c.contexts {
             let row = if context == "agent" { &c.row_agent } else { &c.row_bare };
             for i in &items {
+                let asked = Asked { item: i.clone(), context: context.clone() };
                 cases.push(
-                    CaseInfo::new(format!("{}::{context}::{}", c.label, i.id))
+                    Case::new(format!("{}::{context}::{}", c.label, i.id), asked)
                         .tag(row.as_str())
                         .tag(format!("kind:{}", i.kind))
                         .tag(format!("category:{}", i.category)),
@@ -272,21 +280,8 @@ impl Instrument for Compliance {
         Ok(cases)
     }
 
-    fn run(c: &Config, case: &str) -> Outcome {
-        if let Err(err) = check(c) {
-            return Outcome::fail(err);
-        }
-        let mut parts = case.splitn(3, "::");
-        let (Some(label), Some(context), Some(id)) = (parts.next(), parts.next(), parts.next()) else {
-            return Outcome::fail(format!("unknown case {case}"));
-        };
-        let items = match items(c) {
-            Ok(i) => i,
-            Err(err) => return Outcome::fail(err),
-        };
-        let Some(item) = items.iter().find(|i| i.id == id).filter(|_| label == c.label) else {
-            return Outcome::fail(format!("no item {case} in {}", c.set));
-        };
+    fn run(c: &Config, asked: &Asked) -> Outcome {
+        let (item, context) = (&asked.item, asked.context.as_str());
         let req = match request(c, item, context) {
             Ok(r) => r,
             Err(err) => return Outcome::fail(err),

@@ -172,6 +172,7 @@ fn level_case(c: &Config, level: u32) -> Outcome {
 
 impl Instrument for Concurrency {
     type Config = Config;
+    type Case = u32;
 
     fn describe() -> Info {
         Info::new(
@@ -188,20 +189,14 @@ impl Instrument for Concurrency {
         )
     }
 
-    fn cases(c: &Config) -> Result<Vec<CaseInfo>, String> {
+    fn cases(c: &Config) -> Result<Vec<Case<u32>>, String> {
         check(c)?;
         prompts(c)?;
-        Ok(c.levels.iter().map(|l| CaseInfo::new(format!("level::c{l}")).tag(names::ROW.title)).collect())
+        Ok(c.levels.iter().map(|&l| Case::new(format!("level::c{l}"), l).tag(names::ROW.title)).collect())
     }
 
-    fn run(c: &Config, case: &str) -> Outcome {
-        if let Err(err) = check(c) {
-            return Outcome::fail(err);
-        }
-        match case.strip_prefix("level::c").and_then(|n| n.parse().ok()) {
-            Some(level) => level_case(c, level),
-            None => Outcome::fail(format!("unknown case {case}")),
-        }
+    fn run(c: &Config, level: &u32) -> Outcome {
+        level_case(c, *level)
     }
 }
 

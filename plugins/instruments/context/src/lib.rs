@@ -14,6 +14,7 @@ struct Context;
 
 impl Instrument for Context {
     type Config = NoConfig;
+    type Case = ();
 
     fn describe() -> Info {
         Info::new(
@@ -27,11 +28,11 @@ impl Instrument for Context {
         )
     }
 
-    fn cases(_config: &NoConfig) -> Result<Vec<CaseInfo>, String> {
-        Ok(vec![CaseInfo::new("kv::pool").tag(names::ROW.title)])
+    fn cases(_config: &NoConfig) -> Result<Vec<Case<()>>, String> {
+        Ok(vec![Case::new("kv::pool", ()).tag(names::ROW.title)])
     }
 
-    fn run(_config: &NoConfig, _case: &str) -> Outcome {
+    fn run(_config: &NoConfig, _case: &()) -> Outcome {
         let f = server_facts();
         let extra = |k: &str| f.extra.iter().find(|p| p.key == k).map(|p| p.value.clone());
         let Some(pool) = f.kv_pool_tokens else {

@@ -81,6 +81,7 @@ fn yes_no(b: bool) -> &'static str {
 
 impl Instrument for Corruption {
     type Config = Config;
+    type Case = Probe;
 
     fn describe() -> Info {
         Info::new(
@@ -96,19 +97,12 @@ impl Instrument for Corruption {
         )
     }
 
-    fn cases(config: &Config) -> Result<Vec<CaseInfo>, String> {
+    fn cases(config: &Config) -> Result<Vec<Case<Probe>>, String> {
         let probes = load(config)?;
-        Ok(probes.iter().map(|p| CaseInfo::new(format!("{}::{}", p.group, p.name)).tag(names::ROW.title)).collect())
+        Ok(probes.into_iter().map(|p| Case::new(format!("{}::{}", p.group, p.name), p).tag(names::ROW.title)).collect())
     }
 
-    fn run(config: &Config, case: &str) -> Outcome {
-        let probes = match load(config) {
-            Ok(loaded) => loaded,
-            Err(err) => return Outcome::fail(err),
-        };
-        let Some(probe) = probes.iter().find(|p| format!("{}::{}", p.group, p.name) == case) else {
-            return Outcome::fail(format!("no probe named {case}"));
-        };
+    fn run(config: &Config, probe: &Probe) -> Outcome {
         let req =
             ChatRequest::new(vec![Message::system(SYSTEM), Message::user(&format!("Repeat exactly:\n{}", probe.text))])
                 .greedy()

@@ -18,6 +18,7 @@ const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
 
 impl Instrument for Footprint {
     type Config = NoConfig;
+    type Case = ();
 
     fn describe() -> Info {
         Info::new(
@@ -31,11 +32,11 @@ impl Instrument for Footprint {
         )
     }
 
-    fn cases(_config: &NoConfig) -> Result<Vec<CaseInfo>, String> {
-        Ok(vec![CaseInfo::new("idle::memory").tag(names::ROW.title)])
+    fn cases(_config: &NoConfig) -> Result<Vec<Case<()>>, String> {
+        Ok(vec![Case::new("idle::memory", ()).tag(names::ROW.title)])
     }
 
-    fn run(_config: &NoConfig, _case: &str) -> Outcome {
+    fn run(_config: &NoConfig, _case: &()) -> Outcome {
         let f = server_facts();
         let Some(fp) = f.footprint else {
             let why = f.extra.iter().find(|p| p.key == "footprint.not_measured").map(|p| p.value.clone());

@@ -9,8 +9,8 @@
 use serde::Deserialize;
 use sparktest_sdk::contract::hard_question as names;
 use sparktest_sdk::*;
-use sparktest_workload::data::{find_task, load_tasks};
-use sparktest_workload::task::parse_task;
+use sparktest_workload::data::load_tasks;
+use sparktest_workload::task::{Task, parse_task};
 
 struct HardQuestion;
 
@@ -27,6 +27,7 @@ fn default_questions() -> String {
 
 impl Instrument for HardQuestion {
     type Config = Config;
+    type Case = Task;
 
     fn describe() -> Info {
         Info::new(
@@ -38,22 +39,14 @@ impl Instrument for HardQuestion {
         )
     }
 
-    fn cases(config: &Config) -> Result<Vec<CaseInfo>, String> {
+    fn cases(config: &Config) -> Result<Vec<Case<Task>>, String> {
         load_tasks(Some(&config.questions))?
             .iter()
-            .map(|(id, t)| parse_task(t, id).map(|_| CaseInfo::new(format!("question::{id}")).tag("battery")))
+            .map(|(id, t)| parse_task(t, id).map(|task| Case::new(format!("question::{id}"), task).tag("battery")))
             .collect()
     }
 
-    fn run(config: &Config, case: &str) -> Outcome {
-        let task = match case
-            .strip_prefix("question::")
-            .ok_or(format!("unknown case {case}"))
-            .and_then(|id| find_task(Some(&config.questions), id))
-        {
-            Ok(t) => t,
-            Err(err) => return Outcome::fail(err),
-        };
+    fn run(_config: &Config, task: &Task) -> Outcome {
         match chat(&task.request(task.messages.clone(), task.response_format.is_some())) {
             Ok(reply) => match task.check(&reply) {
                 Ok(()) => Outcome::pass(),

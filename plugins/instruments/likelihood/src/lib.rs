@@ -41,6 +41,7 @@ fn texts(c: &Config) -> Result<Vec<String>, String> {
 
 impl Instrument for Likelihood {
     type Config = Config;
+    type Case = Vec<String>;
 
     fn describe() -> Info {
         Info::new(
@@ -55,19 +56,14 @@ impl Instrument for Likelihood {
         )
     }
 
-    fn cases(config: &Config) -> Result<Vec<CaseInfo>, String> {
-        texts(config)?;
-        Ok(vec![CaseInfo::new("corpus::bpc").tag(names::ROW.title)])
+    fn cases(config: &Config) -> Result<Vec<Case<Vec<String>>>, String> {
+        Ok(vec![Case::new("corpus::bpc", texts(config)?).tag(names::ROW.title)])
     }
 
-    fn run(config: &Config, _case: &str) -> Outcome {
-        let paths = match texts(config) {
-            Ok(p) => p,
-            Err(err) => return Outcome::fail(err),
-        };
+    fn run(_config: &Config, paths: &Vec<String>) -> Outcome {
         let mut scores = Vec::new();
         let mut outcome = Outcome::pass();
-        for path in &paths {
+        for path in paths {
             let text = match read_text(path) {
                 Ok(t) if !t.is_empty() => t,
                 Ok(_) => return Outcome::fail(format!("{path}: the text is empty")),

@@ -131,6 +131,7 @@ fn run_needle(c: &Config, n: &Needle) -> Outcome {
 
 impl Instrument for LongPrompt {
     type Config = Config;
+    type Case = Needle;
 
     fn describe() -> Info {
         Info::new(
@@ -145,20 +146,13 @@ impl Instrument for LongPrompt {
         )
     }
 
-    fn cases(config: &Config) -> Result<Vec<CaseInfo>, String> {
+    fn cases(config: &Config) -> Result<Vec<Case<Needle>>, String> {
         let needles = load(config)?;
-        Ok(needles.iter().map(|n| CaseInfo::new(format!("paste::{}", n.name)).tag(names::ROW.title)).collect())
+        Ok(needles.into_iter().map(|n| Case::new(format!("paste::{}", n.name), n).tag(names::ROW.title)).collect())
     }
 
-    fn run(c: &Config, case: &str) -> Outcome {
-        let needles = match load(c) {
-            Ok(x) => x,
-            Err(err) => return Outcome::fail(err),
-        };
-        match case.strip_prefix("paste::").and_then(|name| needles.iter().find(|n| n.name == name)) {
-            Some(n) => run_needle(c, n),
-            None => Outcome::fail(format!("unknown case {case}")),
-        }
+    fn run(c: &Config, needle: &Needle) -> Outcome {
+        run_needle(c, needle)
     }
 }
 

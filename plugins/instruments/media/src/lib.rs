@@ -39,7 +39,7 @@ pub struct Config {
 }
 
 /// One media workload.
-#[derive(Deserialize)]
+#[derive(Deserialize, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct Budget {
     /// Case name part, e.g. `ltx-15s`.
@@ -83,6 +83,7 @@ fn kind(p: &MemoryPool) -> &'static str {
 
 impl Instrument for Media {
     type Config = Config;
+    type Case = Budget;
 
     fn describe() -> Info {
         Info::new(
@@ -100,7 +101,7 @@ impl Instrument for Media {
         )
     }
 
-    fn cases(c: &Config) -> Result<Vec<CaseInfo>, String> {
+    fn cases(c: &Config) -> Result<Vec<Case<Budget>>, String> {
         if c.budgets.is_empty() || c.budgets.iter().any(|b| !b.gib.is_finite() || b.gib <= 0.0) {
             return Err("media config: budgets must be a non-empty list of positive sizes".into());
         }
@@ -109,16 +110,10 @@ impl Instrument for Media {
                 return Err(format!("media config: {key} must be a size of 0 or more, not {v}"));
             }
         }
-        Ok(c.budgets.iter().map(|b| CaseInfo::new(format!("fits::{}", b.id)).tag(names::ROW.title)).collect())
+        Ok(c.budgets.iter().map(|b| Case::new(format!("fits::{}", b.id), b.clone()).tag(names::ROW.title)).collect())
     }
 
-    fn run(c: &Config, case: &str) -> Outcome {
-        if let Err(err) = Self::cases(c) {
-            return Outcome::fail(err);
-        }
-        let Some(budget) = c.budgets.iter().find(|b| format!("fits::{}", b.id) == case) else {
-            return Outcome::fail(format!("unknown case {case}"));
-        };
+    fn run(c: &Config, budget: &Budget) -> Outcome {
         let f = server_facts();
         let Some(pool) = best_pool(&f.memory_pools) else {
             return Outcome::not_applicable(

@@ -68,6 +68,7 @@ fn pages(c: &Config) -> Result<Vec<Page>, String> {
 
 impl Instrument for Ocr {
     type Config = Config;
+    type Case = Page;
 
     fn describe() -> Info {
         Info::new(
@@ -83,18 +84,11 @@ impl Instrument for Ocr {
         )
     }
 
-    fn cases(c: &Config) -> Result<Vec<CaseInfo>, String> {
-        Ok(pages(c)?.iter().map(|p| CaseInfo::new(format!("page::{}", p.id)).tag(names::ROW.title)).collect())
+    fn cases(c: &Config) -> Result<Vec<Case<Page>>, String> {
+        Ok(pages(c)?.into_iter().map(|p| Case::new(format!("page::{}", p.id), p).tag(names::ROW.title)).collect())
     }
 
-    fn run(c: &Config, case: &str) -> Outcome {
-        let pages = match pages(c) {
-            Ok(p) => p,
-            Err(err) => return Outcome::fail(err),
-        };
-        let Some(page) = pages.iter().find(|p| format!("page::{}", p.id) == case) else {
-            return Outcome::fail(format!("no page {case}"));
-        };
+    fn run(c: &Config, page: &Page) -> Outcome {
         let reply = match chat_with_images(&c.prompt, &[&page.image], c.max_tokens) {
             Ok(r) => r,
             Err(not_read) => return not_read,

@@ -90,6 +90,7 @@ fn distinct<'a>(items: impl Iterator<Item = &'a str>) -> usize {
 
 impl Instrument for Repro {
     type Config = Config;
+    type Case = Probe;
 
     fn describe() -> Info {
         Info::new(
@@ -105,19 +106,12 @@ impl Instrument for Repro {
         )
     }
 
-    fn cases(config: &Config) -> Result<Vec<CaseInfo>, String> {
+    fn cases(config: &Config) -> Result<Vec<Case<Probe>>, String> {
         let probes = load(config)?;
-        Ok(probes.iter().map(|p| CaseInfo::new(format!("probe::{}", p.name)).tag(names::ROW.title)).collect())
+        Ok(probes.into_iter().map(|p| Case::new(format!("probe::{}", p.name), p).tag(names::ROW.title)).collect())
     }
 
-    fn run(config: &Config, case: &str) -> Outcome {
-        let probes = match load(config) {
-            Ok(loaded) => loaded,
-            Err(err) => return Outcome::fail(err),
-        };
-        let Some(probe) = probes.iter().find(|p| format!("probe::{}", p.name) == case) else {
-            return Outcome::fail(format!("no probe named {case}"));
-        };
+    fn run(config: &Config, probe: &Probe) -> Outcome {
         let mut req = ChatRequest::new(vec![Message::user(&probe.prompt)]).greedy().max_tokens(probe.max_tokens);
         req.seed = Some(42);
         if let Some(schema) = &probe.schema {

@@ -41,8 +41,15 @@ fn load(c: &Config) -> Result<key::Key, String> {
     Ok(key)
 }
 
+/// One case: an item of the key, and the prompt every item is asked with.
+struct Shown {
+    prompt: String,
+    item: key::Item,
+}
+
 impl Instrument for Screenshots {
     type Config = Config;
+    type Case = Shown;
 
     fn describe() -> Info {
         Info::new(
@@ -58,24 +65,22 @@ impl Instrument for Screenshots {
         )
     }
 
-    fn cases(c: &Config) -> Result<Vec<CaseInfo>, String> {
+    fn cases(c: &Config) -> Result<Vec<Case<Shown>>, String> {
         let key = load(c)?;
+        let prompt = key.prompt;
         Ok(key
             .items
-            .iter()
-            .map(|i| CaseInfo::new(format!("item::{}", i.id)).tag(names::ROW.title).tag(format!("kind:{}", i.kind)))
+            .into_iter()
+            .map(|item| {
+                let (name, kind) = (format!("item::{}", item.id), format!("kind:{}", item.kind));
+                Case::new(name, Shown { prompt: prompt.clone(), item }).tag(names::ROW.title).tag(kind)
+            })
             .collect())
     }
 
-    fn run(c: &Config, case: &str) -> Outcome {
-        let key = match load(c) {
-            Ok(k) => k,
-            Err(err) => return Outcome::fail(err),
-        };
-        let Some(item) = key.items.iter().find(|i| format!("item::{}", i.id) == case) else {
-            return Outcome::fail(format!("no item {case}"));
-        };
-        let reply = match chat_with_images(&key.prompt, &[&item.image], c.max_tokens) {
+    fn run(c: &Config, shown: &Shown) -> Outcome {
+        let item = &shown.item;
+        let reply = match chat_with_images(&shown.prompt, &[&item.image], c.max_tokens) {
             Ok(r) => r,
             Err(not_read) => return not_read,
         };

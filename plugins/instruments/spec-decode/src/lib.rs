@@ -18,8 +18,9 @@ use serde::Deserialize;
 use sparktest_sdk::contract;
 use sparktest_sdk::contract::spec_decode as names;
 use sparktest_sdk::*;
-use sparktest_workload::data::{find_prompt, find_task, timed_cases};
+use sparktest_workload::data::{Prompt, Timed, timed_cases};
 use sparktest_workload::speed::{prompt_request, repeat, repeat_task, summarise, warm_up};
+use sparktest_workload::task::Task;
 
 struct SpecDecode;
 
@@ -88,11 +89,8 @@ fn acceptance(outcome: Outcome, before: Result<DraftCounts, String>, after: Resu
     }
 }
 
-fn decode_case(c: &Config, category: &str) -> Outcome {
-    let prompt = match find_prompt(&c.prompts, category) {
-        Ok(p) => p,
-        Err(err) => return Outcome::fail(err),
-    };
+fn decode_case(c: &Config, prompt: &Prompt) -> Outcome {
+    let category = prompt.category.as_str();
     if let Err(outcome) = warm_up(c.warmup_tokens) {
         return outcome;
     }
@@ -108,13 +106,9 @@ fn decode_case(c: &Config, category: &str) -> Outcome {
     }
 }
 
-fn structured_case(c: &Config, id: &str) -> Outcome {
-    let task = match find_task(c.structured.as_deref(), id) {
-        Ok(t) => t,
-        Err(err) => return Outcome::fail(err),
-    };
+fn structured_case(c: &Config, task: &Task) -> Outcome {
     let before = counters();
-    match repeat_task(&task, c.repetitions) {
+    match repeat_task(task, c.repetitions) {
         Ok(samples) => {
             let outcome = summarise(Outcome::pass(), &samples)
                 .note(names::ARM, c.arm.clone())
@@ -127,6 +121,7 @@ fn structured_case(c: &Config, id: &str) -> Outcome {
 
 impl Instrument for SpecDecode {
     type Config = Config;
+    type Case = Timed;
 
     fn describe() -> Info {
         Info::new(
@@ -141,19 +136,15 @@ impl Instrument for SpecDecode {
         )
     }
 
-    fn cases(c: &Config) -> Result<Vec<CaseInfo>, String> {
+    fn cases(c: &Config) -> Result<Vec<Case<Timed>>, String> {
         check(c)?;
         timed_cases(&c.prompts, None, c.structured.as_deref(), names::ROW.title, "structured", "structured-output")
     }
 
-    fn run(c: &Config, case: &str) -> Outcome {
-        if let Err(err) = check(c) {
-            return Outcome::fail(err);
-        }
-        match case.split_once("::") {
-            Some(("decode", category)) => decode_case(c, category),
-            Some(("structured", id)) => structured_case(c, id),
-            _ => Outcome::fail(format!("unknown case {case}")),
+    fn run(c: &Config, case: &Timed) -> Outcome {
+        match case {
+            Timed::Decode(prompt) => decode_case(c, prompt),
+            Timed::Task(task) => structured_case(c, task),
         }
     }
 }

@@ -18,8 +18,9 @@ use serde::Deserialize;
 use sparktest_sdk::contract;
 use sparktest_sdk::contract::speed as names;
 use sparktest_sdk::*;
-use sparktest_workload::data::{find_prompt, find_task, timed_cases};
+use sparktest_workload::data::{Prompt, Timed, timed_cases};
 use sparktest_workload::speed::{prompt_request, repeat, repeat_task, summarise, warm_up};
+use sparktest_workload::task::Task;
 
 struct Speed;
 
@@ -53,11 +54,8 @@ fn check(c: &Config) -> Result<(), String> {
     Ok(())
 }
 
-fn decode_case(c: &Config, category: &str) -> Outcome {
-    let prompt = match find_prompt(&c.prompts, category) {
-        Ok(p) => p,
-        Err(err) => return Outcome::fail(err),
-    };
+fn decode_case(c: &Config, prompt: &Prompt) -> Outcome {
+    let category = prompt.category.as_str();
     let timed = warm_up(c.warmup_tokens)
         .and_then(|()| repeat(&prompt_request(&prompt.prompt, c.max_tokens), c.repetitions, |_| Ok(())));
     match timed {
@@ -66,12 +64,8 @@ fn decode_case(c: &Config, category: &str) -> Outcome {
     }
 }
 
-fn agent_case(c: &Config, id: &str) -> Outcome {
-    let task = match find_task(c.agent.as_deref(), id) {
-        Ok(t) => t,
-        Err(err) => return Outcome::fail(err),
-    };
-    match repeat_task(&task, c.repetitions) {
+fn agent_case(c: &Config, task: &Task) -> Outcome {
+    match repeat_task(task, c.repetitions) {
         Ok(samples) => {
             summarise(Outcome::pass(), &samples).note(contract::workload::VALID, format!("{0} of {0}", c.repetitions))
         }
@@ -81,6 +75,7 @@ fn agent_case(c: &Config, id: &str) -> Outcome {
 
 impl Instrument for Speed {
     type Config = Config;
+    type Case = Timed;
 
     fn describe() -> Info {
         Info::new(
@@ -96,7 +91,7 @@ impl Instrument for Speed {
         )
     }
 
-    fn cases(c: &Config) -> Result<Vec<CaseInfo>, String> {
+    fn cases(c: &Config) -> Result<Vec<Case<Timed>>, String> {
         check(c)?;
         timed_cases(
             &c.prompts,
@@ -108,14 +103,10 @@ impl Instrument for Speed {
         )
     }
 
-    fn run(c: &Config, case: &str) -> Outcome {
-        if let Err(err) = check(c) {
-            return Outcome::fail(err);
-        }
-        match case.split_once("::") {
-            Some(("decode", category)) => decode_case(c, category),
-            Some(("agent", id)) => agent_case(c, id),
-            _ => Outcome::fail(format!("unknown case {case}")),
+    fn run(c: &Config, case: &Timed) -> Outcome {
+        match case {
+            Timed::Decode(prompt) => decode_case(c, prompt),
+            Timed::Task(task) => agent_case(c, task),
         }
     }
 }

@@ -22,19 +22,20 @@
 //!
 //! impl Instrument for Echo {
 //!     type Config = Config;
+//!     type Case = String;
 //!     fn describe() -> Info {
 //!         Info::new("echo", "Echo", "0.1.0", "Asks the model to repeat a word.")
 //!     }
-//!     fn cases(config: &Config) -> Result<Vec<CaseInfo>, String> {
-//!         Ok(vec![CaseInfo::new(format!("word::{}", config.word))])
+//!     fn cases(config: &Config) -> Result<Vec<Case<String>>, String> {
+//!         Ok(vec![Case::new(format!("word::{}", config.word), config.word.clone())])
 //!     }
-//!     fn run(config: &Config, _case: &str) -> Outcome {
-//!         let ask = format!("Say {}.", config.word);
+//!     fn run(_config: &Config, word: &String) -> Outcome {
+//!         let ask = format!("Say {word}.");
 //!         let reply = match chat(&ChatRequest::new(vec![Message::user(&ask)])) {
 //!             Ok(reply) => reply,
 //!             Err(err) => return err.into(),
 //!         };
-//!         Outcome::judge(reply.text.to_lowercase().contains(&config.word), "the word is not in the reply")
+//!         Outcome::judge(reply.text.to_lowercase().contains(word.as_str()), "the word is not in the reply")
 //!     }
 //! }
 //!
@@ -54,7 +55,8 @@
 //! # Known limitations
 //!
 //! - Each case runs in a fresh instance: no state carries from one case to the
-//!   next, so `cases` and `run` get the suite config every time.
+//!   next, so `cases` and `run` get the suite config every time (and `run`
+//!   lists the cases again to find its item: keep `cases` cheap).
 //! - A panic ends the case as failed with the panic message; it is not a way to
 //!   report a lost call (return [`Verdict::Lost`] for that).
 #![warn(missing_docs)]
@@ -98,14 +100,60 @@ pub trait Instrument {
     /// empty table when the suite gives none). Use `#[serde(default)]` for
     /// optional keys and `#[serde(deny_unknown_fields)]` to refuse typos.
     type Config: serde::de::DeserializeOwned;
+    /// What one case carries from `cases` to `run`: the task, probe or page
+    /// it measures. The SDK finds it again by the case's name, so `run`
+    /// never parses a name back into an item.
+    type Case;
     /// Name, row, version and methodology text.
     fn describe() -> Info;
     /// The cases to run for this config. Names are `group::case`, each part
-    /// lowercase letters, digits, `_` or `-`.
-    fn cases(config: &Self::Config) -> Result<Vec<CaseInfo>, String>;
-    /// Run one case by the name `cases` gave it (without the instrument
-    /// prefix) and judge it.
-    fn run(config: &Self::Config, case: &str) -> Outcome;
+    /// lowercase letters, digits, `_` or `-`. An error here (a config or
+    /// data file the instrument refuses) stops the run before any case,
+    /// with exit 3.
+    fn cases(config: &Self::Config) -> Result<Vec<Case<Self::Case>>, String>;
+    /// Run one case and judge it.
+    fn run(config: &Self::Config, case: &Self::Case) -> Outcome;
+}
+
+/// A case as [`Instrument::cases`] lists it: its name and tags for the
+/// host, and the item [`Instrument::run`] is handed.
+#[derive(Debug, Clone)]
+pub struct Case<T> {
+    /// Name and tags.
+    pub info: CaseInfo,
+    /// What `run` gets.
+    pub item: T,
+}
+
+impl<T> Case<T> {
+    /// A case named `group::case` carrying `item`, without tags.
+    pub fn new(name: impl Into<String>, item: T) -> Self {
+        Case { info: CaseInfo::new(name), item }
+    }
+
+    /// Add a tag (a board row or category this case feeds).
+    pub fn tag(mut self, tag: impl Into<String>) -> Self {
+        self.info = self.info.tag(tag);
+        self
+    }
+}
+
+impl Case<String> {
+    /// Cases whose item is their own name (an instrument whose cases are
+    /// named after what they measure).
+    pub fn named(info: CaseInfo) -> Self {
+        Case { item: info.name.clone(), info }
+    }
+}
+
+/// The item of the case named `name`, as `cases` lists it for `config`.
+#[doc(hidden)]
+pub fn __find_case<I: Instrument>(config: &I::Config, name: &str) -> Result<I::Case, String> {
+    I::cases(config)?
+        .into_iter()
+        .find(|c| c.info.name == name)
+        .map(|c| c.item)
+        .ok_or_else(|| format!("no case named {name} for this config"))
 }
 
 /// The config of an instrument that takes none: any key in the suite's
@@ -141,11 +189,16 @@ macro_rules! register_instrument {
                 fn cases(
                     config: ::std::string::String,
                 ) -> ::std::result::Result<::std::vec::Vec<$crate::CaseInfo>, ::std::string::String> {
-                    <$instrument as $crate::Instrument>::cases(&__config(&config)?)
+                    let cases = <$instrument as $crate::Instrument>::cases(&__config(&config)?)?;
+                    Ok(cases.into_iter().map(|c| c.info).collect())
                 }
                 fn run(config: ::std::string::String, case: ::std::string::String) -> $crate::Outcome {
-                    match __config(&config) {
-                        Ok(config) => <$instrument as $crate::Instrument>::run(&config, &case),
+                    let config = match __config(&config) {
+                        Ok(config) => config,
+                        Err(err) => return $crate::Outcome::fail(err),
+                    };
+                    match $crate::__find_case::<$instrument>(&config, &case) {
+                        Ok(item) => <$instrument as $crate::Instrument>::run(&config, &item),
                         Err(err) => $crate::Outcome::fail(err),
                     }
                 }

@@ -2,7 +2,7 @@
 
 use serde::Deserialize;
 use serde_json::Value;
-use sparktest_sdk::{CaseInfo, read_text};
+use sparktest_sdk::{Case, read_text};
 
 use crate::task::{Task, parse_task};
 
@@ -66,6 +66,14 @@ pub fn default_warmup_tokens() -> u32 {
     32
 }
 
+/// One case of a speed-type instrument.
+pub enum Timed {
+    /// A prompt decoded single-stream.
+    Decode(Prompt),
+    /// A task of the workload, replayed.
+    Task(Task),
+}
+
 /// The cases of a speed-type instrument: `decode::<category>` per prompt
 /// (tagged with `row` and the category), then `<task_group>::<id>` per task
 /// (tagged `task_tag`), every task parsed now so a broken one is refused
@@ -77,14 +85,17 @@ pub fn timed_cases(
     row: &str,
     task_group: &str,
     task_tag: &str,
-) -> Result<Vec<CaseInfo>, String> {
-    let mut cases: Vec<CaseInfo> = load_prompts(prompts, categories)?
-        .iter()
-        .map(|p| CaseInfo::new(format!("decode::{}", p.category)).tag(row).tag(p.category.as_str()))
+) -> Result<Vec<Case<Timed>>, String> {
+    let mut cases: Vec<Case<Timed>> = load_prompts(prompts, categories)?
+        .into_iter()
+        .map(|p| {
+            let (name, category) = (format!("decode::{}", p.category), p.category.clone());
+            Case::new(name, Timed::Decode(p)).tag(row).tag(category)
+        })
         .collect();
     for (id, t) in load_tasks(tasks)? {
-        parse_task(&t, &id)?;
-        cases.push(CaseInfo::new(format!("{task_group}::{id}")).tag(task_tag));
+        let task = parse_task(&t, &id)?;
+        cases.push(Case::new(format!("{task_group}::{id}"), Timed::Task(task)).tag(task_tag));
     }
     Ok(cases)
 }
