@@ -2,8 +2,9 @@
 //!
 //! A reporter is a component in the `reporter` world. It gets the text of
 //! every measurement file (JSON Lines; parse them with `sparktest-record`)
-//! and its config, and returns files. It has no endpoint: only
-//! [`read_file`], for the files the host hands it (judgements, say).
+//! and its config, typed as an instrument's is, and returns files. It has no
+//! endpoint: only [`read_file`], for the files the host hands it
+//! (judgements, say).
 //!
 //! ```ignore
 //! use sparktest_sdk::reporter::*;
@@ -11,7 +12,8 @@
 //! struct Count;
 //!
 //! impl Reporter for Count {
-//!     fn render(measurements: &[String], _config: &str) -> Result<Vec<Artifact>, String> {
+//!     type Config = sparktest_sdk::NoConfig;
+//!     fn render(measurements: &[String], _config: &Self::Config) -> Result<Vec<Artifact>, String> {
 //!         Ok(vec![Artifact { path: "count.txt".into(), content: measurements.len().to_string().into_bytes() }])
 //!     }
 //! }
@@ -35,9 +37,13 @@ pub use __private::sparktest::plugin::plugin_types::Artifact;
 
 /// A reporter: measurement files in, board files out.
 pub trait Reporter {
+    /// The reporter's config (the project's `[board]` table), parsed before
+    /// `render` is called, an empty table when there is none: a field that
+    /// does not fit is refused naming it, as an instrument's is.
+    type Config: serde::de::DeserializeOwned;
     /// Render `measurements` (each one whole measurement file's text, in the
-    /// order the host read them) with `config` (JSON text).
-    fn render(measurements: &[String], config: &str) -> Result<Vec<Artifact>, String>;
+    /// order the host read them) with its config.
+    fn render(measurements: &[String], config: &Self::Config) -> Result<Vec<Artifact>, String>;
 }
 
 /// A file the host handed the reporter, by name.
@@ -61,6 +67,10 @@ macro_rules! register_reporter {
                     measurements: ::std::vec::Vec<::std::string::String>,
                     config: ::std::string::String,
                 ) -> ::std::result::Result<::std::vec::Vec<$crate::reporter::Artifact>, ::std::string::String> {
+                    let config = $crate::__parse_config::<<$reporter as $crate::reporter::Reporter>::Config>(
+                        "reporter",
+                        &config,
+                    )?;
                     <$reporter as $crate::reporter::Reporter>::render(&measurements, &config)
                 }
             }

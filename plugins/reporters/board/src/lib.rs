@@ -141,34 +141,35 @@ pub struct Damage {
     pub kept: bool,
 }
 
-/// The three files of the board.
+/// The three files of the board, the config given as JSON text (empty for
+/// none).
 pub fn render(
     measurements: &[String],
     config: &str,
     judgements: Option<&str>,
-) -> Result<Vec<(String, Vec<u8>)>, String> {
-    render_with(measurements, config, judgements, &Extras::default())
-}
-
-/// The three files of the board, with what the host added.
-pub fn render_with(
-    measurements: &[String],
-    config: &str,
-    judgements: Option<&str>,
-    extras: &Extras,
 ) -> Result<Vec<(String, Vec<u8>)>, String> {
     let config: Config = if config.trim().is_empty() {
         Config::default()
     } else {
         serde_json::from_str(config).map_err(|e| format!("board config: {e}"))?
     };
+    render_with(measurements, &config, judgements, &Extras::default())
+}
+
+/// The three files of the board, with what the host added.
+pub fn render_with(
+    measurements: &[String],
+    config: &Config,
+    judgements: Option<&str>,
+    extras: &Extras,
+) -> Result<Vec<(String, Vec<u8>)>, String> {
     let judgements: Judgements = match judgements {
         Some(text) => serde_json::from_str(text).map_err(|e| format!("judgements: {e}"))?,
         None => Judgements::default(),
     };
     let runs = runs(measurements)?;
-    check_config(&config)?;
-    let mut board = model::build(&runs, &config, &judgements);
+    check_config(config)?;
+    let mut board = model::build(&runs, config, &judgements);
     check_judgements(&board, &judgements)?;
     if let Some(refs) = &extras.references {
         check_references(&board, refs)?;
@@ -191,7 +192,9 @@ mod component {
     struct Board;
 
     impl Reporter for Board {
-        fn render(measurements: &[String], config: &str) -> Result<Vec<Artifact>, String> {
+        type Config = super::Config;
+
+        fn render(measurements: &[String], config: &super::Config) -> Result<Vec<Artifact>, String> {
             let files = list_files();
             let text = |name: &str| -> Result<Option<String>, String> {
                 if !files.iter().any(|f| f == name) {
