@@ -17,7 +17,7 @@ pub mod verdict;
 use serde::Deserialize;
 use sparktest_sdk::contract::media as names;
 use sparktest_sdk::*;
-use verdict::{GIB, Inputs, Verdict};
+use verdict::{Fit, GIB, Inputs};
 
 struct Media;
 
@@ -132,7 +132,7 @@ impl Instrument for Media {
         let (v, why) = verdict::verdict(&inputs);
         let free_gib = inputs.free / GIB;
         let mut outcome = match v {
-            Verdict::No => Outcome::fail(format!(
+            Fit::No => Outcome::fail(format!(
                 "{} does not fit: {free_gib:.1} GiB free with the media stack loaded vs {} needed",
                 budget.name, budget.gib
             )),
@@ -155,7 +155,7 @@ impl Instrument for Media {
         if let Some(p) = f.kv_pool_tokens {
             outcome = outcome.metric(names::KV_POOL_TOKENS, p as f64, "tokens");
         }
-        if let Verdict::YesWithKvTrade { kept, given, free_after } = v {
+        if let Fit::YesWithKvTrade { kept, given, free_after } = v {
             outcome = outcome
                 .metric(names::KV_KEPT_TOKENS, kept as f64, "tokens")
                 .metric(names::KV_GIVEN_TOKENS, given as f64, "tokens")

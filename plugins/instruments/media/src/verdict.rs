@@ -6,7 +6,7 @@ pub const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
 
 /// What the serve leaves the media workload.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Verdict {
+pub enum Fit {
     /// Fits with the margin to spare.
     Yes,
     /// Fits only by trading KV cache: `kept` tokens of the pool remain, and
@@ -37,22 +37,22 @@ pub struct Inputs {
 }
 
 /// Why no trade was computed, when the box does not fit as it is.
-pub fn verdict(i: &Inputs) -> (Verdict, Option<String>) {
+pub fn verdict(i: &Inputs) -> (Fit, Option<String>) {
     if i.free >= i.budget + i.margin {
-        return (Verdict::Yes, None);
+        return (Fit::Yes, None);
     }
     if i.free >= i.budget {
-        return (Verdict::Marginal, None);
+        return (Fit::Marginal, None);
     }
     let (Some(bytes), Some(pool)) = (i.kv_bytes_per_token.filter(|b| *b > 0.0), i.pool_tokens) else {
         return (
-            Verdict::No,
+            Fit::No,
             Some("the engine told neither its KV bytes per token nor its pool: no trade computed".into()),
         );
     };
     let Some(floor) = i.floor_tokens else {
         return (
-            Verdict::No,
+            Fit::No,
             Some("the engine did not say one request's context, the least a trade must keep: no trade computed".into()),
         );
     };
@@ -61,17 +61,17 @@ pub fn verdict(i: &Inputs) -> (Verdict, Option<String>) {
     let given = (need / bytes).ceil() as u64;
     match pool.checked_sub(given) {
         Some(kept) if kept >= floor => {
-            (Verdict::YesWithKvTrade { kept, given, free_after: i.free + given as f64 * bytes }, None)
+            (Fit::YesWithKvTrade { kept, given, free_after: i.free + given as f64 * bytes }, None)
         }
         Some(_) => (
-            Verdict::No,
+            Fit::No,
             Some(format!(
                 "giving up {given} of {pool} KV tokens ({:.1} GiB) would leave less than one request's context ({floor} tokens)",
                 given as f64 * bytes / GIB,
             )),
         ),
         None => (
-            Verdict::No,
+            Fit::No,
             Some(format!(
                 "the whole KV pool ({pool} tokens, {:.1} GiB) is less than the {:.1} GiB short",
                 pool as f64 * bytes / GIB,
@@ -83,14 +83,14 @@ pub fn verdict(i: &Inputs) -> (Verdict, Option<String>) {
 
 use sparktest_sdk::contract::media::verdict;
 
-impl Verdict {
+impl Fit {
     /// The seed's words.
     pub fn word(&self) -> &'static str {
         match self {
-            Verdict::Yes => verdict::YES,
-            Verdict::YesWithKvTrade { .. } => verdict::YES_WITH_KV_TRADE,
-            Verdict::Marginal => verdict::MARGINAL,
-            Verdict::No => verdict::NO,
+            Fit::Yes => verdict::YES,
+            Fit::YesWithKvTrade { .. } => verdict::YES_WITH_KV_TRADE,
+            Fit::Marginal => verdict::MARGINAL,
+            Fit::No => verdict::NO,
         }
     }
 }
@@ -113,14 +113,14 @@ mod tests {
 
     #[test]
     fn plenty_fits_and_a_thin_fit_is_marginal() {
-        assert_eq!(verdict(&inputs(61.9)).0, Verdict::Yes);
-        assert_eq!(verdict(&inputs(49.5)).0, Verdict::Marginal);
+        assert_eq!(verdict(&inputs(61.9)).0, Fit::Yes);
+        assert_eq!(verdict(&inputs(49.5)).0, Fit::Marginal);
     }
 
     #[test]
     fn a_shortfall_is_paid_in_kv_tokens() {
         let (v, _) = verdict(&inputs(41.4));
-        let Verdict::YesWithKvTrade { kept, given, free_after } = v else { panic!("{v:?}") };
+        let Fit::YesWithKvTrade { kept, given, free_after } = v else { panic!("{v:?}") };
         // 48.8 + 2 − 41.4 = 9.4 GiB at 147,456 bytes a token.
         let expect = (9.4 * GIB / 147_456.0).ceil() as u64;
         assert_eq!(given, expect);
@@ -132,20 +132,20 @@ mod tests {
     fn no_when_the_pool_cannot_pay_or_nobody_says_what_a_token_costs() {
         // A 24 GiB box: even the whole pool would not free 27 GiB.
         let (v, why) = verdict(&inputs(24.0));
-        assert_eq!(v, Verdict::No);
+        assert_eq!(v, Fit::No);
         assert!(why.unwrap().contains("less than one request's context"));
         // 5 GiB free: 45.8 GiB short, more than the whole 41.2 GiB pool.
         let (v, why) = verdict(&inputs(5.0));
-        assert_eq!(v, Verdict::No);
+        assert_eq!(v, Fit::No);
         assert_eq!(why.unwrap(), "the whole KV pool (300000 tokens, 41.2 GiB) is less than the 45.8 GiB short");
         let unknown = Inputs { kv_bytes_per_token: None, ..inputs(41.4) };
         let (v, why) = verdict(&unknown);
-        assert_eq!(v, Verdict::No);
+        assert_eq!(v, Fit::No);
         assert!(why.unwrap().contains("no trade computed"));
         // Nor when nobody says how much one request needs kept.
         let no_floor = Inputs { floor_tokens: None, ..inputs(41.4) };
         let (v, why) = verdict(&no_floor);
-        assert_eq!(v, Verdict::No);
+        assert_eq!(v, Fit::No);
         assert!(why.unwrap().contains("one request's context"));
     }
 }
