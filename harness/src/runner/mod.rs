@@ -19,6 +19,7 @@ pub mod gate;
 pub mod manifest;
 pub mod prepare;
 pub mod select;
+pub mod tally;
 
 use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
@@ -31,9 +32,10 @@ use crate::config::Config;
 use crate::error::{Error, ErrorKind};
 use crate::events::{Event, Sinks};
 use crate::sinks::measurement::{MeasurementWriter, rfc3339};
-use crate::sinks::summary::{TallySink, TerminalSummary};
+use crate::sinks::summary::TerminalSummary;
 use crate::sinks::{junit::JunitSink, progress::ProgressSink, transcripts::TranscriptStore};
 use crate::{snapshot, suite, target};
+use tally::TallySink;
 
 /// Which server to measure.
 #[derive(Debug, Clone)]

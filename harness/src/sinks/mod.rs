@@ -1,7 +1,7 @@
 //! The consumers of a run's events.
 //!
 //! - [`measurement`]: the measurement file (JSON Lines).
-//! - [`summary`]: the tally and the terminal summary.
+//! - [`summary`]: the terminal summary, printed from the run's summary line.
 //! - [`junit`]: JUnit XML for CI.
 //! - [`progress`]: a progress bar on a terminal.
 //! - [`transcripts`]: every case's exchanges beside the measurement file.
