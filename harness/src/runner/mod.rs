@@ -16,7 +16,7 @@ pub mod case;
 pub mod connect;
 pub mod control;
 pub mod gate;
-pub mod manifest;
+pub mod plan;
 pub mod prepare;
 pub mod select;
 pub mod tally;
@@ -101,7 +101,7 @@ pub fn run(args: RunArgs) -> Result<i32, Error> {
     target::stop_servers_on_signals(&rt);
     let files = Arc::new(suite.files.clone());
     let prepared = prepare::prepare(&rt, &config, &suite, &files, &args.arms)?;
-    let plan = manifest::Plan::new(&config, &args, &suite, &prepared)?;
+    let plan = plan::Plan::new(&config, &args, &suite, &prepared)?;
     // A gate counts every check of the suite: a filter that skips one fails it.
     let checks = suite.gate.then(|| (plan.gate_checks(&prepared), plan.gate_carry()));
     if args.libtest.list || !plan.any_selected(&args.libtest) {
@@ -259,7 +259,7 @@ fn sinks(
     dir: &std::path::Path,
     writer: &Arc<MeasurementWriter>,
     tally: &Arc<TallySink>,
-    plan: &manifest::Plan,
+    plan: &plan::Plan,
     suite: &str,
 ) -> Sinks {
     let mut sinks = Sinks::default();
