@@ -5,6 +5,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use sparktest_contract::{Metric, concurrency, likelihood, workload};
 use sparktest_record::{CaseRecord, Manifest, Outcome};
 use sparktest_stats as stats;
 
@@ -18,13 +19,13 @@ pub const ALPHA: f64 = 0.05;
 
 /// The per-item figures `diff` compares, and which way is better. Other
 /// metrics are an instrument's own detail, not a row's figure.
-pub const FIGURES: &[(&str, bool)] = &[
-    ("decode-tok-s", true),
-    ("ttft-ms", false),
-    ("per-request-e2e-tok-s", true),
-    ("per-request-tok-s", true),
-    ("aggregate-tok-s", true),
-    ("bpc", false),
+pub const FIGURES: &[(Metric, bool)] = &[
+    (workload::DECODE_TOK_S, true),
+    (workload::TTFT_MS, false),
+    (concurrency::PER_REQUEST_E2E_TOK_S, true),
+    (concurrency::PER_REQUEST_TOK_S, true),
+    (concurrency::AGGREGATE_TOK_S, true),
+    (likelihood::BPC, false),
 ];
 
 /// A 95% interval of a ratio wider than this (either way from the
@@ -297,7 +298,7 @@ fn row(a: &Side, b: &Side, title: &str, s: Settings) -> RowDiff {
         kept.insert(k);
     }
     let pass_rate = pass_rate(a, b, &kept);
-    let figures = FIGURES.iter().filter_map(|(name, hb)| figure(a, b, &kept, name, *hb, s)).collect();
+    let figures = FIGURES.iter().filter_map(|(name, hb)| figure(a, b, &kept, name.name(), *hb, s)).collect();
     RowDiff {
         row: title.into(),
         pass_rate,
