@@ -79,7 +79,7 @@ fn a_task_added_as_data_runs_without_code() {
     // Build the instrument once through its suite, then use the component.
     let built = p.run(&["--suite", &suite("a-bench"), "--list"]);
     assert!(built.status.success(), "{}", text(&built));
-    let wasm = repo().join("target/wasm32-wasip2/plugin/sparktest_a_bench.wasm");
+    let wasm = target_dir().join("wasm32-wasip2/plugin/sparktest_a_bench.wasm");
     let dir = p.path().join("my-suite");
     std::fs::create_dir_all(dir.join("tasks")).unwrap();
     let task = r#"[{

@@ -336,12 +336,6 @@ fn standings_na_reasons_failure_log_and_escaping_from_crafted_files() {
     }
 }
 
-/// Cargo's target directory: `CARGO_TARGET_DIR` where it is set (a shared
-/// one, a worktree's build), else the workspace's `target/`.
-fn target_dir() -> std::path::PathBuf {
-    std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| repo().join("target"), Into::into)
-}
-
 #[test]
 fn a_third_party_reporter_component_replaces_the_built_in_one() {
     let p = Project::new("");

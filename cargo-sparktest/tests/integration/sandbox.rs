@@ -238,7 +238,7 @@ fn a_prebuilt_component_loads_by_path_and_its_pin_is_checked() {
     // Build the fixture through a suite once, then load the .wasm it made.
     let built = p.run(&["--suite", &fixture_suite(), "--list"]);
     assert!(built.status.success(), "{}", text(&built));
-    let wasm = repo().join("target/wasm32-wasip2/plugin/sparktest_fixture.wasm");
+    let wasm = target_dir().join("wasm32-wasip2/plugin/sparktest_fixture.wasm");
     let digest = {
         let out = std::process::Command::new("sha256sum").arg(&wasm).output().unwrap();
         String::from_utf8_lossy(&out.stdout).split_whitespace().next().unwrap().to_string()

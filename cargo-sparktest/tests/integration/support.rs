@@ -189,3 +189,9 @@ pub fn note<'a>(c: &'a CaseRecord, key: &str) -> Option<&'a str> {
 pub fn test_suite(name: &str) -> String {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/suites").join(name).display().to_string()
 }
+
+/// Cargo's target directory: `CARGO_TARGET_DIR` where it is set (a shared
+/// one, a worktree's build), else the workspace's `target/`.
+pub fn target_dir() -> std::path::PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| repo().join("target"), Into::into)
+}
