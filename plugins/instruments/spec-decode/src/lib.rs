@@ -19,7 +19,7 @@ use sparktest_sdk::contract;
 use sparktest_sdk::contract::spec_decode as names;
 use sparktest_sdk::*;
 use sparktest_workload::data::{Prompt, Timed, timed_cases};
-use sparktest_workload::speed::{prompt_request, repeat, repeat_task, summarise, warm_up};
+use sparktest_workload::speed::{at_least_one_repetition, prompt_request, repeat, repeat_task, summarise, warm_up};
 use sparktest_workload::task::Task;
 
 struct SpecDecode;
@@ -45,10 +45,7 @@ fn default_prompts() -> String {
 }
 
 fn check(c: &Config) -> Result<(), String> {
-    if c.repetitions == 0 {
-        return Err("spec-decode config: repetitions must be at least 1".into());
-    }
-    Ok(())
+    at_least_one_repetition("spec-decode", c.repetitions)
 }
 
 /// The engine's draft counters now, in the engine's own terms (the host

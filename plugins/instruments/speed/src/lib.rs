@@ -19,7 +19,7 @@ use sparktest_sdk::contract;
 use sparktest_sdk::contract::speed as names;
 use sparktest_sdk::*;
 use sparktest_workload::data::{Prompt, Timed, timed_cases};
-use sparktest_workload::speed::{prompt_request, repeat, repeat_task, summarise, warm_up};
+use sparktest_workload::speed::{at_least_one_repetition, prompt_request, repeat, repeat_task, summarise, warm_up};
 use sparktest_workload::task::Task;
 
 struct Speed;
@@ -48,10 +48,7 @@ fn default_prompts() -> String {
 }
 
 fn check(c: &Config) -> Result<(), String> {
-    if c.repetitions == 0 {
-        return Err("speed config: repetitions must be at least 1".into());
-    }
-    Ok(())
+    at_least_one_repetition("speed", c.repetitions)
 }
 
 fn decode_case(c: &Config, prompt: &Prompt) -> Outcome {

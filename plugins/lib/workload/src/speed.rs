@@ -18,6 +18,15 @@ use sparktest_sdk::{ChatRequest, Message, Outcome, Reply, TokenSource, chat};
 use crate::task::Task;
 use sparktest_sdk::contract::workload as names;
 
+/// A speed-type instrument's config check: a figure needs at least one
+/// repetition.
+pub fn at_least_one_repetition(instrument: &str, repetitions: u32) -> Result<(), String> {
+    if repetitions == 0 {
+        return Err(format!("{instrument} config: repetitions must be at least 1"));
+    }
+    Ok(())
+}
+
 /// The figures of one streamed reply.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Sample {
