@@ -25,10 +25,10 @@ pub mod rubric;
 
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
+use sparktest_sdk::contract::compliance as names;
 use sparktest_sdk::*;
 
 use classify::{Class, Via};
-use sparktest_sdk::contract::compliance as names;
 
 struct Compliance;
 

@@ -13,10 +13,10 @@
 //! - Server decode tok/s: the engine's own figure where it reports one
 //!   (llama.cpp `timings.predicted_ms`), kept beside the client's.
 
+use sparktest_sdk::contract::workload as names;
 use sparktest_sdk::{ChatRequest, Message, Outcome, Reply, TokenSource, chat};
 
 use crate::task::Task;
-use sparktest_sdk::contract::workload as names;
 
 /// A speed-type instrument's config check: a figure needs at least one
 /// repetition.
