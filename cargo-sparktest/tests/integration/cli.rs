@@ -1,5 +1,7 @@
 //! Command line, suites and targets: the paths that stop a run before cases.
 
+use sparktest_record::Outcome;
+
 use crate::support::*;
 
 #[test]
@@ -85,6 +87,30 @@ fn the_example_third_party_instrument_loads_from_its_suite_file() {
     assert!(out.status.success(), "{}", text(&out));
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("capitals::country::new_zealand: test"), "{stdout}");
+}
+
+#[test]
+fn the_example_component_built_against_interface_0_1_0_runs_a_case() {
+    let server = Server::start();
+    let p = Project::new("");
+    let example = repo().join("examples/capitals-instrument/suite");
+    let out = p.run(&[
+        "--suite",
+        &example.display().to_string(),
+        "capitals::country::new_zealand",
+        "--endpoint",
+        &server.url,
+        "--model",
+        "SmolLM2-135M-Instruct-Q4_1",
+    ]);
+    // The 135M model may name the wrong city: pass or fail, never broken.
+    assert!(matches!(out.status.code(), Some(0 | 101)), "{}", text(&out));
+    let run = p.measurements().pop().expect("a measurement file");
+    let info = run.manifest.instruments.iter().find(|i| i.name == "capitals").expect("the instrument");
+    assert_eq!(info.interface.as_deref(), Some("0.1.0"));
+    let case = run.case("capitals::country::new_zealand");
+    assert!(matches!(case.outcome, Outcome::Pass | Outcome::Fail), "{case:?}");
+    assert!(!case.calls.is_empty(), "the case reached the server: {case:?}");
 }
 
 #[test]

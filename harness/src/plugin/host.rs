@@ -256,6 +256,18 @@ impl PluginHost {
         Ok((bytes, component))
     }
 
+    /// The version of the `sparktest:plugin` package a component imports
+    /// (the oldest, if it names several); None when it imports none of it.
+    fn imports_version(&self, component: &Component) -> Option<&'static str> {
+        let ty = component.component_type();
+        let versions: Vec<&'static str> = ty
+            .imports(&self.engine)
+            .filter_map(|(name, _)| name.strip_prefix("sparktest:plugin/"))
+            .filter_map(|name| ["0.1.0", "0.2.0"].into_iter().find(|v| name.ends_with(&format!("@{v}"))))
+            .collect();
+        versions.into_iter().min()
+    }
+
     /// Run a setup call (`describe`, `cases`, `render`) within its limit.
     async fn setup<T>(
         &self,
@@ -280,13 +292,21 @@ impl PluginHost {
                 wasm.display()
             ))
         })?;
-        let pre = match v2::InstrumentPre::new(pre.clone()) {
-            Ok(p) => Pre::V2(p),
-            Err(e2) => match v1::InstrumentPre::new(pre) {
+        // The exports of 0.1.0 and 0.2.0 have the same shape, so they cannot
+        // tell the versions apart: the imports' package version does.
+        let built_for_v1 = self.imports_version(&component) == Some("0.1.0");
+        let v2 = if built_for_v1 { None } else { Some(v2::InstrumentPre::new(pre.clone())) };
+        let pre = match v2 {
+            Some(Ok(p)) => Pre::V2(p),
+            v2 => match v1::InstrumentPre::new(pre) {
                 Ok(p) => Pre::V1(p),
-                Err(_) => {
+                Err(e1) => {
+                    let e = match v2 {
+                        Some(Err(e2)) => e2,
+                        _ => e1,
+                    };
                     return Err(plugin_err(format!(
-                        "component {} does not export the instrument world: {e2:#}",
+                        "component {} does not export the instrument world: {e:#}",
                         wasm.display()
                     )));
                 }
@@ -335,9 +355,14 @@ impl PluginHost {
             .instantiate_pre(&component)
             .map_err(|e| plugin_err(format!("component {} does not fit the reporter world: {e:#}", wasm.display())))?;
         let (mut store, stderr, _) = self.store(None, files, Reach::default());
-        let pre = match v2::reporter::ReporterPre::new(pre.clone()) {
-            Ok(p) => ReporterPre::V2(p),
-            Err(_) => ReporterPre::V1(v1::reporter::ReporterPre::new(pre).map_err(|e| {
+        let v2 = if self.imports_version(&component) == Some("0.1.0") {
+            None
+        } else {
+            v2::reporter::ReporterPre::new(pre.clone()).ok()
+        };
+        let pre = match v2 {
+            Some(p) => ReporterPre::V2(p),
+            None => ReporterPre::V1(v1::reporter::ReporterPre::new(pre).map_err(|e| {
                 plugin_err(format!("component {} does not export the reporter world: {e:#}", wasm.display()))
             })?),
         };
