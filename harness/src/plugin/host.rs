@@ -294,24 +294,14 @@ impl PluginHost {
         })?;
         // The exports of 0.1.0 and 0.2.0 have the same shape, so they cannot
         // tell the versions apart: the imports' package version does.
-        let built_for_v1 = self.imports_version(&component) == Some("0.1.0");
-        let v2 = if built_for_v1 { None } else { Some(v2::InstrumentPre::new(pre.clone())) };
-        let pre = match v2 {
-            Some(Ok(p)) => Pre::V2(p),
-            v2 => match v1::InstrumentPre::new(pre) {
-                Ok(p) => Pre::V1(p),
-                Err(e1) => {
-                    let e = match v2 {
-                        Some(Err(e2)) => e2,
-                        _ => e1,
-                    };
-                    return Err(plugin_err(format!(
-                        "component {} does not export the instrument world: {e:#}",
-                        wasm.display()
-                    )));
-                }
-            },
-        };
+        let pre = if self.imports_version(&component) == Some("0.1.0") {
+            v1::InstrumentPre::new(pre).map(Pre::V1)
+        } else {
+            v2::InstrumentPre::new(pre.clone())
+                .map(Pre::V2)
+                .or_else(|e2| v1::InstrumentPre::new(pre).map(Pre::V1).map_err(|_| e2))
+        }
+        .map_err(|e| plugin_err(format!("component {} does not export the instrument world: {e:#}", wasm.display())))?;
         let (mut store, stderr, _) = self.store(None, Arc::default(), Reach::default());
         let call = async {
             Ok::<GuestInfo, wasmtime::Error>(each_version!(&pre, p => {

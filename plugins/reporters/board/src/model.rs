@@ -142,7 +142,8 @@ fn vision_mark(runs: &[Run], column: &str) -> String {
             "vision reported, images refused".into()
         };
     }
-    let reported = latest(runs, column, |r| fact(r, facts::VISION).is_some()).and_then(|r| fact(r, facts::VISION));
+    let reported = latest(runs, column, |r| fact(&r.manifest.target, facts::VISION).is_some())
+        .and_then(|r| fact(&r.manifest.target, facts::VISION));
     match reported {
         Some("true") => "vision reported, not verified".into(),
         Some("false") => "no vision reported, not verified".into(),
@@ -154,8 +155,8 @@ fn vision_mark(runs: &[Run], column: &str) -> String {
 /// the seed marks `audio ✓`; no instrument here sends audio, so it is
 /// said as reported, and nothing is said where the engine reports none.
 fn audio_mark(runs: &[Run], column: &str) -> Option<String> {
-    let run = latest(runs, column, |r| fact(r, facts::MODALITIES).is_some())?;
-    let value: serde_json::Value = serde_json::from_str(fact(run, facts::MODALITIES)?).ok()?;
+    let run = latest(runs, column, |r| fact(&r.manifest.target, facts::MODALITIES).is_some())?;
+    let value: serde_json::Value = serde_json::from_str(fact(&run.manifest.target, facts::MODALITIES)?).ok()?;
     (value.get("audio")? == &serde_json::Value::Bool(true)).then(|| "audio reported, not verified".to_string())
 }
 

@@ -125,7 +125,7 @@ pub fn config_line(t: &TargetInfo) -> String {
     // did not launch has no flags here, and the same model served with
     // another context or slot count is another configuration.
     for (k, what) in [(facts::CONTEXT_PER_REQUEST, "context"), (facts::SLOTS, "slots")] {
-        if let Some((_, v)) = t.facts.iter().find(|(f, _)| f == k.name()) {
+        if let Some(v) = fact(t, k) {
             parts.push(format!("{what} {v}"));
         }
     }
@@ -237,7 +237,7 @@ pub fn note(c: &CaseRecord, key: Note) -> Option<&str> {
     c.notes.iter().find(|(k, _)| k == key.name()).map(|(_, v)| v.as_str())
 }
 
-/// A fact the host recorded about the run's target.
-pub fn fact(run: &Run, name: Fact) -> Option<&str> {
-    run.manifest.target.facts.iter().find(|(k, _)| k == name.name()).map(|(_, v)| v.as_str())
+/// A fact the host recorded about a target (a run's, or an arm's).
+pub fn fact(target: &TargetInfo, name: Fact) -> Option<&str> {
+    target.facts.iter().find(|(k, _)| k == name.name()).map(|(_, v)| v.as_str())
 }

@@ -10,7 +10,7 @@ use sparktest_record::{CaseRecord, HostInfo, Outcome};
 use sparktest_sdk::contract::{a_bench, concurrency, facts, spec_decode, speed, workload};
 
 use crate::figure::thousands;
-use crate::run::{Run, base_key, config_line, latest_per_column, metric, note};
+use crate::run::{Run, base_key, config_line, fact, latest_per_column, metric, note};
 
 /// A table: headings and rows of text cells.
 pub struct Table {
@@ -107,12 +107,7 @@ pub fn tokens_per_second(runs: &[Run]) -> Table {
         };
         for c in &r.cases {
             let t = target_of(c);
-            let kv = t
-                .facts
-                .iter()
-                .find(|(k, _)| k == facts::KV_POOL_TOKENS.name())
-                .map(|(_, v)| v.clone())
-                .unwrap_or_default();
+            let kv = fact(t, facts::KV_POOL_TOKENS).unwrap_or_default().to_string();
             let (workload, decode, aggregate, checks) = match (c.instrument.as_str(), c.outcome) {
                 (speed::INSTRUMENT, Outcome::Pass) if c.case.starts_with("decode::") => (
                     format!("single stream, {}", c.case.trim_start_matches("decode::")),
