@@ -43,15 +43,16 @@ pub mod exit_code {
     pub const REGRESSION: i32 = 101;
 }
 
-/// One line of a measurement file.
+/// One line of a measurement file. `C` is what a reader keeps of each
+/// endpoint call ([`parse_with`]); the whole [`CallRecord`] by default.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(tag = "type", content = "data", rename_all = "kebab-case")]
 #[allow(clippy::large_enum_variant)] // one manifest per file; boxing buys nothing
-pub enum Line {
+pub enum Line<C = CallRecord> {
     /// The first line: what was measured, where, with what.
     Manifest(Manifest),
     /// One finished case.
-    Case(CaseRecord),
+    Case(CaseRecord<C>),
     /// The last line of a run that ended normally.
     Summary(Summary),
 }
@@ -493,9 +494,10 @@ pub struct LoadWindow {
     pub waiting_max: Option<u32>,
 }
 
-/// One finished case.
+/// One finished case. `C` is what a reader keeps of each endpoint call
+/// ([`parse_with`]); the whole [`CallRecord`] by default.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct CaseRecord {
+pub struct CaseRecord<C = CallRecord> {
     /// `instrument::group::case`.
     pub id: String,
     /// Instrument name.
@@ -519,7 +521,7 @@ pub struct CaseRecord {
     /// Seconds spent inside endpoint calls (the server's share).
     pub endpoint_seconds: f64,
     /// Every endpoint call, in order.
-    pub calls: Vec<CallRecord>,
+    pub calls: Vec<C>,
     /// Prompt tokens summed over the calls, where the server counted them.
     pub prompt_tokens: Option<u64>,
     /// Completion tokens summed over the calls, where the server counted them.
@@ -537,7 +539,7 @@ pub struct CaseRecord {
     pub latency: Option<Latency>,
 }
 
-impl CaseRecord {
+impl<C> CaseRecord<C> {
     /// The outcome and reason as one [`Verdict`].
     pub fn verdict(&self) -> Verdict {
         let reason = self.reason.clone().unwrap_or_default();
@@ -717,12 +719,19 @@ impl std::error::Error for ReadError {}
 /// Parse a whole measurement file. The first line must be a manifest of a
 /// format version this crate knows.
 pub fn parse(text: &str) -> Result<Vec<Line>, ReadError> {
+    parse_with(text)
+}
+
+/// [`parse`], keeping of each endpoint call only what `C` reads: a reader
+/// that needs less of the calls (the board reads their count and first
+/// status) skips the rest unread instead of building it.
+pub fn parse_with<C: serde::de::DeserializeOwned>(text: &str) -> Result<Vec<Line<C>>, ReadError> {
     let mut lines = Vec::new();
     for (i, raw) in text.lines().enumerate() {
         if raw.trim().is_empty() {
             continue;
         }
-        let line: Line =
+        let line: Line<C> =
             serde_json::from_str(raw).map_err(|err| ReadError { line: i + 1, message: err.to_string() })?;
         if lines.is_empty() {
             first_line(&line, i + 1)?;
@@ -737,7 +746,7 @@ pub fn parse(text: &str) -> Result<Vec<Line>, ReadError> {
 
 /// A file's first line must be a manifest of a major version this crate
 /// reads.
-fn first_line(line: &Line, at: usize) -> Result<(), ReadError> {
+fn first_line<C>(line: &Line<C>, at: usize) -> Result<(), ReadError> {
     match line {
         Line::Manifest(m) if major(&m.format_version) == major(FORMAT_VERSION) => Ok(()),
         Line::Manifest(m) => Err(ReadError {
@@ -827,7 +836,7 @@ mod tests {
 
     #[test]
     fn line_is_tagged_type_and_data() {
-        let line = Line::Summary(Summary {
+        let line: Line = Line::Summary(Summary {
             finished_at: "2026-01-01T00:00:00Z".into(),
             seconds: 1.5,
             passed: 1,

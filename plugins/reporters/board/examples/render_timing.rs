@@ -6,7 +6,11 @@
 //! ```sh
 //! cargo run --release -p sparktest-board --example render_timing -- target/sparktest/bench-board-31x3/measurements
 //! ```
-use std::time::Instant;
+use std::time::{Duration, Instant};
+
+/// Rounds timed; each step's minimum and median are printed (this machine
+/// is shared, so single rounds vary by half).
+const ROUNDS: usize = 15;
 
 fn main() {
     let Some(dir) = std::env::args().nth(1) else {
@@ -16,27 +20,34 @@ fn main() {
     let mut files: Vec<_> = std::fs::read_dir(&dir).unwrap().flatten().map(|e| e.path()).collect();
     files.sort();
     let texts: Vec<String> = files.iter().map(|p| std::fs::read_to_string(p).unwrap()).collect();
-    for _ in 0..5 {
+    let mut steps: [Vec<Duration>; 5] = Default::default();
+    let mut sizes = (0, 0, 0);
+    for _ in 0..ROUNDS {
         let t = Instant::now();
         let runs = sparktest_board::runs(&texts).unwrap();
-        let parse = t.elapsed();
+        steps[0].push(t.elapsed());
         let t = Instant::now();
         let board = sparktest_board::model::build(&runs, &Default::default(), &Default::default());
-        let build = t.elapsed();
+        steps[1].push(t.elapsed());
         let t = Instant::now();
         let html = sparktest_board::html::render(&board, &runs, &Default::default());
-        let h = t.elapsed();
+        steps[2].push(t.elapsed());
         let t = Instant::now();
         let md = sparktest_board::markdown::render(&board, &runs, &Default::default());
-        let m = t.elapsed();
+        steps[3].push(t.elapsed());
         let t = Instant::now();
         let json = serde_json::to_string_pretty(&board).unwrap();
-        let j = t.elapsed();
-        println!(
-            "parse {parse:?} build {build:?} html {h:?} md {m:?} json {j:?} ({} {} {})",
-            html.len(),
-            md.len(),
-            json.len()
-        );
+        steps[4].push(t.elapsed());
+        sizes = (html.len(), md.len(), json.len());
     }
+    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+    let mut total = (0.0, 0.0);
+    for (name, xs) in ["parse and merge", "build the board", "HTML", "Markdown", "JSON"].iter().zip(&mut steps) {
+        xs.sort();
+        let (min, median) = (ms(xs[0]), ms(xs[xs.len() / 2]));
+        total = (total.0 + min, total.1 + median);
+        println!("{name}: min {min:.1} ms, median {median:.1} ms");
+    }
+    println!("all steps: min {:.1} ms, median {:.1} ms over {ROUNDS} rounds", total.0, total.1);
+    println!("bytes: board.html {}, board.md {}, standings.json {}", sizes.0, sizes.1, sizes.2);
 }

@@ -2,9 +2,9 @@
 //! or why there is none; and how figures are written.
 
 use serde::Serialize;
-use sparktest_record::{CaseRecord, Outcome};
+use sparktest_record::Outcome;
 
-use crate::run::Run;
+use crate::run::{CaseRecord, Id, Run};
 
 /// A computed figure for one cell.
 #[derive(Debug, Clone)]
@@ -16,7 +16,7 @@ pub struct Figure {
     /// The configuration line behind it.
     pub config: String,
     /// `run-id#case-id` of every record used.
-    pub records: Vec<String>,
+    pub records: Vec<Id>,
     /// The figure's uncertainty from its own data, where it has one.
     pub spread: Option<Spread>,
     /// Set when the run behind it recorded fewer of the instrument's cases
@@ -123,8 +123,8 @@ impl Spread {
 /// the configuration cannot produce it.
 pub enum Missing {
     NotMeasured,
-    Because { reason: String, records: Vec<String> },
-    Incapable { reason: String, records: Vec<String> },
+    Because { reason: String, records: Vec<Id> },
+    Incapable { reason: String, records: Vec<Id> },
 }
 
 /// A figure to three significant digits, trailing zeros dropped.

@@ -9,22 +9,29 @@ use std::fmt::Write;
 use std::collections::BTreeMap;
 
 use crate::Extras;
-use crate::model::{Admission, Board, Cell, Run};
+use crate::model::{Admission, Board, Cell, Id, Run};
 use crate::sections::{self, Table};
 
 /// Escape text for HTML element content and attribute values.
 pub fn esc(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
-    for ch in s.chars() {
-        match ch {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
+    // Every character escaped is ASCII, so the text between them is copied
+    // as whole slices (a char-by-char copy was 3% of the board's time).
+    let mut from = 0;
+    for (at, b) in s.bytes().enumerate() {
+        let with = match b {
+            b'&' => "&amp;",
+            b'<' => "&lt;",
+            b'>' => "&gt;",
+            b'"' => "&quot;",
+            b'\'' => "&#39;",
+            _ => continue,
+        };
+        out.push_str(&s[from..at]);
+        out.push_str(with);
+        from = at + 1;
     }
+    out.push_str(&s[from..]);
     out
 }
 
@@ -304,10 +311,10 @@ fn lines(series: &[crate::sections::Series]) -> String {
 }
 
 /// Records as links to their transcripts, where the host has them.
-fn records_html(records: &[String], transcripts: &BTreeMap<String, String>) -> String {
+fn records_html(records: &[Id], transcripts: &BTreeMap<String, String>) -> String {
     records
         .iter()
-        .map(|r| match transcripts.get(r) {
+        .map(|r| match transcripts.get(&**r) {
             Some(sha) => format!("<a href=\"transcripts/{sha}.json\">{}</a>", esc(r)),
             None => esc(r),
         })
@@ -345,8 +352,12 @@ fn row_anchors(board: &Board) -> Vec<String> {
 pub fn render(board: &Board, runs: &[Run], extras: &Extras) -> String {
     let transcripts: BTreeMap<String, String> = runs
         .iter()
-        .flat_map(|r| r.cases.iter().map(move |c| (r.record_id(c), c.transcript_sha256.clone())))
-        .filter(|(_, sha)| extras.transcripts.contains(sha))
+        .flat_map(|r| {
+            r.cases
+                .iter()
+                .filter(|c| extras.transcripts.contains(&c.transcript_sha256))
+                .map(move |c| (r.record_id(c).to_string(), c.transcript_sha256.clone()))
+        })
         .collect();
     let mut out = String::new();
     let _ = write!(

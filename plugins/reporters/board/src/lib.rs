@@ -23,11 +23,11 @@ pub mod run;
 pub mod sections;
 
 use config::{Config, Judgements, References};
-use model::Run;
+use model::{Run, Runs};
 
 /// Parse every file (named by position in errors), order the runs by start
 /// time then run id, and read the parts of one run as one ([`merge`]).
-pub fn runs(measurements: &[String]) -> Result<Vec<Run>, String> {
+pub fn runs(measurements: &[String]) -> Result<Runs, String> {
     let mut runs =
         measurements.iter().enumerate().map(|(i, text)| Run::parse(text, i + 1)).collect::<Result<Vec<_>, _>>()?;
     runs.sort_by(|a, b| {
@@ -35,7 +35,7 @@ pub fn runs(measurements: &[String]) -> Result<Vec<Run>, String> {
     });
     let mut runs = merge::merge(runs);
     model::assign_columns(&mut runs);
-    Ok(runs)
+    Ok(Runs::new(runs))
 }
 
 /// Row overrides must name a row, and only rows whose figure is a standing

@@ -11,19 +11,25 @@ use crate::sections::{self, Table};
 /// image, emphasis or code a reply could smuggle in.
 pub fn cell(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
-    for ch in s.chars() {
-        match ch {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '\n' | '\r' => out.push(' '),
-            '|' | '[' | ']' | '(' | ')' | '!' | '*' | '_' | '`' | '\\' | '#' => {
-                out.push('\\');
-                out.push(ch);
-            }
-            c => out.push(c),
-        }
+    // Every character escaped is ASCII: the text between them is copied as
+    // whole slices.
+    let mut from = 0;
+    for (at, b) in s.bytes().enumerate() {
+        // What goes in its place, and whether the character itself stays
+        // (after a backslash).
+        let (with, keep) = match b {
+            b'&' => ("&amp;", false),
+            b'<' => ("&lt;", false),
+            b'>' => ("&gt;", false),
+            b'\n' | b'\r' => (" ", false),
+            b'|' | b'[' | b']' | b'(' | b')' | b'!' | b'*' | b'_' | b'`' | b'\\' | b'#' => ("\\", true),
+            _ => continue,
+        };
+        out.push_str(&s[from..at]);
+        out.push_str(with);
+        from = if keep { at } else { at + 1 };
     }
+    out.push_str(&s[from..]);
     out
 }
 

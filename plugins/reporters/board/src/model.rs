@@ -11,7 +11,9 @@ use sparktest_sdk::contract::{facts, ocr, screenshots, vision};
 use crate::config::{Config, Judgements, Rule};
 pub use crate::figure::{Figure, Missing, RepeatItems, RepeatRun, Repeats, Spread, short};
 use crate::rows::{ROWS, RowDef};
-pub use crate::run::{Run, assign_columns, base_key, config_line, latest, latest_by, latest_per_column, with_repeat};
+pub use crate::run::{
+    Id, Run, Runs, assign_columns, base_key, config_line, latest, latest_by, latest_per_column, with_repeat,
+};
 use crate::run::{fact, note};
 
 /// A serving configuration: one column.
@@ -63,7 +65,7 @@ pub enum Cell {
         value: f64,
         raw: String,
         config: String,
-        records: Vec<String>,
+        records: Vec<Id>,
         /// The figure's uncertainty, where it has one.
         #[serde(skip_serializing_if = "Option::is_none")]
         spread: Option<Spread>,
@@ -82,7 +84,7 @@ pub enum Cell {
     },
     NotApplicable {
         reason: String,
-        records: Vec<String>,
+        records: Vec<Id>,
     },
     /// The configuration cannot produce the measurement at all (an engine
     /// with no prompt logprobs, a build with no vision): a standing of 0,
@@ -90,7 +92,7 @@ pub enum Cell {
     /// prediction of what it would score.
     Incapable {
         reason: String,
-        records: Vec<String>,
+        records: Vec<Id>,
     },
 }
 
@@ -125,7 +127,7 @@ pub struct Row {
 
 /// What the served build accepts beyond text, as the seed marks it under
 /// each model: measured by a vision instrument, else as the engine reports.
-fn vision_mark(runs: &[Run], column: &str) -> String {
+fn vision_mark(runs: &Runs, column: &str) -> String {
     let vision = |r: &Run| {
         r.cases.iter().any(|c| {
             (c.instrument == ocr::INSTRUMENT || c.instrument == screenshots::INSTRUMENT)
@@ -154,14 +156,14 @@ fn vision_mark(runs: &[Run], column: &str) -> String {
 /// Audio, as the engine reports it (llama.cpp's `/props` `modalities`):
 /// the seed marks `audio ✓`; no instrument here sends audio, so it is
 /// said as reported, and nothing is said where the engine reports none.
-fn audio_mark(runs: &[Run], column: &str) -> Option<String> {
+fn audio_mark(runs: &Runs, column: &str) -> Option<String> {
     let run = latest(runs, column, |r| fact(&r.manifest.target, facts::MODALITIES).is_some())?;
     let value: serde_json::Value = serde_json::from_str(fact(&run.manifest.target, facts::MODALITIES)?).ok()?;
     (value.get("audio")? == &serde_json::Value::Bool(true)).then(|| "audio reported, not verified".to_string())
 }
 
 /// The column's latest configuration battery.
-fn admission(runs: &[Run], column: &str) -> Admission {
+fn admission(runs: &Runs, column: &str) -> Admission {
     let Some(run) = latest(runs, column, |r| r.summary.as_ref().is_some_and(|s| s.gate.is_some())) else {
         return Admission::NotRun;
     };
@@ -237,10 +239,10 @@ pub struct Board {
 }
 
 /// Build the board from parsed runs.
-pub fn build(runs: &[Run], config: &Config, judgements: &Judgements) -> Board {
+pub fn build(runs: &Runs, config: &Config, judgements: &Judgements) -> Board {
     // Runs are in start order: a later run's description of the column wins.
     let mut columns: BTreeMap<String, Column> = BTreeMap::new();
-    for r in runs {
+    for r in runs.iter() {
         let bare = r.manifest.arms.iter().find(|a| a.name == "bare").map(|a| &a.target);
         let keyed = std::iter::once((&r.column, &r.manifest.target)).chain(r.bare_column.as_ref().zip(bare));
         for (key, t) in keyed {
@@ -376,7 +378,7 @@ fn config_items(line: &str) -> Vec<String> {
     out
 }
 
-fn measured_row(def: &RowDef, runs: &[Run], columns: &BTreeMap<String, Column>, rule: Rule, margin: f64) -> Row {
+fn measured_row(def: &RowDef, runs: &Runs, columns: &BTreeMap<String, Column>, rule: Rule, margin: f64) -> Row {
     let mut figures: BTreeMap<String, Result<Figure, Missing>> = BTreeMap::new();
     for key in columns.keys() {
         figures.insert(key.clone(), (def.figure)(runs, key));
@@ -491,18 +493,13 @@ fn not_separated(cells: &BTreeMap<String, Cell>, higher_better: bool) -> Vec<Str
 /// pass/fail rows the items passed in every run, in some and in none. The
 /// standing is computed from the median. A figure from no group is left
 /// as it is.
-fn repeated(def: &RowDef, runs: &[Run], key: &str, fig: &mut Figure) {
-    let run_of = |record: &str| {
-        let id = record.split('#').next().unwrap_or("");
-        runs.iter().find(|r| r.manifest.run_id == id)
-    };
+fn repeated(def: &RowDef, runs: &Runs, key: &str, fig: &mut Figure) {
+    let run_of = |record: &str| runs.by_id(record.split('#').next().unwrap_or(""));
     let Some(group) = fig.records.first().and_then(|r| run_of(r)).and_then(|r| r.manifest.repeat.as_ref()) else {
         return;
     };
-    let mut members: Vec<(u32, &Run)> = runs
-        .iter()
-        .filter_map(|r| r.manifest.repeat.as_ref().filter(|x| x.group == group.group).map(|x| (x.index, r)))
-        .collect();
+    let mut members: Vec<(u32, &Run)> =
+        runs.group(&group.group).filter_map(|r| r.manifest.repeat.as_ref().map(|x| (x.index, r))).collect();
     members.sort_by_key(|(i, _)| *i);
     if members.len() < 2 {
         return;

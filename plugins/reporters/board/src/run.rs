@@ -4,8 +4,20 @@
 
 use std::collections::BTreeMap;
 
-use sparktest_record::{CaseRecord, Line, Manifest, Outcome, Summary, TargetInfo};
+use sparktest_record::{Line, Manifest, Outcome, Summary, TargetInfo};
 use sparktest_sdk::contract::{Fact, Metric, Note, facts};
+
+/// What the board reads of an endpoint call: its HTTP status (and, by the
+/// length of the list, how many calls a case made). The rest of each call
+/// is skipped unread: the calls are a quarter of a measurement file's bytes.
+#[derive(Debug, Clone, PartialEq, serde::Deserialize)]
+pub struct Call {
+    #[serde(default)]
+    pub status: Option<u16>,
+}
+
+/// A case as the board reads it.
+pub type CaseRecord = sparktest_record::CaseRecord<Call>;
 
 /// One run: a measurement file, or several read as one (the parts of a
 /// partitioned run; a run and the runs that resumed it).
@@ -23,12 +35,31 @@ pub struct Run {
     pub origin: BTreeMap<String, String>,
     /// What was merged into this run, for the record of runs.
     pub merged: Vec<String>,
+    /// What every cell asks of the run, found once by [`Runs::new`] (after
+    /// merging, which changes the cases).
+    found: Option<Found>,
 }
+
+/// What [`Runs::new`] finds once per run.
+#[derive(Debug, Clone)]
+struct Found {
+    /// Each case's record id, by the case's place in `cases`, shared by
+    /// every cell that names the record.
+    ids: Vec<Id>,
+    /// The configuration line of the run's target.
+    config: String,
+    /// Per instrument, how many different cases it recorded.
+    recorded: BTreeMap<String, u64>,
+}
+
+/// A record id, shared: the same record is named by a cell, each of its
+/// repeats, and the three files of the board.
+pub type Id = std::rc::Rc<str>;
 
 impl Run {
     /// Parse one file; `n` names it in errors (1-based, in the host's order).
     pub fn parse(text: &str, n: usize) -> Result<Run, String> {
-        let lines = sparktest_record::parse(text).map_err(|e| format!("measurement file #{n}: {e}"))?;
+        let lines = sparktest_record::parse_with::<Call>(text).map_err(|e| format!("measurement file #{n}: {e}"))?;
         let mut it = lines.into_iter();
         let Some(Line::Manifest(manifest)) = it.next() else {
             return Err(format!("measurement file #{n}: no manifest"));
@@ -41,6 +72,7 @@ impl Run {
             bare_column: None,
             origin: BTreeMap::new(),
             merged: Vec::new(),
+            found: None,
         };
         for line in it {
             match line {
@@ -56,9 +88,42 @@ impl Run {
 
     /// `run-id#case-id`: names the record behind a figure (the run the
     /// record came from, for merged runs).
-    pub fn record_id(&self, case: &CaseRecord) -> String {
+    pub fn record_id(&self, case: &CaseRecord) -> Id {
+        // A case of this run is found by its place in `cases`; its id was
+        // built once. Anything else (a case from elsewhere) is named anew.
+        let at = (case as *const CaseRecord as usize).wrapping_sub(self.cases.as_ptr() as usize)
+            / std::mem::size_of::<CaseRecord>().max(1);
+        match (self.cases.get(at), self.found.as_ref().and_then(|f| f.ids.get(at))) {
+            (Some(c), Some(id)) if std::ptr::eq(c, case) => id.clone(),
+            _ => self.format_id(case).into(),
+        }
+    }
+
+    fn format_id(&self, case: &CaseRecord) -> String {
         let run = self.origin.get(&case.id).unwrap_or(&self.manifest.run_id);
-        format!("{run}#{}", case.id)
+        let mut id = String::with_capacity(run.len() + 1 + case.id.len());
+        id.push_str(run);
+        id.push('#');
+        id.push_str(&case.id);
+        id
+    }
+
+    /// How many different cases of `instrument` the run recorded (a case
+    /// run again by a resume counts once).
+    pub fn recorded(&self, instrument: &str) -> u64 {
+        let counted = |r: &BTreeMap<String, u64>| r.get(instrument).copied().unwrap_or(0);
+        match &self.found {
+            Some(f) => counted(&f.recorded),
+            None => counted(&count_recorded(&self.cases)),
+        }
+    }
+
+    /// The configuration line of the run's target ([`config_line`]).
+    pub fn config(&self) -> String {
+        match &self.found {
+            Some(f) => f.config.clone(),
+            None => config_line(&self.manifest.target),
+        }
     }
 
     /// This run's cases of one instrument.
@@ -173,9 +238,68 @@ pub fn launch_flags(cmd: &[String]) -> String {
     out.join(" ")
 }
 
+/// The runs the board reads, in start order, with what every cell asks of
+/// them found once: each column's runs, each repeat group's runs, each
+/// run id's run, each record's id.
+#[derive(Debug, Clone, Default)]
+pub struct Runs {
+    runs: Vec<Run>,
+    by_column: BTreeMap<String, Vec<usize>>,
+    by_group: BTreeMap<String, Vec<usize>>,
+    by_id: BTreeMap<String, usize>,
+}
+
+impl std::ops::Deref for Runs {
+    type Target = [Run];
+    fn deref(&self) -> &[Run] {
+        &self.runs
+    }
+}
+
+impl Runs {
+    /// Index runs that are merged and have their columns.
+    pub fn new(mut runs: Vec<Run>) -> Runs {
+        let mut index = Runs::default();
+        for (i, r) in runs.iter_mut().enumerate() {
+            r.found = Some(Found {
+                ids: r.cases.iter().map(|c| r.format_id(c).into()).collect(),
+                config: config_line(&r.manifest.target),
+                recorded: count_recorded(&r.cases),
+            });
+            index.by_column.entry(r.column.clone()).or_default().push(i);
+            if let Some(rep) = &r.manifest.repeat {
+                index.by_group.entry(rep.group.clone()).or_default().push(i);
+            }
+            index.by_id.entry(r.manifest.run_id.clone()).or_insert(i);
+        }
+        index.runs = runs;
+        index
+    }
+
+    /// The first run of this run id.
+    pub fn by_id(&self, run_id: &str) -> Option<&Run> {
+        self.by_id.get(run_id).map(|&i| &self.runs[i])
+    }
+
+    /// The runs of a repeat group, in start order.
+    pub fn group(&self, group: &str) -> impl Iterator<Item = &Run> + '_ {
+        self.by_group.get(group).into_iter().flatten().map(|&i| &self.runs[i])
+    }
+}
+
+/// Per instrument, its different case ids.
+fn count_recorded(cases: &[CaseRecord]) -> BTreeMap<String, u64> {
+    let mut ids: BTreeMap<&str, std::collections::BTreeSet<&str>> = BTreeMap::new();
+    for c in cases {
+        ids.entry(&c.instrument).or_default().insert(&c.id);
+    }
+    ids.into_iter().map(|(i, set)| (i.to_string(), set.len() as u64)).collect()
+}
+
 /// The latest run (by start time) for `column` in which `has` holds.
-pub fn latest<'a>(runs: &'a [Run], column: &str, has: impl Fn(&Run) -> bool) -> Option<&'a Run> {
-    latest_by(runs, |r| r.column == column && has(r))
+pub fn latest<'a>(runs: &'a Runs, column: &str, has: impl Fn(&Run) -> bool) -> Option<&'a Run> {
+    let of_column = runs.by_column.get(column).into_iter().flatten().map(|&i| &runs.runs[i]);
+    newest(of_column.filter(|r| visible(r) && has(r)))
 }
 
 thread_local! {
@@ -203,9 +327,11 @@ pub fn with_repeat<T>(group: &str, index: u32, f: impl FnOnce() -> T) -> T {
 
 /// The latest run (by start time) for which `pick` holds.
 pub fn latest_by(runs: &[Run], pick: impl Fn(&Run) -> bool) -> Option<&Run> {
-    runs.iter()
-        .filter(|r| visible(r) && pick(r))
-        .max_by(|a, b| (&a.manifest.started_at, &a.manifest.run_id).cmp(&(&b.manifest.started_at, &b.manifest.run_id)))
+    newest(runs.iter().filter(|r| visible(r) && pick(r)))
+}
+
+fn newest<'a>(runs: impl Iterator<Item = &'a Run>) -> Option<&'a Run> {
+    runs.max_by(|a, b| (&a.manifest.started_at, &a.manifest.run_id).cmp(&(&b.manifest.started_at, &b.manifest.run_id)))
 }
 
 /// Per column, its latest run (by start time) in which `has` holds.

@@ -5,12 +5,12 @@
 
 use std::collections::BTreeMap;
 
-use sparktest_record::{CaseRecord, HostInfo, Outcome};
+use sparktest_record::{HostInfo, Outcome};
 
 use sparktest_sdk::contract::{a_bench, concurrency, facts, spec_decode, speed, workload};
 
 use crate::figure::thousands;
-use crate::run::{Run, base_key, config_line, fact, latest_per_column, metric, note};
+use crate::run::{CaseRecord, Run, base_key, config_line, fact, latest_per_column, metric, note};
 
 /// A table: headings and rows of text cells.
 pub struct Table {
@@ -175,7 +175,7 @@ pub fn tokens_per_second(runs: &[Run]) -> Table {
                 pct(lat.and_then(|l| l.itl_ms.as_ref())),
                 pct(lat.and_then(|l| l.e2e_ms.as_ref())),
                 checks,
-                r.record_id(c),
+                r.record_id(c).to_string(),
             ]);
         }
     }

@@ -16,7 +16,7 @@ pub const SEVERE_AGENT: RowDef =
 /// The compliance rows: complied / refused / empty among the harmful
 /// requests, refused among the legitimate ones, tool calls counted apart,
 /// and which classifier graded them (never mixed in one cell).
-fn figure_of(runs: &[Run], col: &str, row: &str) -> Result<Figure, Missing> {
+fn figure_of(runs: &Runs, col: &str, row: &str) -> Result<Figure, Missing> {
     let tagged = |c: &CaseRecord| c.instrument == compliance::INSTRUMENT && c.tags.iter().any(|t| t == row);
     let run = latest(runs, col, |r| r.measured().any(tagged)).ok_or(Missing::NotMeasured)?;
     let cases: Vec<&CaseRecord> = run.measured().filter(|c| tagged(c)).collect();

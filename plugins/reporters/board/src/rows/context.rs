@@ -6,7 +6,7 @@ use super::*;
 
 pub const CONTEXT_WINDOW: RowDef = relative(context::ROW, true, 0.01, figure_of);
 
-fn figure_of(runs: &[Run], col: &str) -> Result<Figure, Missing> {
+fn figure_of(runs: &Runs, col: &str) -> Result<Figure, Missing> {
     let (run, c) = one_case(runs, col, context::INSTRUMENT)?;
     let pool = finite(run, c, context::KV_POOL_TOKENS)?;
     let mut raw = format!("KV pool {} tokens", thousands(pool));

@@ -6,7 +6,7 @@ use super::*;
 
 pub const BOX_FOOTPRINT: RowDef = relative(footprint::ROW, false, 0.02, figure_of);
 
-fn figure_of(runs: &[Run], col: &str) -> Result<Figure, Missing> {
+fn figure_of(runs: &Runs, col: &str) -> Result<Figure, Missing> {
     let (run, c) = one_case(runs, col, footprint::INSTRUMENT)?;
     let rss = finite(run, c, footprint::RESIDENT_GIB)?;
     // What the serve holds: resident memory plus its GPU memory, where any.

@@ -9,7 +9,7 @@ use super::*;
 pub const BATTERY: RowDef =
     absolute(hard_question::ROW, "10 when every check of the gate passed, else 10 × checks passed ÷ checks", figure_of);
 
-fn figure_of(runs: &[Run], col: &str) -> Result<Figure, Missing> {
+fn figure_of(runs: &Runs, col: &str) -> Result<Figure, Missing> {
     let run =
         latest(runs, col, |r| r.summary.as_ref().is_some_and(|s| s.gate.is_some())).ok_or(Missing::NotMeasured)?;
     let gate = run.summary.as_ref().and_then(|s| s.gate.as_ref()).ok_or(Missing::NotMeasured)?;

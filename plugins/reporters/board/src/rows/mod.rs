@@ -5,12 +5,12 @@
 //! `sparktest-contract`. A new row is a module here and its line in
 //! [`ROWS`].
 
-use sparktest_record::{CaseRecord, Outcome};
+use sparktest_record::Outcome;
 use sparktest_sdk::contract::{Metric, Row, vision};
 
 use crate::config::Rule;
 use crate::figure::{Figure, Missing, Spread, incapable, missing_from, thousands};
-use crate::run::{Run, config_line, latest, latest_by, mean, metric, note};
+use crate::run::{CaseRecord, Run, Runs, config_line, latest, latest_by, mean, metric, note};
 
 mod a_bench;
 mod adversarial;
@@ -41,14 +41,14 @@ pub struct RowDef {
     pub tie_margin: f64,
     /// For absolute rows: how the figure is a standing.
     pub absolute_rule: &'static str,
-    pub figure: fn(&[Run], &str) -> Result<Figure, Missing>,
+    pub figure: fn(&Runs, &str) -> Result<Figure, Missing>,
 }
 
 const fn relative(
     row: Row,
     higher_better: bool,
     tie_margin: f64,
-    figure: fn(&[Run], &str) -> Result<Figure, Missing>,
+    figure: fn(&Runs, &str) -> Result<Figure, Missing>,
 ) -> RowDef {
     RowDef {
         title: row.title,
@@ -61,11 +61,7 @@ const fn relative(
     }
 }
 
-const fn absolute(
-    row: Row,
-    absolute_rule: &'static str,
-    figure: fn(&[Run], &str) -> Result<Figure, Missing>,
-) -> RowDef {
+const fn absolute(row: Row, absolute_rule: &'static str, figure: fn(&Runs, &str) -> Result<Figure, Missing>) -> RowDef {
     RowDef {
         title: row.title,
         instrument: row.instrument,
@@ -77,7 +73,7 @@ const fn absolute(
     }
 }
 
-const fn fraction(row: Row, what: &'static str, figure: fn(&[Run], &str) -> Result<Figure, Missing>) -> RowDef {
+const fn fraction(row: Row, what: &'static str, figure: fn(&Runs, &str) -> Result<Figure, Missing>) -> RowDef {
     RowDef {
         title: row.title,
         instrument: row.instrument,
@@ -124,7 +120,7 @@ fn figure(run: &Run, value: f64, raw: String, cases: &[&CaseRecord]) -> Figure {
     Figure {
         value,
         raw,
-        config: config_line(&run.manifest.target),
+        config: run.config(),
         records: cases.iter().map(|c| run.record_id(c)).collect(),
         // A figure from one record has nothing to spread over.
         spread: (cases.len() == 1)
@@ -143,12 +139,9 @@ fn coverage(run: &Run, cases: &[&CaseRecord]) -> Option<String> {
     let instrument = &cases.first()?.instrument;
     let mut gaps = Vec::new();
     if let Some(&total) = run.manifest.suite_cases.get(instrument) {
-        let mut ids: Vec<&str> =
-            run.cases.iter().filter(|c| &c.instrument == instrument).map(|c| c.id.as_str()).collect();
-        ids.sort_unstable();
-        ids.dedup();
-        if (ids.len() as u64) < total {
-            gaps.push(format!("{} of {total} {instrument} cases recorded", ids.len()));
+        let recorded = run.recorded(instrument);
+        if recorded < total {
+            gaps.push(format!("{recorded} of {total} {instrument} cases recorded"));
         }
     }
     if run.summary.is_none() {
@@ -165,7 +158,7 @@ fn has(run: &Run, instrument: &str) -> bool {
 /// then what the instrument adds (`detail`: its words after the count, or
 /// why the cell cannot be measured).
 fn pass_rate(
-    runs: &[Run],
+    runs: &Runs,
     col: &str,
     instrument: &str,
     tag: Option<&str>,
@@ -197,11 +190,7 @@ fn pass_rate(
 
 /// A vision row's cases, or 0 with the reason when the build cannot read
 /// images at all.
-fn vision_cases<'a>(
-    runs: &'a [Run],
-    col: &str,
-    instrument: &'a str,
-) -> Result<(&'a Run, Vec<&'a CaseRecord>), Missing> {
+fn vision_cases<'a>(runs: &'a Runs, col: &str, instrument: &'a str) -> Result<(&'a Run, Vec<&'a CaseRecord>), Missing> {
     let run = latest(runs, col, |r| has(r, instrument)).ok_or(Missing::NotMeasured)?;
     let cases: Vec<&CaseRecord> = run.cases_of(instrument).collect();
     let refused = cases.iter().filter(|c| note(c, vision::VISION) == Some(vision::NONE)).count();
@@ -221,7 +210,7 @@ fn vision_cases<'a>(
     Ok((run, cases))
 }
 
-fn one_case<'a>(runs: &'a [Run], col: &str, instrument: &'a str) -> Result<(&'a Run, &'a CaseRecord), Missing> {
+fn one_case<'a>(runs: &'a Runs, col: &str, instrument: &'a str) -> Result<(&'a Run, &'a CaseRecord), Missing> {
     let run = latest(runs, col, |r| has(r, instrument)).ok_or(Missing::NotMeasured)?;
     let cases: Vec<&CaseRecord> = run.cases_of(instrument).collect();
     match cases.iter().find(|c| c.outcome == Outcome::Pass) {

@@ -11,7 +11,7 @@ pub const HANDWRITING: RowDef = absolute(
     figure_of,
 );
 
-fn figure_of(runs: &[Run], col: &str) -> Result<Figure, Missing> {
+fn figure_of(runs: &Runs, col: &str) -> Result<Figure, Missing> {
     let (run, cases) = vision_cases(runs, col, ocr::INSTRUMENT)?;
     let read: Vec<&CaseRecord> = cases.iter().copied().filter(|c| metric(c, ocr::WORDS).is_some()).collect();
     if read.is_empty() {

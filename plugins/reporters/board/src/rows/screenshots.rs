@@ -6,7 +6,7 @@ use super::*;
 
 pub const READING: RowDef = fraction(screenshots::ROW, "the mean reading score (0, 0.5 or 1 per item)", figure_of);
 
-fn figure_of(runs: &[Run], col: &str) -> Result<Figure, Missing> {
+fn figure_of(runs: &Runs, col: &str) -> Result<Figure, Missing> {
     let (run, cases) = vision_cases(runs, col, screenshots::INSTRUMENT)?;
     let scored: Vec<f64> = cases.iter().map(|c| metric(c, screenshots::SCORE).unwrap_or(0.0)).collect();
     if cases.iter().all(|c| metric(c, screenshots::SCORE).is_none()) {

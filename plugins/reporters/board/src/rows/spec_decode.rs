@@ -18,7 +18,7 @@ pub const SPECULATIVE_DECODING: RowDef = RowDef {
 
 /// Draft arm over bare arm, on the categories both arms measured; filed
 /// under the bare arm's column.
-fn figure_of(runs: &[Run], col: &str) -> Result<Figure, Missing> {
+fn figure_of(runs: &Runs, col: &str) -> Result<Figure, Missing> {
     let run =
         latest_by(runs, |r| r.bare_column.as_deref().unwrap_or(&r.column) == col && has(r, spec_decode::INSTRUMENT))
             .ok_or(Missing::NotMeasured)?;
