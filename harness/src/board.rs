@@ -63,6 +63,8 @@ pub type Measurements = (Vec<(PathBuf, String)>, Vec<Damage>, std::collections::
 /// keeps every record up to its last whole line; a file with no readable
 /// manifest is left out; both are reported, never blanking the board. A
 /// file of another major format version is refused, naming file and line.
+/// The files are read and checked on every core; what is said of them is
+/// said in name order.
 pub fn read_measurements(dir: &Path) -> Result<Measurements, Error> {
     let files = measurement_files(dir)?;
     if files.is_empty() {
@@ -71,32 +73,21 @@ pub fn read_measurements(dir: &Path) -> Result<Measurements, Error> {
     let mut read = Vec::new();
     let mut damage = Vec::new();
     let mut transcripts = std::collections::BTreeSet::new();
-    for f in files {
+    for (f, checked) in files.iter().zip(on_every_core(&files, check_file)) {
         let name = f.file_name().map_or_else(String::new, |n| n.to_string_lossy().into_owned());
-        let bytes = std::fs::read(&f).map_err(|e| setup(format!("failed to read {}: {e}", f.display())))?;
-        let mut text = String::from_utf8_lossy(&bytes).into_owned();
-        match sparktest_record::parse_partial(&text) {
-            Ok(p) => {
-                if let Some(d) = p.damage {
+        match checked? {
+            Checked::Kept { text, damaged, named } => {
+                if let Some(d) = damaged {
                     eprintln!(
                         "sparktest: warning: {name}: line {}: {}; the records before it are used",
                         d.line, d.message
                     );
                     damage.push(Damage { file: name, line: d.line, message: d.message, kept: true });
                 }
-                for line in &p.lines {
-                    if let sparktest_record::Line::Case(c) = line {
-                        transcripts.insert(c.transcript_sha256.clone());
-                    }
-                }
-                // Only the whole lines go on: the reporter reads them strictly.
-                text.truncate(p.whole_bytes);
-                read.push((f, text));
+                transcripts.extend(named);
+                read.push((f.clone(), text));
             }
-            Err(e) if e.message.contains("format version") => {
-                return Err(setup(format!("{}: {e}", f.display())));
-            }
-            Err(e) => {
+            Checked::Left(e) => {
                 eprintln!("sparktest: warning: {name}: line {}: {}; the file is left out", e.line, e.message);
                 damage.push(Damage { file: name, line: e.line, message: e.message, kept: false });
             }
@@ -108,43 +99,74 @@ pub fn read_measurements(dir: &Path) -> Result<Measurements, Error> {
     Ok((read, damage, transcripts))
 }
 
+/// One measurement file, read and checked.
+enum Checked {
+    /// Its whole lines, the damage after them if any, the transcripts its
+    /// records name.
+    Kept { text: String, damaged: Option<sparktest_record::ReadError>, named: Vec<String> },
+    /// No readable manifest: left out.
+    Left(sparktest_record::ReadError),
+}
+
+fn check_file(f: &PathBuf) -> Result<Checked, Error> {
+    let bytes = std::fs::read(f).map_err(|e| setup(format!("failed to read {}: {e}", f.display())))?;
+    let mut text = String::from_utf8_lossy(&bytes).into_owned();
+    match sparktest_record::parse_partial(&text) {
+        Ok(p) => {
+            let named = p
+                .lines
+                .into_iter()
+                .filter_map(|line| match line {
+                    sparktest_record::Line::Case(c) => Some(c.transcript_sha256),
+                    _ => None,
+                })
+                .collect();
+            // Only the whole lines go on: the reporter reads them strictly.
+            text.truncate(p.whole_bytes);
+            Ok(Checked::Kept { text, damaged: p.damage, named })
+        }
+        Err(e) if e.message.contains("format version") => Err(setup(format!("{}: {e}", f.display()))),
+        Err(e) => Ok(Checked::Left(e)),
+    }
+}
+
+/// `f` over `items` on every core, the results in the items' order.
+fn on_every_core<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let chunk = items.len().div_ceil(cores).max(1);
+    std::thread::scope(|s| {
+        let parts: Vec<_> = items.chunks(chunk).map(|c| s.spawn(|| c.iter().map(&f).collect::<Vec<R>>())).collect();
+        parts.into_iter().flat_map(|p| p.join().unwrap_or_else(|e| std::panic::resume_unwind(e))).collect()
+    })
+}
+
 /// The transcripts the records name that exist beside the measurement
-/// files: address → file.
+/// files: address → file. The folder is listed once (a board of thousands
+/// of records would otherwise ask the file system once per record).
 fn transcripts_named(dir: &Path, named: &std::collections::BTreeSet<String>) -> BTreeMap<String, PathBuf> {
+    let folder = crate::sinks::transcripts::TranscriptStore::folder(dir);
+    let present: std::collections::BTreeSet<std::ffi::OsString> = match std::fs::read_dir(&folder) {
+        Ok(entries) => entries
+            .flatten()
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_file() || (t.is_symlink() && e.path().is_file())))
+            .map(|e| e.file_name())
+            .collect(),
+        Err(_) => return BTreeMap::new(),
+    };
     named
         .iter()
         .filter_map(|sha| {
-            let path = crate::sinks::transcripts::TranscriptStore::path(dir, sha).filter(|p| p.is_file())?;
-            Some((sha.clone(), path))
+            let path = crate::sinks::transcripts::TranscriptStore::path(dir, sha)?;
+            present.contains(path.file_name()?).then(|| (sha.clone(), path))
         })
         .collect()
 }
 
-/// Build the board. Returns the process exit code.
-pub fn board(args: BoardArgs) -> Result<i32, Error> {
-    let config = Config::discover(&args.cwd)?;
-    let dir = args.measurements_dir.clone().unwrap_or_else(|| config.path(&config.run.measurements_dir));
-    let (files, damage, named) = read_measurements(&dir)?;
-    let reporter_config = args.config.as_deref().map(toml_as_json).transpose()?.unwrap_or_default();
-    let mut inputs = BTreeMap::new();
-    if !damage.is_empty() {
-        inputs.insert("damage.json".to_string(), serde_json::to_vec(&damage).unwrap_or_default());
-    }
-    // The transcripts the records name, copied beside the board so that
-    // each cell's records link to them.
-    let transcripts = transcripts_named(&dir, &named);
-    inputs.insert(
-        "transcripts.json".to_string(),
-        serde_json::to_vec(&transcripts.keys().collect::<Vec<_>>()).unwrap_or_default(),
-    );
-    if let Some(r) = &args.references {
-        inputs.insert("references.json".to_string(), toml_as_json(r)?.into_bytes());
-    }
-    if let Some(j) = &args.judgements {
-        inputs.insert("judgements.json".to_string(), toml_as_json(j)?.into_bytes());
-    }
-    let wasm = match &args.reporter {
-        Some(path) => plugin::component_for(&config.root, &Source::Wasm { path: path.clone(), sha256: None }, &[])?,
+/// The reporter component: the one given, or the built-in one, built if
+/// it is not yet.
+fn reporter(args: &BoardArgs, config: &Config) -> Result<PathBuf, Error> {
+    match &args.reporter {
+        Some(path) => plugin::component_for(&config.root, &Source::Wasm { path: path.clone(), sha256: None }, &[]),
         None => {
             // The built-in reporter is a crate of the workspace this binary
             // was built from, wherever the board is asked for.
@@ -160,9 +182,49 @@ pub fn board(args: BoardArgs) -> Result<i32, Error> {
                 &workspace,
                 &Source::Crate("sparktest-board".into()),
                 &plugin::trusted_workspaces(&workspace),
-            )?
+            )
         }
-    };
+    }
+}
+
+/// Build the board. Returns the process exit code.
+pub fn board(args: BoardArgs) -> Result<i32, Error> {
+    let config = Config::discover(&args.cwd)?;
+    let dir = args.measurements_dir.clone().unwrap_or_else(|| config.path(&config.run.measurements_dir));
+    let reporter_config = args.config.as_deref().map(toml_as_json).transpose()?.unwrap_or_default();
+    let references = args.references.as_deref().map(toml_as_json).transpose()?;
+    let judgements = args.judgements.as_deref().map(toml_as_json).transpose()?;
+    // Reading the files and making sure the reporter is built (a cargo
+    // no-op once it is, 0.15–0.2 s) need nothing of each other: the build
+    // check runs while the files are read. An empty folder is said before
+    // any build.
+    if measurement_files(&dir)?.is_empty() {
+        return Err(setup(format!("no measurement files (*.jsonl) in {}", dir.display())));
+    }
+    let (read, wasm) = std::thread::scope(|s| {
+        let reading = s.spawn(|| read_measurements(&dir));
+        let wasm = reporter(&args, &config);
+        (reading.join().unwrap_or_else(|e| std::panic::resume_unwind(e)), wasm)
+    });
+    let (files, damage, named) = read?;
+    let wasm = wasm?;
+    let mut inputs = BTreeMap::new();
+    if !damage.is_empty() {
+        inputs.insert("damage.json".to_string(), serde_json::to_vec(&damage).unwrap_or_default());
+    }
+    // The transcripts the records name, copied beside the board so that
+    // each cell's records link to them.
+    let transcripts = transcripts_named(&dir, &named);
+    inputs.insert(
+        "transcripts.json".to_string(),
+        serde_json::to_vec(&transcripts.keys().collect::<Vec<_>>()).unwrap_or_default(),
+    );
+    if let Some(r) = references {
+        inputs.insert("references.json".to_string(), r.into_bytes());
+    }
+    if let Some(j) = judgements {
+        inputs.insert("judgements.json".to_string(), j.into_bytes());
+    }
     let host = PluginHost::new(
         Some(&config.path(Path::new("target/sparktest/wasmtime-cache"))),
         crate::runner::prepare::limits(&config),
@@ -171,7 +233,8 @@ pub fn board(args: BoardArgs) -> Result<i32, Error> {
         .enable_all()
         .build()
         .map_err(|e| Error::new(ErrorKind::Io, format!("failed to start the async runtime: {e}")))?;
-    let texts: Vec<String> = files.iter().map(|(_, t)| t.clone()).collect();
+    let count = files.len();
+    let texts: Vec<String> = files.into_iter().map(|(_, t)| t).collect();
     let artifacts = rt.block_on(host.render(&wasm, Arc::new(inputs), texts, &reporter_config))?;
     let out = args.out.clone().unwrap_or_else(|| config.path(Path::new("board")));
     std::fs::create_dir_all(&out)
@@ -199,12 +262,7 @@ pub fn board(args: BoardArgs) -> Result<i32, Error> {
             .map_err(|e| Error::new(ErrorKind::Io, format!("failed to write {}: {e}", dest.display())))?;
         written.push(dest.display().to_string());
     }
-    eprintln!(
-        "sparktest: board from {} measurement files in {}: wrote {}",
-        files.len(),
-        dir.display(),
-        written.join(", ")
-    );
+    eprintln!("sparktest: board from {} measurement files in {}: wrote {}", count, dir.display(), written.join(", "));
     Ok(sparktest_record::exit_code::OK)
 }
 

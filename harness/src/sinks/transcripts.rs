@@ -22,7 +22,12 @@ impl TranscriptStore {
     /// Where the transcript with this address is. Addresses come from
     /// records (files, plugins): only a sha256 becomes a path, else None.
     pub fn path(measurements: &Path, sha256: &str) -> Option<PathBuf> {
-        file_in(&measurements.join("transcripts"), sha256)
+        file_in(&Self::folder(measurements), sha256)
+    }
+
+    /// The folder of the transcripts beside these measurement files.
+    pub fn folder(measurements: &Path) -> PathBuf {
+        measurements.join("transcripts")
     }
 }
 
