@@ -389,6 +389,53 @@ fn a_third_party_reporter_component_replaces_the_built_in_one() {
 }
 
 #[test]
+fn a_reporter_is_held_to_its_wall_clock_and_memory_limits() {
+    // A reporter has no fuel meter (it would cost a large board about 15%
+    // of its render): a loop must end at the wall-clock limit, a growing
+    // heap at the memory limit, each said as the reporter's.
+    let p = Project::new("setup-timeout-secs = 3\n");
+    let m = p.path().join("m");
+    crafted(&m);
+    let built = std::process::Command::new(env!("CARGO"))
+        .current_dir(repo())
+        .args([
+            "build",
+            "--quiet",
+            "--target",
+            "wasm32-wasip2",
+            "--profile",
+            "plugin",
+            "--package",
+            "sparktest-fixture-reporter",
+        ])
+        .status()
+        .unwrap();
+    assert!(built.success());
+    let wasm = target_dir().join("wasm32-wasip2/plugin/sparktest_fixture_reporter.wasm").display().to_string();
+    let render = |out: &str, config: &str| {
+        let file = p.path().join(format!("{out}.toml"));
+        std::fs::write(&file, config).unwrap();
+        let m = m.display().to_string();
+        let file = file.display().to_string();
+        let started = std::time::Instant::now();
+        let run = p.run(&["board", "--measurements", &m, "--out", out, "--reporter", &wasm, "--config", &file]);
+        (run, started.elapsed())
+    };
+    // Behaving, it renders: one file per measurement file.
+    let (ok, _) = render("ok", "");
+    assert_eq!(ok.status.code(), Some(0), "{}", text(&ok));
+    assert_eq!(std::fs::read_to_string(p.path().join("ok/count.txt")).unwrap(), "4");
+    let (spin, took) = render("spin", "spin = true\n");
+    assert_eq!(spin.status.code(), Some(5), "{}", text(&spin));
+    assert!(text(&spin).contains("render exceeded its wall-clock limit of 3s"), "{}", text(&spin));
+    assert!(took < std::time::Duration::from_secs(60), "the loop was not cut at its limit: {took:?}");
+    assert!(!p.path().join("spin").join("count.txt").exists());
+    let (grow, _) = render("grow", "grow = true\n");
+    assert_eq!(grow.status.code(), Some(5), "{}", text(&grow));
+    assert!(text(&grow).contains("reporter exceeded its memory limit of 64 MiB"), "{}", text(&grow));
+}
+
+#[test]
 fn judged_rows_are_marked_and_keep_their_reasons() {
     let p = Project::new("");
     let m = p.path().join("m");

@@ -1,9 +1,11 @@
 //! The sandbox: wasmtime engine, component cache, limits, one store per case.
 //!
 //! A plugin is untrusted code. It gets no files, sockets, environment or
-//! clocks; its memories, tables and instances are capped, its CPU is metered
-//! by fuel (and it yields often, so a wall-clock limit can always fire), and
-//! what it hands the host in one call is capped. `describe`, `cases`,
+//! clocks; its memories, tables and instances are capped, an instrument's
+//! CPU is metered by fuel (and it yields often, so a wall-clock limit can
+//! always fire), a reporter's is bounded by the wall-clock limit alone
+//! (epoch interruption: it yields every tick), and what it hands the host
+//! in one call is capped. `describe`, `cases`,
 //! `render` and `run` each have a wall-clock limit. A case that runs out of
 //! time while waiting on the server is lost; one that runs out while the
 //! instrument computes (or sleeps) is the instrument's failure.
@@ -46,12 +48,59 @@ pub struct Limits {
 /// lets the wall-clock limit fire.
 const YIELD_EVERY_FUEL: u64 = 10_000_000;
 
-/// The wasmtime engine and linker shared by all plugins.
+/// How often a reporter yields to the async runtime, so that its wall-clock
+/// limit can fire.
+const REPORTER_TICK: Duration = Duration::from_millis(10);
+
+/// The wasmtime engines and linkers shared by all plugins.
 pub struct PluginHost {
     engine: Engine,
     linker: Linker<CaseState>,
+    /// Reporters run on an engine of their own, without fuel metering: a
+    /// board of a thousand measurement files spent about 15% of its render
+    /// counting fuel. A reporter is one call with no server to wait on, so
+    /// its wall-clock limit bounds its CPU; epoch interruption makes it
+    /// yield every [`REPORTER_TICK`] so that the limit fires.
+    reporter_engine: Engine,
     reporter_linker: Linker<CaseState>,
     limits: Limits,
+}
+
+/// The CPU bound of a store: fuel (instruments), or the epoch ticks of
+/// [`Ticker`] (reporters).
+#[derive(Clone, Copy, PartialEq)]
+enum Meter {
+    Fuel,
+    Epoch,
+}
+
+/// Advances an engine's epoch every [`REPORTER_TICK`] while it lives.
+struct Ticker(Option<std::sync::mpsc::Sender<()>>, Option<std::thread::JoinHandle<()>>);
+
+impl Ticker {
+    fn start(engine: &Engine) -> Ticker {
+        let (stop, stopped) = std::sync::mpsc::channel::<()>();
+        let engine = engine.clone();
+        let thread = std::thread::Builder::new()
+            .name("sparktest-reporter-ticker".into())
+            .spawn(move || {
+                while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(REPORTER_TICK) {
+                    engine.increment_epoch();
+                }
+            })
+            .ok();
+        Ticker(Some(stop), thread)
+    }
+}
+
+impl Drop for Ticker {
+    fn drop(&mut self) {
+        // Dropping the sender ends the thread's wait at once.
+        self.0.take();
+        if let Some(t) = self.1.take() {
+            let _ = t.join();
+        }
+    }
 }
 
 /// A clock that always reads zero: instruments get no time but the host's.
@@ -159,16 +208,24 @@ impl PluginHost {
     /// on-disk compilation cache.
     pub fn new(cache_dir: Option<&Path>, limits: Limits) -> Result<Self, Error> {
         let err = |what: &str, e: wasmtime::Error| plugin_err(format!("{what}: {e:#}"));
-        let mut config = Config::new();
-        config.wasm_component_model(true);
-        config.consume_fuel(true);
-        if let Some(dir) = cache_dir {
-            let mut cache = CacheConfig::new();
-            cache.with_directory(dir);
-            let cache = Cache::new(cache).map_err(|e| err("failed to open the component cache", e))?;
-            config.cache(Some(cache));
-        }
-        let engine = Engine::new(&config).map_err(|e| err("failed to start wasmtime", e))?;
+        let cache = match cache_dir {
+            Some(dir) => {
+                let mut cache = CacheConfig::new();
+                cache.with_directory(dir);
+                Some(Cache::new(cache).map_err(|e| err("failed to open the component cache", e))?)
+            }
+            None => None,
+        };
+        let engine_for = |meter: Meter| {
+            let mut config = Config::new();
+            config.wasm_component_model(true);
+            config.consume_fuel(meter == Meter::Fuel);
+            config.epoch_interruption(meter == Meter::Epoch);
+            config.cache(cache.clone());
+            Engine::new(&config).map_err(|e| err("failed to start wasmtime", e))
+        };
+        let engine = engine_for(Meter::Fuel)?;
+        let reporter_engine = engine_for(Meter::Epoch)?;
         // One linker holds every version's imports: their names carry the
         // package version, so they never clash.
         let mut linker = Linker::new(&engine);
@@ -178,17 +235,18 @@ impl PluginHost {
         v2::Instrument::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)
             .map_err(|e| err("failed to link the 0.2.0 imports", e))?;
         // A reporter gets WASI (nothing granted) and the suite-data files only.
-        let mut reporter_linker = Linker::new(&engine);
+        let mut reporter_linker = Linker::new(&reporter_engine);
         wasmtime_wasi::p2::add_to_linker_async(&mut reporter_linker).map_err(|e| err("failed to link WASI", e))?;
         v1::reporter::Reporter::add_to_linker::<_, HasSelf<_>>(&mut reporter_linker, |s| s)
             .map_err(|e| err("failed to link the 0.1.0 reporter imports", e))?;
         v2::reporter::Reporter::add_to_linker::<_, HasSelf<_>>(&mut reporter_linker, |s| s)
             .map_err(|e| err("failed to link the 0.2.0 reporter imports", e))?;
-        Ok(PluginHost { engine, linker, reporter_linker, limits })
+        Ok(PluginHost { engine, linker, reporter_engine, reporter_linker, limits })
     }
 
     fn store(
         &self,
+        meter: Meter,
         endpoint: Option<Arc<Endpoint>>,
         files: Arc<BTreeMap<String, Vec<u8>>>,
         reach: Reach,
@@ -228,19 +286,32 @@ impl PluginHost {
             last_window: None,
             in_call: in_call.clone(),
         };
-        let mut store = Store::new(&self.engine, state);
+        let engine = match meter {
+            Meter::Fuel => &self.engine,
+            Meter::Epoch => &self.reporter_engine,
+        };
+        let mut store = Store::new(engine, state);
         store.limiter(|s| &mut s.limits);
         store.set_hostcall_fuel(self.limits.hostcall_bytes);
         store.set_max_component_handles(10_000);
-        // set_fuel and the yield interval only fail when fuel is off, and it is on.
-        let _ = store.set_fuel(self.limits.fuel);
-        let _ = store.fuel_async_yield_interval(Some(YIELD_EVERY_FUEL));
+        match meter {
+            Meter::Fuel => {
+                // set_fuel and the yield interval only fail when fuel is off,
+                // and on this engine it is on.
+                let _ = store.set_fuel(self.limits.fuel);
+                let _ = store.fuel_async_yield_interval(Some(YIELD_EVERY_FUEL));
+            }
+            Meter::Epoch => {
+                store.set_epoch_deadline(1);
+                store.epoch_deadline_async_yield_and_update(1);
+            }
+        }
         (store, stderr, in_call)
     }
 
     /// Read a component and compile it (or fetch it from the cache); with a
     /// pin, the bytes compiled are the bytes checked.
-    fn compile(&self, wasm: &Path, pin: Option<&str>) -> Result<(Vec<u8>, Component), Error> {
+    fn compile(&self, engine: &Engine, wasm: &Path, pin: Option<&str>) -> Result<(Vec<u8>, Component), Error> {
         let bytes =
             std::fs::read(wasm).map_err(|e| plugin_err(format!("failed to read component {}: {e}", wasm.display())))?;
         if let Some(expected) = pin
@@ -251,17 +322,17 @@ impl PluginHost {
                 format!("component {} changed after its pin was checked", wasm.display()),
             ));
         }
-        let component = Component::new(&self.engine, &bytes)
+        let component = Component::new(engine, &bytes)
             .map_err(|e| plugin_err(format!("failed to compile component {}: {e:#}", wasm.display())))?;
         Ok((bytes, component))
     }
 
     /// The version of the `sparktest:plugin` package a component imports
     /// (the oldest, if it names several); None when it imports none of it.
-    fn imports_version(&self, component: &Component) -> Option<&'static str> {
+    fn imports_version(engine: &Engine, component: &Component) -> Option<&'static str> {
         let ty = component.component_type();
         let versions: Vec<&'static str> = ty
-            .imports(&self.engine)
+            .imports(engine)
             .filter_map(|(name, _)| name.strip_prefix("sparktest:plugin/"))
             .filter_map(|name| ["0.1.0", "0.2.0"].into_iter().find(|v| name.ends_with(&format!("@{v}"))))
             .collect();
@@ -277,7 +348,11 @@ impl PluginHost {
     ) -> Result<T, String> {
         match tokio::time::timeout(self.limits.setup_timeout, call).await {
             Err(_) => Err(format!("{what} exceeded its wall-clock limit of {}s", self.limits.setup_timeout.as_secs())),
-            Ok(Err(trap)) => Err(format!("{what}: {}", trap_message(&trap, stderr, &self.limits))),
+            Ok(Err(trap)) => {
+                // Only `render` is a reporter's call.
+                let who = if what == "render" { "reporter" } else { "instrument" };
+                Err(format!("{what}: {}", trap_message(who, &trap, stderr, &self.limits)))
+            }
             Ok(Ok(v)) => Ok(v),
         }
     }
@@ -285,7 +360,7 @@ impl PluginHost {
     /// Load (compile or fetch from cache) a component of any released
     /// version and ask it to describe itself.
     pub async fn load(&self, wasm: &Path, pin: Option<&str>) -> Result<InstrumentPlugin, Error> {
-        let (bytes, component) = self.compile(wasm, pin)?;
+        let (bytes, component) = self.compile(&self.engine, wasm, pin)?;
         let pre = self.linker.instantiate_pre(&component).map_err(|e| {
             plugin_err(format!(
                 "component {} does not fit the instrument world (0.1.0 or 0.2.0): {e:#}",
@@ -294,7 +369,7 @@ impl PluginHost {
         })?;
         // The exports of 0.1.0 and 0.2.0 have the same shape, so they cannot
         // tell the versions apart: the imports' package version does.
-        let pre = if self.imports_version(&component) == Some("0.1.0") {
+        let pre = if Self::imports_version(&self.engine, &component) == Some("0.1.0") {
             v1::InstrumentPre::new(pre).map(Pre::V1)
         } else {
             v2::InstrumentPre::new(pre.clone())
@@ -302,7 +377,7 @@ impl PluginHost {
                 .or_else(|e2| v1::InstrumentPre::new(pre).map(Pre::V1).map_err(|_| e2))
         }
         .map_err(|e| plugin_err(format!("component {} does not export the instrument world: {e:#}", wasm.display())))?;
-        let (mut store, stderr, _) = self.store(None, Arc::default(), Reach::default());
+        let (mut store, stderr, _) = self.store(Meter::Fuel, None, Arc::default(), Reach::default());
         let call = async {
             Ok::<GuestInfo, wasmtime::Error>(each_version!(&pre, p => {
                 p.instantiate_async(&mut store).await?.call_describe(&mut store).await?.into()
@@ -339,13 +414,13 @@ impl PluginHost {
         measurements: Vec<String>,
         config: &str,
     ) -> Result<Vec<(String, Vec<u8>)>, Error> {
-        let (_, component) = self.compile(wasm, None)?;
+        let (_, component) = self.compile(&self.reporter_engine, wasm, None)?;
         let pre = self
             .reporter_linker
             .instantiate_pre(&component)
             .map_err(|e| plugin_err(format!("component {} does not fit the reporter world: {e:#}", wasm.display())))?;
-        let (mut store, stderr, _) = self.store(None, files, Reach::default());
-        let v2 = if self.imports_version(&component) == Some("0.1.0") {
+        let (mut store, stderr, _) = self.store(Meter::Epoch, None, files, Reach::default());
+        let v2 = if Self::imports_version(&self.reporter_engine, &component) == Some("0.1.0") {
             None
         } else {
             v2::reporter::ReporterPre::new(pre.clone()).ok()
@@ -365,10 +440,10 @@ impl PluginHost {
                 .map(|list| list.into_iter().map(|a| (a.path, a.content)).collect::<Vec<_>>()));
             Ok::<_, wasmtime::Error>(out)
         };
-        let result = self
-            .setup("render", &stderr, call)
-            .await
-            .map_err(|e| plugin_err(format!("reporter {} failed: {e}", wasm.display())))?;
+        let ticking = Ticker::start(&self.reporter_engine);
+        let result = self.setup("render", &stderr, call).await;
+        drop(ticking);
+        let result = result.map_err(|e| plugin_err(format!("reporter {} failed: {e}", wasm.display())))?;
         let artifacts =
             result.map_err(|e| Error::new(ErrorKind::Setup, format!("reporter {} refused: {e}", wasm.display())))?;
         artifacts
@@ -393,7 +468,7 @@ impl PluginHost {
         config: &str,
     ) -> Result<Vec<CaseInfo>, Error> {
         let name = &plugin.info.name;
-        let (mut store, stderr, _) = self.store(None, files, Reach::default());
+        let (mut store, stderr, _) = self.store(Meter::Fuel, None, files, Reach::default());
         let call = async {
             let listed = each_version!(&plugin.pre, p => p
                 .instantiate_async(&mut store)
@@ -423,7 +498,7 @@ impl PluginHost {
         case: &str,
     ) -> CaseResult {
         let started = Instant::now();
-        let (mut store, stderr, in_call) = self.store(Some(endpoint), files, reach);
+        let (mut store, stderr, in_call) = self.store(Meter::Fuel, Some(endpoint), files, reach);
         let run = async {
             Ok::<GuestOutcome, wasmtime::Error>(each_version!(&plugin.pre, p => {
                 p.instantiate_async(&mut store).await?.call_run(&mut store, config, case).await?.into()
@@ -449,7 +524,7 @@ impl PluginHost {
             Err(_) => Verdict::Fail(format!(
                 "instrument exceeded its wall-clock limit of {limit}s while computing or sleeping, not waiting on the server"
             )),
-            Ok(Err(trap)) => Verdict::Fail(trap_message(&trap, &stderr, &self.limits)),
+            Ok(Err(trap)) => Verdict::Fail(trap_message("instrument", &trap, &stderr, &self.limits)),
             Ok(Ok(outcome)) => {
                 result.metrics = outcome.metrics;
                 result.notes = outcome.notes;
@@ -491,29 +566,29 @@ fn lost_wins(verdict: Verdict, first_lost: Option<&str>) -> Verdict {
 
 /// A trap as a sentence naming its cause: CPU budget, memory limit, a limit
 /// on what the instrument may hand the host, panic (with the guest's own
-/// message from stderr), or the trap itself.
-fn trap_message(err: &wasmtime::Error, stderr: &MemoryOutputPipe, limits: &Limits) -> String {
+/// message from stderr), or the trap itself; `who` is the kind of plugin.
+fn trap_message(who: &str, err: &wasmtime::Error, stderr: &MemoryOutputPipe, limits: &Limits) -> String {
     let guest_said = String::from_utf8_lossy(&stderr.contents()).trim().to_string();
     let full = format!("{err:#}");
     if matches!(err.downcast_ref::<Trap>(), Some(Trap::OutOfFuel)) {
-        return format!("instrument exceeded its CPU budget of {} fuel units (does it loop?)", limits.fuel);
+        return format!("{who} exceeded its CPU budget of {} fuel units (does it loop?)", limits.fuel);
     }
     if full.contains("growing memory") {
-        return format!("instrument exceeded its memory limit of {} MiB", limits.memory_bytes / (1024 * 1024));
+        return format!("{who} exceeded its memory limit of {} MiB", limits.memory_bytes / (1024 * 1024));
     }
     if full.contains("fuel allocated for hostcalls") || full.contains("too much data is being copied") {
         return format!(
-            "instrument handed the host more than its limit of {} MiB in one call ({full})",
+            "{who} handed the host more than its limit of {} MiB in one call ({full})",
             limits.hostcall_bytes >> 20
         );
     }
     if let Some(at) = guest_said.find("panicked at") {
-        return format!("instrument panicked: {}", guest_said[at..].replace('\n', " "));
+        return format!("{who} panicked: {}", guest_said[at..].replace('\n', " "));
     }
     if guest_said.is_empty() {
-        format!("instrument trapped: {full}")
+        format!("{who} trapped: {full}")
     } else {
-        format!("instrument trapped: {full} (stderr: {guest_said})")
+        format!("{who} trapped: {full} (stderr: {guest_said})")
     }
 }
 
