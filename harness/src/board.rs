@@ -110,7 +110,9 @@ enum Checked {
 
 fn check_file(f: &PathBuf) -> Result<Checked, Error> {
     let bytes = std::fs::read(f).map_err(|e| setup(format!("failed to read {}: {e}", f.display())))?;
-    let mut text = String::from_utf8_lossy(&bytes).into_owned();
+    // Valid UTF-8 (every file the harness writes) is taken as it is;
+    // anything else is read with replacement characters.
+    let mut text = String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
     match sparktest_record::parse_partial(&text) {
         Ok(p) => {
             let named = p

@@ -727,21 +727,37 @@ pub fn parse(text: &str) -> Result<Vec<Line>, ReadError> {
 /// status) skips the rest unread instead of building it.
 pub fn parse_with<C: serde::de::DeserializeOwned>(text: &str) -> Result<Vec<Line<C>>, ReadError> {
     let mut lines = Vec::new();
+    parse_each(text, |line| {
+        lines.push(line);
+        Ok(())
+    })?;
+    Ok(lines)
+}
+
+/// [`parse_with`], handing each line to `each` as it is read instead of
+/// collecting them (a reader that keeps its own structure moves nothing
+/// twice). An error from `each` is the file's error at that line.
+pub fn parse_each<C: serde::de::DeserializeOwned>(
+    text: &str,
+    mut each: impl FnMut(Line<C>) -> Result<(), String>,
+) -> Result<(), ReadError> {
+    let mut seen = false;
     for (i, raw) in text.lines().enumerate() {
         if raw.trim().is_empty() {
             continue;
         }
         let line: Line<C> =
             serde_json::from_str(raw).map_err(|err| ReadError { line: i + 1, message: err.to_string() })?;
-        if lines.is_empty() {
+        if !seen {
             first_line(&line, i + 1)?;
+            seen = true;
         }
-        lines.push(line);
+        each(line).map_err(|message| ReadError { line: i + 1, message })?;
     }
-    if lines.is_empty() {
+    if !seen {
         return Err(ReadError { line: 1, message: "empty measurement file".into() });
     }
-    Ok(lines)
+    Ok(())
 }
 
 /// A file's first line must be a manifest of a major version this crate

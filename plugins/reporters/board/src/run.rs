@@ -59,31 +59,31 @@ pub type Id = std::rc::Rc<str>;
 impl Run {
     /// Parse one file; `n` names it in errors (1-based, in the host's order).
     pub fn parse(text: &str, n: usize) -> Result<Run, String> {
-        let lines = sparktest_record::parse_with::<Call>(text).map_err(|e| format!("measurement file #{n}: {e}"))?;
-        let mut it = lines.into_iter();
-        let Some(Line::Manifest(manifest)) = it.next() else {
-            return Err(format!("measurement file #{n}: no manifest"));
-        };
-        let mut run = Run {
-            manifest,
-            cases: Vec::new(),
-            summary: None,
-            column: String::new(),
-            bare_column: None,
-            origin: BTreeMap::new(),
-            merged: Vec::new(),
-            found: None,
-        };
-        for line in it {
-            match line {
-                Line::Case(c) => run.cases.push(c),
-                Line::Summary(s) => run.summary = Some(s),
-                Line::Manifest(_) => {
-                    return Err(format!("measurement file #{n}: a second manifest"));
+        let mut run: Option<Run> = None;
+        sparktest_record::parse_each::<Call>(text, |line| {
+            match (line, &mut run) {
+                (Line::Manifest(manifest), None) => {
+                    run = Some(Run {
+                        manifest,
+                        cases: Vec::new(),
+                        summary: None,
+                        column: String::new(),
+                        bare_column: None,
+                        origin: BTreeMap::new(),
+                        merged: Vec::new(),
+                        found: None,
+                    })
                 }
+                (Line::Manifest(_), Some(_)) => return Err("a second manifest".into()),
+                (Line::Case(c), Some(r)) => r.cases.push(c),
+                (Line::Summary(s), Some(r)) => r.summary = Some(s),
+                // The first line is a manifest, or parse_each refused the file.
+                (_, None) => return Err("no manifest".into()),
             }
-        }
-        Ok(run)
+            Ok(())
+        })
+        .map_err(|e| format!("measurement file #{n}: {e}"))?;
+        run.ok_or_else(|| format!("measurement file #{n}: no manifest"))
     }
 
     /// `run-id#case-id`: names the record behind a figure (the run the
