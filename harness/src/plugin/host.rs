@@ -57,7 +57,7 @@ pub struct PluginHost {
     engine: Engine,
     linker: Linker<CaseState>,
     /// Reporters run on an engine of their own, without fuel metering: a
-    /// board of a thousand measurement files spent about 15% of its render
+    /// board of a thousand measurement files spent about 10% of its render
     /// counting fuel. A reporter is one call with no server to wait on, so
     /// its wall-clock limit bounds its CPU; epoch interruption makes it
     /// yield every [`REPORTER_TICK`] so that the limit fires.
