@@ -33,18 +33,31 @@ fn setup(message: String) -> Error {
 }
 
 /// The rows a case feeds, as the board groups records: the tags that are
-/// row titles (instruments tag cases with the board's own capitalised
-/// titles; lower-case tags are categories such as `a-tool` or
-/// `kind:…`), else the row the instrument describes itself with, else the
-/// instrument's name.
+/// row titles, else the row the instrument describes itself with, else the
+/// instrument's name. A built-in instrument's row titles are the
+/// contract's ([`sparktest_contract::ROWS`]); an instrument outside it is
+/// read by the convention the built-in ones follow (rows are capitalised
+/// titles; lower-case tags are categories such as `a-tool` or `kind:…`).
 pub fn rows_of(case: &CaseRecord, manifest: &Manifest) -> Vec<String> {
-    let tagged: Vec<String> =
-        case.tags.iter().filter(|t| t.starts_with(|c: char| c.is_ascii_uppercase())).cloned().collect();
+    let tagged = row_tags(&case.instrument, &case.tags);
     if !tagged.is_empty() {
         return tagged;
     }
     let described = manifest.instruments.iter().find(|i| i.name == case.instrument).map(|i| i.row.clone());
     vec![described.filter(|r| !r.is_empty()).unwrap_or_else(|| case.instrument.clone())]
+}
+
+/// The tags of a case that name rows.
+fn row_tags(instrument: &str, tags: &[String]) -> Vec<String> {
+    let built_in = sparktest_contract::ROWS.iter().any(|r| r.instrument == instrument);
+    let is_row = |t: &String| {
+        if built_in {
+            sparktest_contract::ROWS.iter().any(|r| r.instrument == instrument && r.title == t)
+        } else {
+            t.starts_with(|c: char| c.is_ascii_uppercase())
+        }
+    };
+    tags.iter().filter(|t| is_row(t)).cloned().collect()
 }
 
 /// A file's whole records; a damaged tail is warned about, not fatal.
@@ -138,4 +151,23 @@ pub fn side(spec: &str, cwd: &Path, dir: &Path) -> Result<Side, Error> {
         side.manifests.push(manifest);
     }
     Ok(side)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tags(t: &[&str]) -> Vec<String> {
+        t.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn a_built_in_case_feeds_the_contracts_rows_and_another_its_capitalised_tags() {
+        // A built-in instrument: only its own rows in the contract count,
+        // whatever their case.
+        assert_eq!(row_tags("a-bench", &tags(&["Agent tasks", "a-tool", "Kind"])), tags(&["Agent tasks"]));
+        assert_eq!(row_tags("a-bench", &tags(&["Prose speed"])), tags(&[]));
+        // Outside the contract, the convention: rows are capitalised titles.
+        assert_eq!(row_tags("capitals", &tags(&["Capitals", "geo"])), tags(&["Capitals"]));
+    }
 }

@@ -9,6 +9,7 @@
 //! instrument as the typed `footprint` of the server facts. For a target the
 //! harness did not launch, the case is N/A with that reason.
 
+use sparktest_sdk::contract::facts;
 use sparktest_sdk::contract::footprint as names;
 use sparktest_sdk::*;
 
@@ -39,7 +40,7 @@ impl Instrument for Footprint {
     fn run(_config: &NoConfig, _case: &()) -> Outcome {
         let f = server_facts();
         let Some(fp) = f.footprint else {
-            let why = f.extra.iter().find(|p| p.key == "footprint.not_measured").map(|p| p.value.clone());
+            let why = f.extra.iter().find(|p| p.key == facts::FOOTPRINT_NOT_MEASURED.name()).map(|p| p.value.clone());
             return Outcome::not_applicable(
                 why.unwrap_or_else(|| "the host could not read the launched server's memory".into()),
             );

@@ -67,6 +67,34 @@ impl Numbered {
     }
 }
 
+/// Every built-in row, in the order the board shows them: what `diff`
+/// and other readers of measurement files know as rows (a third-party
+/// instrument's rows are not here). The board's own list is checked
+/// against it.
+pub const ROWS: &[Row] = &[
+    a_bench::AGENT_TASKS,
+    a_bench::TOOLS,
+    a_bench::MULTI_TURN,
+    adversarial::ROW,
+    compliance::BARE,
+    compliance::AGENT,
+    compliance::SEVERE,
+    compliance::SEVERE_AGENT,
+    likelihood::ROW,
+    speed::ROW,
+    concurrency::ROW,
+    spec_decode::ROW,
+    repro::ROW,
+    context::ROW,
+    footprint::ROW,
+    ocr::ROW,
+    long_prompt::ROW,
+    screenshots::ROW,
+    media::ROW,
+    corruption::ROW,
+    hard_question::ROW,
+];
+
 /// `a-bench`: A-Bench: agent tasks checked by tool call, schema and text.
 pub mod a_bench {
     use super::*;

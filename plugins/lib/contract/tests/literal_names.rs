@@ -1,5 +1,6 @@
 //! The built-in instruments name what they record from this crate: no
 //! `.metric("…")` or `.note("…")` with a literal name outside their tests,
+//! and no host fact read by a literal key (`key == "…"`),
 //! so the board, which reads by the same constants, cannot miss a renamed
 //! figure. (A third-party instrument may use any name; the SDK takes both.)
 
@@ -17,12 +18,13 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
 }
 
 /// Each `.metric(` or `.note(` whose first argument is a string literal,
-/// as `file:line`, in the code before the file's tests.
+/// and each key compared with a literal, as `file:line`, in the code
+/// before the file's tests.
 fn literal_names(file: &Path) -> Vec<String> {
     let text = std::fs::read_to_string(file).unwrap();
     let code = text.split("#[cfg(test)]").next().unwrap_or("");
     let mut found = Vec::new();
-    for call in [".metric(", ".note("] {
+    for call in [".metric(", ".note(", "key == "] {
         for (at, _) in code.match_indices(call) {
             let rest = code[at + call.len()..].trim_start();
             if rest.starts_with('"') {
@@ -55,5 +57,7 @@ fn the_check_sees_a_literal_name() {
     assert_eq!(literal_names(&file).len(), 1);
     std::fs::write(&file, "fn f(o: Outcome) -> Outcome {\n    o.note(names::KIND, \"x\")\n}\n").unwrap();
     assert!(literal_names(&file).is_empty());
+    std::fs::write(&file, "fn f(e: &[Pair]) -> bool {\n    e.iter().any(|p| p.key == \"footprint.x\")\n}\n").unwrap();
+    assert_eq!(literal_names(&file).len(), 1);
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -226,3 +226,16 @@ fn finite(run: &Run, c: &CaseRecord, name: Metric) -> Result<f64, Missing> {
         records: vec![run.record_id(c)],
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_board_shows_the_contracts_rows_in_its_order() {
+        let board: Vec<(&str, &str)> = ROWS.iter().map(|d| (d.title, d.instrument)).collect();
+        let contract: Vec<(&str, &str)> =
+            sparktest_sdk::contract::ROWS.iter().map(|r| (r.title, r.instrument)).collect();
+        assert_eq!(board, contract);
+    }
+}
