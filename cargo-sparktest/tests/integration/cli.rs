@@ -91,9 +91,20 @@ fn the_example_third_party_instrument_loads_from_its_suite_file() {
 
 #[test]
 fn the_example_component_built_against_interface_0_1_0_runs_a_case() {
+    example_component_runs_a_case("suite", "0.1.0");
+}
+
+#[test]
+fn the_example_component_built_against_interface_0_2_0_runs_a_case() {
+    example_component_runs_a_case("suite-wit-0.2.0", "0.2.0");
+}
+
+/// The example's component pinned in `folder`, built against `interface`,
+/// loads, says its interface and reaches the server.
+fn example_component_runs_a_case(folder: &str, interface: &str) {
     let server = Server::start();
     let p = Project::new("");
-    let example = repo().join("examples/capitals-instrument/suite");
+    let example = repo().join("examples/capitals-instrument").join(folder);
     let out = p.run(&[
         "--suite",
         &example.display().to_string(),
@@ -107,7 +118,7 @@ fn the_example_component_built_against_interface_0_1_0_runs_a_case() {
     assert!(matches!(out.status.code(), Some(0 | 101)), "{}", text(&out));
     let run = p.measurements().pop().expect("a measurement file");
     let info = run.manifest.instruments.iter().find(|i| i.name == "capitals").expect("the instrument");
-    assert_eq!(info.interface.as_deref(), Some("0.1.0"));
+    assert_eq!(info.interface.as_deref(), Some(interface));
     let case = run.case("capitals::country::new_zealand");
     assert!(matches!(case.outcome, Outcome::Pass | Outcome::Fail), "{case:?}");
     assert!(!case.calls.is_empty(), "the case reached the server: {case:?}");

@@ -12,7 +12,8 @@
 //! ```
 //!
 //! The suite in `suite/` loads the copy built against interface 0.1.0
-//! (`capitals-wit-0.1.0.wasm`, kept to show released versions still load):
+//! (`capitals-wit-0.1.0.wasm`), the one in `suite-wit-0.2.0/` the copy built
+//! against 0.2.0; both are kept to show released versions still load:
 //! `cargo sparktest --suite examples/capitals-instrument/suite`.
 
 use serde::Deserialize;
