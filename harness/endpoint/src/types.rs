@@ -401,6 +401,8 @@ pub struct ServerFacts {
     pub vision: Option<bool>,
     /// What a server the harness launched held before any request.
     pub footprint: Option<Footprint>,
+    /// Why `footprint` is none, when it is.
+    pub footprint_unmeasured: Option<String>,
     /// The box's memory pools with the serve loaded and idle, where the
     /// harness can see the box.
     pub memory_pools: Vec<MemoryPool>,

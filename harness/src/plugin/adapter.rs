@@ -1,9 +1,9 @@
 //! What every interface version adapts to: the host's own view of a guest
 //! ([`GuestInfo`], [`GuestOutcome`]), and the pieces of the adapters that
 //! are the same in every version, written once as macros that each
-//! version's file (`v1.rs`, `v2.rs`) expands against its own bindings.
-//! A new version is a new file here that expands them and adds what it
-//! changed.
+//! version's file (`v1.rs`, `v2.rs`, `v3.rs`) expands against its own
+//! bindings. A new version is a new file here that expands them and adds
+//! what it changed.
 
 use sparktest_record::{Metric, Verdict};
 
@@ -29,6 +29,34 @@ pub struct GuestInfo {
     pub version: String,
     /// Methodology text.
     pub description: String,
+}
+
+/// A version's generated bindings: the instrument world, and the reporter
+/// world sharing its types. `$path` is the version's WIT folder.
+macro_rules! bindings {
+    ($path:literal) => {
+        wasmtime::component::bindgen!({
+            path: $path,
+            world: "instrument",
+            imports: { default: async | trappable },
+            exports: { default: async },
+        });
+
+        /// The `reporter` world, sharing the instrument world's types.
+        pub mod reporter {
+            wasmtime::component::bindgen!({
+                path: $path,
+                world: "reporter",
+                imports: { default: async | trappable },
+                exports: { default: async },
+                with: {
+                    "sparktest:plugin/types": super::sparktest::plugin::types,
+                    "sparktest:plugin/suite-data": super::sparktest::plugin::suite_data,
+                    "sparktest:plugin/plugin-types": super::sparktest::plugin::plugin_types,
+                },
+            });
+        }
+    };
 }
 
 /// Conversions for the types every version shares, written once.
@@ -265,6 +293,159 @@ macro_rules! shared_endpoint_calls {
 
         async fn facts(&mut self) -> wasmtime::Result<wit::ServerFacts> {
             Ok(facts(CaseState::facts(self)?))
+        }
+    };
+}
+
+/// What 0.2.0 and every later version adapt the same way: replies, call
+/// errors with their status, the footprint and memory pools, load windows,
+/// draft counters, the judge, and all their imports on the case state. The
+/// version's file adds `mod facts` with its own `facts` (its
+/// `server-facts` record is what 0.3.0 changed).
+macro_rules! since_v0_2 {
+    () => {
+        /// This version's replies, facts and errors.
+        pub mod convert {
+            use super::sparktest::plugin::endpoint as wit;
+            use super::sparktest::plugin::judge;
+            use crate::endpoint as dom;
+
+            pub use super::facts::facts;
+
+            /// A reply.
+            pub fn reply(r: dom::Reply) -> wit::Reply {
+                wit::Reply {
+                    text: r.text,
+                    reasoning: r.reasoning,
+                    tool_calls: r.tool_calls.into_iter().map(Into::into).collect(),
+                    finish_reason: r.finish_reason,
+                    model: r.model,
+                    usage: super::shared::usage(r.usage),
+                    timing: super::shared::timing(r.timing),
+                    status: r.status,
+                    attempts: r.attempts,
+                }
+            }
+
+            /// A call error, with its status. `Invalid` traps.
+            pub fn call_error(e: dom::CallError) -> Result<wit::CallError, String> {
+                let status = e.status();
+                Ok(match e {
+                    dom::CallError::Invalid(r) => return Err(r),
+                    dom::CallError::Rejected { status, body } => {
+                        wit::CallError::Rejected(wit::Rejection { status, body })
+                    }
+                    dom::CallError::Unsupported(reason) => {
+                        wit::CallError::Unsupported(wit::Failure { reason, status: None })
+                    }
+                    lost => wit::CallError::Lost(wit::Failure { reason: lost.reason(), status }),
+                })
+            }
+
+            /// What a launched server held, typed.
+            pub fn footprint(p: dom::Footprint) -> wit::Footprint {
+                wit::Footprint {
+                    resident_bytes: p.resident_bytes,
+                    gpu_process_memory_mib: p.gpu_process_memory_mib,
+                    mem_available_before_bytes: p.mem_available_before_bytes,
+                    mem_available_after_bytes: p.mem_available_after_bytes,
+                }
+            }
+
+            /// The box's memory pools.
+            pub fn pools(pools: Vec<dom::MemoryPool>) -> Vec<wit::MemoryPool> {
+                pools
+                    .into_iter()
+                    .map(|p| wit::MemoryPool {
+                        kind: match p.kind {
+                            dom::PoolKind::Gpu => wit::PoolKind::Gpu,
+                            dom::PoolKind::Unified => wit::PoolKind::Unified,
+                            dom::PoolKind::System => wit::PoolKind::System,
+                        },
+                        device: p.device,
+                        total_bytes: p.total_bytes,
+                        free_bytes: p.free_bytes,
+                    })
+                    .collect()
+            }
+
+            /// KV bytes per token, where the engine told.
+            pub fn kv_bytes(k: dom::KvBytes) -> wit::KvBytes {
+                wit::KvBytes { per_token: k.per_token, source: k.source }
+            }
+
+            /// A load window.
+            pub fn window(w: dom::LoadWindow) -> wit::LoadWindow {
+                wit::LoadWindow {
+                    source: w.source,
+                    samples: w.samples,
+                    running_max: w.running_max,
+                    running_mean: w.running_mean,
+                    waiting_max: w.waiting_max,
+                }
+            }
+
+            /// Draft counters.
+            pub fn draft(d: dom::DraftCounters) -> wit::DraftCounts {
+                match d {
+                    dom::DraftCounters::Tokens { drafted, accepted } => {
+                        wit::DraftCounts::Tokens(wit::DraftedAccepted { drafted, accepted })
+                    }
+                    dom::DraftCounters::AcceptLength(x) => wit::DraftCounts::AcceptLength(x),
+                }
+            }
+
+            /// The judge's identity.
+            pub fn judge_info(target: &str, facts: &dom::ServerFacts) -> judge::JudgeInfo {
+                judge::JudgeInfo {
+                    target: target.into(),
+                    model_id: facts.model_id.clone(),
+                    engine: facts.engine.clone(),
+                }
+            }
+        }
+
+        /// This version's imports, on the host's case state.
+        mod host {
+            use super::super::state::{CaseState, trap_invalid};
+            use super::convert::{call_error, draft, facts, judge_info, reply, window};
+            use super::sparktest::plugin::{endpoint as wit, judge, plugin_types, suite_data, types};
+            use crate::endpoint as dom;
+
+            shared_imports!();
+
+            impl wit::Host for CaseState {
+                shared_endpoint_calls!();
+
+                async fn scrape_metrics(&mut self) -> wasmtime::Result<Result<Vec<wit::MetricSample>, wit::CallError>> {
+                    out(CaseState::scrape_metrics(self).await?, "metrics", |v| v.into_iter().map(Into::into).collect())
+                }
+
+                async fn last_load_window(&mut self) -> wasmtime::Result<Option<wit::LoadWindow>> {
+                    Ok(self.last_window.clone().map(window))
+                }
+
+                async fn draft_counters(&mut self) -> wasmtime::Result<Result<wit::DraftCounts, wit::CallError>> {
+                    out(CaseState::draft_counters(self).await?, "draft-counters", draft)
+                }
+
+                async fn restart(&mut self) -> wasmtime::Result<Result<(), wit::CallError>> {
+                    out(CaseState::restart(self).await?, "restart", |()| ())
+                }
+            }
+
+            impl judge::Host for CaseState {
+                async fn info(&mut self) -> wasmtime::Result<Option<judge::JudgeInfo>> {
+                    Ok(self.judge.as_ref().map(|j| judge_info(&j.name, j.endpoint.facts())))
+                }
+
+                async fn grade(
+                    &mut self,
+                    req: wit::ChatRequest,
+                ) -> wasmtime::Result<Result<wit::Reply, wit::CallError>> {
+                    out(CaseState::grade(self, req.into()).await?, "judge", reply)
+                }
+            }
         }
     };
 }

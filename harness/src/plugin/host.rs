@@ -24,7 +24,7 @@ use wasmtime_wasi::{HostMonotonicClock, HostWallClock, WasiCtxBuilder};
 
 use super::adapter::{GuestInfo, GuestOutcome};
 use super::state::{CallLog, CaseState, Judge, Restarter};
-use super::{v1, v2};
+use super::{v1, v2, v3};
 use crate::endpoint::Endpoint;
 use crate::error::{Error, ErrorKind};
 use crate::suite::sha256_hex;
@@ -47,6 +47,9 @@ pub struct Limits {
 /// Fuel between yields to the async runtime: a guest in a tight loop still
 /// lets the wall-clock limit fire.
 const YIELD_EVERY_FUEL: u64 = 10_000_000;
+
+/// The released interface versions, oldest first.
+const INTERFACES: [&str; 3] = ["0.1.0", "0.2.0", "0.3.0"];
 
 /// How often a reporter yields to the async runtime, so that its wall-clock
 /// limit can fire.
@@ -129,12 +132,14 @@ impl HostMonotonicClock for FrozenClock {
 enum Pre {
     V1(v1::InstrumentPre<CaseState>),
     V2(v2::InstrumentPre<CaseState>),
+    V3(v3::InstrumentPre<CaseState>),
 }
 
 /// The reporter world of one released interface version.
 enum ReporterPre {
     V1(v1::reporter::ReporterPre<CaseState>),
     V2(v2::reporter::ReporterPre<CaseState>),
+    V3(v3::reporter::ReporterPre<CaseState>),
 }
 
 /// The same call on whichever version a component was built against: the
@@ -144,12 +149,14 @@ macro_rules! each_version {
         match $pre {
             ReporterPre::V1($p) => $call,
             ReporterPre::V2($p) => $call,
+            ReporterPre::V3($p) => $call,
         }
     };
     ($pre:expr, $p:ident => $call:expr) => {
         match $pre {
             Pre::V1($p) => $call,
             Pre::V2($p) => $call,
+            Pre::V3($p) => $call,
         }
     };
 }
@@ -160,7 +167,7 @@ pub struct InstrumentPlugin {
     pre: Pre,
     /// What it says about itself, and the digest of its component.
     pub info: InstrumentInfo,
-    /// The interface version it was built against, e.g. `0.2.0`.
+    /// The interface version it was built against, e.g. `0.3.0`.
     pub interface: &'static str,
 }
 
@@ -234,6 +241,8 @@ impl PluginHost {
             .map_err(|e| err("failed to link the 0.1.0 imports", e))?;
         v2::Instrument::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)
             .map_err(|e| err("failed to link the 0.2.0 imports", e))?;
+        v3::Instrument::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)
+            .map_err(|e| err("failed to link the 0.3.0 imports", e))?;
         // A reporter gets WASI (nothing granted) and the suite-data files only.
         let mut reporter_linker = Linker::new(&reporter_engine);
         wasmtime_wasi::p2::add_to_linker_async(&mut reporter_linker).map_err(|e| err("failed to link WASI", e))?;
@@ -241,6 +250,8 @@ impl PluginHost {
             .map_err(|e| err("failed to link the 0.1.0 reporter imports", e))?;
         v2::reporter::Reporter::add_to_linker::<_, HasSelf<_>>(&mut reporter_linker, |s| s)
             .map_err(|e| err("failed to link the 0.2.0 reporter imports", e))?;
+        v3::reporter::Reporter::add_to_linker::<_, HasSelf<_>>(&mut reporter_linker, |s| s)
+            .map_err(|e| err("failed to link the 0.3.0 reporter imports", e))?;
         Ok(PluginHost { engine, linker, reporter_engine, reporter_linker, limits })
     }
 
@@ -334,7 +345,7 @@ impl PluginHost {
         let versions: Vec<&'static str> = ty
             .imports(engine)
             .filter_map(|(name, _)| name.strip_prefix("sparktest:plugin/"))
-            .filter_map(|name| ["0.1.0", "0.2.0"].into_iter().find(|v| name.ends_with(&format!("@{v}"))))
+            .filter_map(|name| INTERFACES.into_iter().find(|v| name.ends_with(&format!("@{v}"))))
             .collect();
         versions.into_iter().min()
     }
@@ -363,18 +374,24 @@ impl PluginHost {
         let (bytes, component) = self.compile(&self.engine, wasm, pin)?;
         let pre = self.linker.instantiate_pre(&component).map_err(|e| {
             plugin_err(format!(
-                "component {} does not fit the instrument world (0.1.0 or 0.2.0): {e:#}",
-                wasm.display()
+                "component {} does not fit the instrument world ({}): {e:#}",
+                wasm.display(),
+                INTERFACES.join(", ")
             ))
         })?;
-        // The exports of 0.1.0 and 0.2.0 have the same shape, so they cannot
-        // tell the versions apart: the imports' package version does.
-        let pre = if Self::imports_version(&self.engine, &component) == Some("0.1.0") {
-            v1::InstrumentPre::new(pre).map(Pre::V1)
-        } else {
-            v2::InstrumentPre::new(pre.clone())
-                .map(Pre::V2)
-                .or_else(|e2| v1::InstrumentPre::new(pre).map(Pre::V1).map_err(|_| e2))
+        // The exports of every version have the same shape, so they cannot
+        // tell the versions apart: the imports' package version does. A
+        // component that imports none of the package is tried as the newest,
+        // then the older ones.
+        let pre = match Self::imports_version(&self.engine, &component) {
+            Some("0.1.0") => v1::InstrumentPre::new(pre).map(Pre::V1),
+            Some("0.2.0") => v2::InstrumentPre::new(pre).map(Pre::V2),
+            _ => v3::InstrumentPre::new(pre.clone()).map(Pre::V3).or_else(|e3| {
+                v2::InstrumentPre::new(pre.clone())
+                    .map(Pre::V2)
+                    .or_else(|_| v1::InstrumentPre::new(pre).map(Pre::V1))
+                    .map_err(|_| e3)
+            }),
         }
         .map_err(|e| plugin_err(format!("component {} does not export the instrument world: {e:#}", wasm.display())))?;
         let (mut store, stderr, _) = self.store(Meter::Fuel, None, Arc::default(), Reach::default());
@@ -390,6 +407,7 @@ impl PluginHost {
         let interface = match pre {
             Pre::V1(_) => "0.1.0",
             Pre::V2(_) => "0.2.0",
+            Pre::V3(_) => "0.3.0",
         };
         Ok(InstrumentPlugin {
             pre,
@@ -420,17 +438,17 @@ impl PluginHost {
             .instantiate_pre(&component)
             .map_err(|e| plugin_err(format!("component {} does not fit the reporter world: {e:#}", wasm.display())))?;
         let (mut store, stderr, _) = self.store(Meter::Epoch, None, files, Reach::default());
-        let v2 = if Self::imports_version(&self.reporter_engine, &component) == Some("0.1.0") {
-            None
-        } else {
-            v2::reporter::ReporterPre::new(pre.clone()).ok()
-        };
-        let pre = match v2 {
-            Some(p) => ReporterPre::V2(p),
-            None => ReporterPre::V1(v1::reporter::ReporterPre::new(pre).map_err(|e| {
-                plugin_err(format!("component {} does not export the reporter world: {e:#}", wasm.display()))
-            })?),
-        };
+        let pre = match Self::imports_version(&self.reporter_engine, &component) {
+            Some("0.1.0") => v1::reporter::ReporterPre::new(pre).map(ReporterPre::V1),
+            Some("0.2.0") => v2::reporter::ReporterPre::new(pre).map(ReporterPre::V2),
+            _ => v3::reporter::ReporterPre::new(pre.clone()).map(ReporterPre::V3).or_else(|e3| {
+                v2::reporter::ReporterPre::new(pre.clone())
+                    .map(ReporterPre::V2)
+                    .or_else(|_| v1::reporter::ReporterPre::new(pre).map(ReporterPre::V1))
+                    .map_err(|_| e3)
+            }),
+        }
+        .map_err(|e| plugin_err(format!("component {} does not export the reporter world: {e:#}", wasm.display())))?;
         let call = async {
             let out = each_version!(reporter &pre, p => p
                 .instantiate_async(&mut store)

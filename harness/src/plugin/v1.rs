@@ -4,27 +4,7 @@
 //! What it shares with the other versions comes from [`super::adapter`]'s
 //! macros.
 
-wasmtime::component::bindgen!({
-    path: "../plugins/wit/since_v0.1.0",
-    world: "instrument",
-    imports: { default: async | trappable },
-    exports: { default: async },
-});
-
-/// The `reporter` world, sharing the instrument world's types.
-pub mod reporter {
-    wasmtime::component::bindgen!({
-        path: "../plugins/wit/since_v0.1.0",
-        world: "reporter",
-        imports: { default: async | trappable },
-        exports: { default: async },
-        with: {
-            "sparktest:plugin/types": super::sparktest::plugin::types,
-            "sparktest:plugin/suite-data": super::sparktest::plugin::suite_data,
-            "sparktest:plugin/plugin-types": super::sparktest::plugin::plugin_types,
-        },
-    });
-}
+bindings!("../plugins/wit/since_v0.1.0");
 
 shared_conversions!();
 

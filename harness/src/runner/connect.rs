@@ -201,14 +201,15 @@ impl Connector<'_> {
                     facts.extra.push((fact::FOOTPRINT_MEM_AVAILABLE_AFTER_BYTES.name().into(), a.to_string()));
                 }
             }
-            None => facts.extra.push((
-                fact::FOOTPRINT_NOT_MEASURED.name().into(),
-                if launched.is_some() {
-                    "the harness launched this server but could not read its processes' memory".into()
+            None => {
+                let why = if launched.is_some() {
+                    "the harness launched this server but could not read its processes' memory"
                 } else {
-                    "the harness did not launch this server, so it cannot see its memory".into()
-                },
-            )),
+                    "the harness did not launch this server, so it cannot see its memory"
+                };
+                facts.extra.push((fact::FOOTPRINT_NOT_MEASURED.name().into(), why.into()));
+                facts.footprint_unmeasured = Some(why.into());
+            }
         }
         facts.footprint = footprint;
         if cfg.tool_choice == Some(ForcedToolChoice::Required) {

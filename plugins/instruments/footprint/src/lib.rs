@@ -9,7 +9,6 @@
 //! instrument as the typed `footprint` of the server facts. For a target the
 //! harness did not launch, the case is N/A with that reason.
 
-use sparktest_sdk::contract::facts;
 use sparktest_sdk::contract::footprint as names;
 use sparktest_sdk::*;
 
@@ -40,9 +39,8 @@ impl Instrument for Footprint {
     fn run(_config: &NoConfig, _case: &()) -> Outcome {
         let f = server_facts();
         let Some(fp) = f.footprint else {
-            let why = f.extra.iter().find(|p| p.key == facts::FOOTPRINT_NOT_MEASURED.name()).map(|p| p.value.clone());
             return Outcome::not_applicable(
-                why.unwrap_or_else(|| "the host could not read the launched server's memory".into()),
+                f.footprint_unmeasured.unwrap_or_else(|| "the host could not read the launched server's memory".into()),
             );
         };
         let mut outcome = Outcome::pass().metric(names::RESIDENT_GIB, fp.resident_bytes as f64 / GIB, "GiB");

@@ -628,6 +628,15 @@ pub mod facts {
     pub const FOOTPRINT_MEM_AVAILABLE_AFTER_BYTES: Fact = Fact("footprint.mem_available_after_bytes");
     /// Why the footprint was not measured.
     pub const FOOTPRINT_NOT_MEASURED: Fact = Fact("footprint.not_measured");
+    /// The footprint facts above, which interface 0.3.0 gives its guests
+    /// typed instead (they stay in the manifest's facts).
+    pub const FOOTPRINT: &[Fact] = &[
+        FOOTPRINT_RSS_BYTES,
+        FOOTPRINT_GPU_PROCESS_MEMORY_MIB,
+        FOOTPRINT_MEM_AVAILABLE_BEFORE_BYTES,
+        FOOTPRINT_MEM_AVAILABLE_AFTER_BYTES,
+        FOOTPRINT_NOT_MEASURED,
+    ];
 }
 
 #[cfg(test)]

@@ -48,9 +48,9 @@
 //! the case with it).
 //!
 //! Build with `cargo build --target wasm32-wasip2`; `cargo sparktest` does this
-//! for workspace crates on demand. This SDK builds against interface 0.2.0
-//! (`plugins/wit/since_v0.2.0`); the host still loads components built
-//! against 0.1.0.
+//! for workspace crates on demand. This SDK builds against interface 0.3.0
+//! (`plugins/wit/since_v0.3.0`); the host still loads components built
+//! against 0.1.0 and 0.2.0.
 //!
 //! # Known limitations
 //!
@@ -65,7 +65,7 @@
 pub mod __private {
     //! Generated bindings. Not public API: use the re-exports at the crate root.
     wit_bindgen::generate!({
-        path: "../../wit/since_v0.2.0",
+        path: "../../wit/since_v0.3.0",
         world: "instrument",
         pub_export_macro: true,
         export_macro_name: "__export_instrument",
