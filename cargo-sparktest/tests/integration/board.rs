@@ -189,6 +189,17 @@ fn crafted(dir: &Path) {
     write(dir, "2026-01-alpha.jsonl", manifest("alpha", "m1", "llama.cpp", "2026-01-01T00:00:00Z"), old, false);
 }
 
+/// A workspace plugin built as the harness builds one, and its component.
+fn built_component(package: &str) -> std::path::PathBuf {
+    let built = std::process::Command::new(env!("CARGO"))
+        .current_dir(repo())
+        .args(["build", "--quiet", "--target", "wasm32-wasip2", "--profile", "plugin", "--package", package])
+        .status()
+        .unwrap();
+    assert!(built.success(), "{package} did not build");
+    target_dir().join("wasm32-wasip2/plugin").join(format!("{}.wasm", package.replace('-', "_")))
+}
+
 fn board(p: &Project, measurements: &Path, out: &str) -> std::process::Output {
     p.run(&["board", "--measurements", &measurements.display().to_string(), "--out", out])
 }
@@ -359,22 +370,7 @@ fn a_third_party_reporter_component_replaces_the_built_in_one() {
         std::fs::read(p.path().join("out2/standings.json")).unwrap()
     );
     // An instrument is not a reporter: refused, naming the world.
-    let built = std::process::Command::new(env!("CARGO"))
-        .current_dir(repo())
-        .args([
-            "build",
-            "--quiet",
-            "--target",
-            "wasm32-wasip2",
-            "--profile",
-            "plugin",
-            "--package",
-            "sparktest-context",
-        ])
-        .status()
-        .unwrap();
-    assert!(built.success());
-    let instrument = target_dir().join("wasm32-wasip2/plugin/sparktest_context.wasm");
+    let instrument = built_component("sparktest-context");
     let out = p.run(&[
         "board",
         "--measurements",
@@ -390,28 +386,13 @@ fn a_third_party_reporter_component_replaces_the_built_in_one() {
 
 #[test]
 fn a_reporter_is_held_to_its_wall_clock_and_memory_limits() {
-    // A reporter has no fuel meter (it would cost a large board about 15%
+    // A reporter has no fuel meter (it would cost a large board about 10%
     // of its render): a loop must end at the wall-clock limit, a growing
     // heap at the memory limit, each said as the reporter's.
     let p = Project::new("setup-timeout-secs = 3\n");
     let m = p.path().join("m");
     crafted(&m);
-    let built = std::process::Command::new(env!("CARGO"))
-        .current_dir(repo())
-        .args([
-            "build",
-            "--quiet",
-            "--target",
-            "wasm32-wasip2",
-            "--profile",
-            "plugin",
-            "--package",
-            "sparktest-fixture-reporter",
-        ])
-        .status()
-        .unwrap();
-    assert!(built.success());
-    let wasm = target_dir().join("wasm32-wasip2/plugin/sparktest_fixture_reporter.wasm").display().to_string();
+    let wasm = built_component("sparktest-fixture-reporter").display().to_string();
     let render = |out: &str, config: &str| {
         let file = p.path().join(format!("{out}.toml"));
         std::fs::write(&file, config).unwrap();
