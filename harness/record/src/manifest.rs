@@ -1,0 +1,242 @@
+//! The first line of a measurement file: what was measured, where and
+//! with what.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// What was measured, where and with what.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Manifest {
+    /// Format version of this file ([`FORMAT_VERSION`](crate::FORMAT_VERSION)).
+    pub format_version: String,
+    /// Unique id of the run (also the file's stem).
+    pub run_id: String,
+    /// RFC 3339 UTC start time.
+    pub started_at: String,
+    /// The harness that measured.
+    pub harness: HarnessInfo,
+    /// The suite that ran.
+    pub suite: SuiteInfo,
+    /// The serving configuration under test.
+    pub target: TargetInfo,
+    /// The machine the client ran on.
+    pub client_host: HostInfo,
+    /// `direct` or `gateway` (a proxy or router between client and engine).
+    pub route: String,
+    /// The instruments that ran, as they describe themselves.
+    pub instruments: Vec<InstrumentInfo>,
+    /// Paired arms (1.1): the other serving configurations some instruments
+    /// ran against, by arm name. Their cases carry the arm's name.
+    #[serde(default)]
+    pub arms: Vec<ArmInfo>,
+    /// The client's own ceiling (1.1), measured on loopback before the run.
+    #[serde(default)]
+    pub client_ceiling: Option<ClientCeiling>,
+    /// The judge (1.2): the second target that graded replies, when one was
+    /// configured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judge: Option<TargetInfo>,
+    /// This run is one part of a suite split across machines (1.2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partition: Option<Partition>,
+    /// The run this one resumes (1.2): it ran only that run's cases that were
+    /// lost or never recorded; the board reads the two as one run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resumes: Option<String>,
+    /// How many cases the suite lists for each instrument, before filters,
+    /// partitions and resumes: what a complete run of it records. The board
+    /// marks a cell partial when fewer were recorded.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub suite_cases: BTreeMap<String, u64>,
+    /// This run is one of several repeats of the same cases on the same
+    /// configuration (1.4, `--repeat N`): the board reads the group's runs
+    /// as repeats of one cell, every run kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repeat: Option<Repeat>,
+}
+
+/// One run of a `--repeat N` group.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Repeat {
+    /// This repeat, 1-based.
+    pub index: u32,
+    /// How many were asked for.
+    pub total: u32,
+    /// What the group's runs share: `repeat-<the first run's id>`.
+    pub group: String,
+}
+
+/// One part of a partitioned run (`--partition hash:2/3`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Partition {
+    /// `count` (every Nth case in listing order) or `hash` (by the case id's
+    /// hash).
+    pub scheme: String,
+    /// This part, 1-based.
+    pub index: u32,
+    /// How many parts.
+    pub total: u32,
+    /// What the parts of one run share (`--run-group`, or derived from CI's
+    /// run id, or from the suite, target and revision).
+    pub group: String,
+}
+
+/// One arm of a paired comparison (e.g. `bare` and `draft`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ArmInfo {
+    /// Arm name, e.g. `draft`.
+    pub name: String,
+    /// The serving configuration of this arm.
+    pub target: TargetInfo,
+}
+
+/// How fast and how precisely this client can measure, read against a
+/// loopback stream with known timing. A speed figure near `max_tok_s`
+/// measures the client, not the server.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ClientCeiling {
+    /// Most streamed tokens per second the client took in (one stream, one
+    /// SSE event per token, server writing as fast as it can).
+    pub max_tok_s: f64,
+    /// Inter-token interval the paced stream used, in ms.
+    pub paced_itl_ms: f64,
+    /// Mean absolute error of the client's inter-token intervals against the
+    /// server's own write times, in ms.
+    pub itl_error_ms: f64,
+    /// Client TTFT minus the server's first write (after reading the
+    /// request), in ms: the loopback trip and the client's own overhead.
+    pub ttft_error_ms: f64,
+    /// A speed result above this share of `max_tok_s` is flagged.
+    pub flag_margin: f64,
+}
+
+/// The harness build.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct HarnessInfo {
+    /// Crate version.
+    pub version: String,
+    /// Git revision of the project the harness ran in, when it is a checkout.
+    pub git_revision: Option<String>,
+}
+
+/// The suite and the digest of its files.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct SuiteInfo {
+    /// Suite name.
+    pub name: String,
+    /// Suite version.
+    pub version: String,
+    /// sha256 over `suite.toml` and every pinned file (path and digest).
+    pub sha256: String,
+    /// Pinned files and their sha256.
+    pub files: Vec<FilePin>,
+}
+
+/// A file and its sha256.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct FilePin {
+    /// Path relative to the suite folder.
+    pub path: String,
+    /// Hex sha256.
+    pub sha256: String,
+}
+
+/// The serving configuration under test and the pins that identify it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct TargetInfo {
+    /// Target name from the configuration (`local`, or `endpoint` for
+    /// `--endpoint`).
+    pub name: String,
+    /// Base URL.
+    pub base_url: String,
+    /// Model id the target names and the server reported.
+    pub model_id: String,
+    /// Engine found by the probe: `llama.cpp`, `vllm`, `sglang`, `ollama`,
+    /// `openai-compatible`.
+    pub engine: String,
+    /// Engine build or version, when reported.
+    pub build: Option<String>,
+    /// Model file path as the server reports it.
+    pub model_path: Option<String>,
+    /// sha256 of the model file, when the harness could read it.
+    pub model_sha256: Option<String>,
+    /// Exact launch command, when the harness launched the server.
+    pub launch_command: Option<Vec<String>>,
+    /// Everything else the probe read.
+    pub facts: Vec<(String, String)>,
+    /// The machine the server ran on (1.2), when the harness launched it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<HostInfo>,
+    /// `required` when the target forces a tool call on every request that
+    /// offers tools (`tool-choice = "required"` in its configuration): the
+    /// agent rows then measure calling under force, and cannot score when
+    /// not to call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_choice: Option<String>,
+    /// The column's name on the board, from the target's `label` or
+    /// `--label`; runs with different labels are different columns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    /// The target's `note`: a line under the column's name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    /// The target's `description`, for people.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+}
+
+/// Facts about a machine.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct HostInfo {
+    /// Host name.
+    pub hostname: Option<String>,
+    /// CPU model string.
+    pub cpu_model: Option<String>,
+    /// Logical cores.
+    pub cores: usize,
+    /// Total memory in bytes.
+    pub memory_bytes: u64,
+    /// Available memory in bytes when the run started.
+    pub memory_available_bytes: u64,
+    /// OS name and version.
+    pub os: Option<String>,
+    /// Kernel version.
+    pub kernel: Option<String>,
+    /// GPUs and other accelerators (1.2), as their driver reports them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub accelerators: Vec<Accelerator>,
+}
+
+/// One accelerator of a machine.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Accelerator {
+    /// Device name, e.g. `NVIDIA H200`.
+    pub name: String,
+    /// Driver version.
+    pub driver: Option<String>,
+    /// Device memory in MiB; None where the device has none of its own.
+    pub memory_total_mib: Option<u64>,
+    /// Device memory in use when read, MiB.
+    pub memory_used_mib: Option<u64>,
+    /// The device shares the host's memory (a unified pool, e.g. GB10).
+    pub unified_memory: bool,
+}
+
+/// An instrument as it describes itself.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct InstrumentInfo {
+    /// Name (the first segment of its case names).
+    pub name: String,
+    /// The board row it measures.
+    pub row: String,
+    /// Instrument version.
+    pub version: String,
+    /// Methodology text.
+    pub description: String,
+    /// sha256 of the component file that ran.
+    pub component_sha256: String,
+    /// The plugin interface it was built against, e.g. `0.2.0` (1.2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interface: Option<String>,
+}
