@@ -35,6 +35,12 @@
 # beside it (`<file>.sha256`) and is re-verified on every run; a file that
 # does not match its record is rebuilt, not used.
 #
+# Failures are named for what they are: a package index's own answer (an
+# HTTP error, no such version, a refused connection, a certificate or proxy
+# error) is blamed on the index settings; pip crashing (killed by a signal)
+# or failing with no answer of the index in its output is said as such, its
+# log kept under $SPARKTEST_CACHE/logs/, and run once more.
+#
 # SPARKTEST_TEST_* variables replace the pinned packages; they exist for
 # scripts/tests/reference-target-test.sh only.
 set -euo pipefail
@@ -103,13 +109,76 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 
 # Run a long step with its output in a log, shown only when it fails; the
-# lock's descriptor is not handed on, so it ends with this script.
+# lock's descriptor is not handed on, so it ends with this script. Returns
+# the step's own status (128 + N when signal N killed it); the shell's word
+# of a killed step ("Segmentation fault") lands in the log too.
 quietly() { # log-name command...
-  local name=$1; shift
-  if ! "$@" 9>&- >"$work/$name.log" 2>&1; then
+  local name=$1 rc=0; shift
+  { "$@"; } 9>&- >"$work/$name.log" 2>&1 || rc=$?
+  if [ "$rc" != 0 ]; then
     tail -n 40 "$work/$name.log" | sed "s/^/reference-target: $name: /" >&2
-    return 1
   fi
+  return "$rc"
+}
+
+# Whether a step's log holds a package index's own answer: an HTTP error,
+# no such package or version, a refused or failed connection, a name that
+# does not resolve, a certificate or proxy error, a file that is not the
+# pinned one. Only such an answer is blamed on the index settings.
+index_answered() { # log
+  grep -Eiq \
+    -e 'No matching distribution|Could not find a version that satisfies|not found in the package registry' \
+    -e 'HTTP (status|error)|[45][0-9]{2} (Client|Server) Error|status code:? ?[45][0-9]{2}' \
+    -e 'Connection (refused|reset|aborted)|Network is unreachable|(New)?ConnectionError|Max retries exceeded' \
+    -e 'Failed to (connect|fetch|download)|error sending request|ProxyError|SSLError|ConnectTimeout|ReadTimeout' \
+    -e 'dns error|Name or service not known|Temporary failure in name resolution|certificate verify failed' \
+    -e 'invalid peer certificate|Hash mismatch|DO NOT MATCH THE HASHES' \
+    "$1"
+}
+
+# A copy of a step's log kept in the cache (the temporary folder goes when
+# the script ends); prints where.
+keep_log() { # log-name attempt
+  local kept
+  mkdir -p "$cache/logs"
+  kept="$cache/logs/$1-$(date -u +%Y%m%dT%H%M%SZ)-$$-$2.log"
+  cp "$work/$1.log" "$kept"
+  printf '%s\n' "$kept"
+}
+
+# How a tool ended, in words: "crashed (killed by SIGSEGV)" or "exited
+# with status 2".
+how_it_ended() { # tool status
+  local signal
+  if [ "$2" -gt 128 ] && signal=$(kill -l "$(($2 - 128))" 2>/dev/null); then
+    echo "$1 crashed (killed by SIG$signal)"
+  else
+    echo "$1 exited with status $2"
+  fi
+}
+
+# Run a step that asks a package index (pip, uv), quietly, and say whose a
+# failure is. The index's own answer (index_answered) stops the script,
+# blaming the index settings. Anything else is the tool's: a crash (killed
+# by a signal) or a non-zero exit with no answer of the index in its output
+# is said as such, its log kept, and the step is run once more.
+from_index() { # log-name tool what command...
+  local name=$1 tool=$2 what=$3 attempt rc kept
+  shift 3
+  for attempt in 1 2; do
+    rc=0
+    quietly "$name" "$@" || rc=$?
+    if [ "$rc" = 0 ]; then return 0; fi
+    if index_answered "$work/$name.log"; then
+      die "$what: the package index answered with an error (its output is above); $index_hint"
+    fi
+    kept=$(keep_log "$name" "$attempt")
+    if [ "$attempt" = 1 ]; then
+      log "$what: $(how_it_ended "$tool" "$rc"), with no error from the package index in its output (its log: $kept); running it once more"
+    else
+      die "$what: $(how_it_ended "$tool" "$rc") again, with no error from the package index in its output (its log: $kept): the tool failed, not the index settings"
+    fi
+  done
 }
 
 # Is the cached file intact? Sets `why` when it is not.
@@ -143,8 +212,8 @@ fetch() { # package version sha256 pip-options...
   shift 3
   dir=$(mktemp -d "$work/download.XXXXXX")
   stage "downloading $package $version with pip (your pip index settings apply)"
-  quietly pip python3 -m pip download --no-deps --dest "$dir" "$@" "$package==$version" \
-    || die "pip could not download $package==$version (its output is above); $index_hint"
+  from_index pip pip "pip could not download $package==$version" \
+    python3 -m pip download --no-deps --dest "$dir" "$@" "$package==$version"
   local files=("$dir"/*)
   [ "${#files[@]}" = 1 ] || die "pip download of $package==$version left ${#files[@]} files, expected one"
   fetched=${files[0]}

