@@ -32,7 +32,8 @@ pub struct RunConfig {
     pub connect_timeout_secs: u64,
     /// Longest silence between two reads of a reply once it has started.
     pub idle_timeout_secs: u64,
-    /// Limit for a streamed call's response head, from the send.
+    /// Limit for a streamed call's response head and first content, from
+    /// the send (silence and keep-alive comments alike before it).
     pub head_timeout_secs: u64,
     /// Limit of one auxiliary read (probes, `/metrics`, `/slots`).
     pub aux_timeout_secs: u64,

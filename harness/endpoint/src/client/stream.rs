@@ -14,9 +14,11 @@ impl Client {
     /// Read an SSE reply. It is complete when `[DONE]` arrived, or when its
     /// finish reason arrived and the connection then closed cleanly; the
     /// usage chunk, the `[DONE]` line, a role-only first chunk and
-    /// keep-alive comments are each optional. The idle limit counts from
-    /// the last event that carried something (content, a tool call, the
-    /// finish reason, the counts): comments alone are a stall.
+    /// keep-alive comments are each optional. Until the first event that
+    /// carries something (content, a tool call, the finish reason, the
+    /// counts) the head limit from the send applies, to silence and
+    /// comments alike; after it the idle limit counts from the last such
+    /// event: comments alone are a stall.
     pub(super) async fn read_stream(
         &self,
         mut resp: reqwest::Response,
@@ -29,10 +31,19 @@ impl Client {
         let mut events = Vec::new();
         let mut read = 0usize;
         let mut done = false;
-        let mut idle = Idle::new(cfg.timeouts.idle);
-        idle.by_progress = true;
+        // The head and the first content share one limit from the send:
+        // a server may spend its prefill before the head or after it,
+        // silent or sending keep-alive comments, and is judged alike.
+        let mut idle = Idle::stream(cfg.timeouts.idle, started + cfg.timeouts.head);
         while !done {
             let chunk = match idle.next(&mut resp).await {
+                None if !idle.started() => {
+                    return Err(CallError::Lost(format!(
+                        "no content within {:.0} s of the send (head-timeout-secs bounds the head and the first content together) after {read} bytes and {} keep-alive comments",
+                        cfg.timeouts.head.as_secs_f64(),
+                        parser.comments
+                    )));
+                }
                 None => {
                     return Err(CallError::Lost(format!(
                         "stream stalled: no content for {:.0} s (idle-timeout-secs) after {read} bytes, {} content chunks and {} keep-alive comments",

@@ -19,13 +19,15 @@ pub struct Timeouts {
     pub request: Duration,
     /// The longest silence between two reads of a reply once it has started
     /// (a stalled stream is lost after this, not after `request`). For a
-    /// stream, silence is time without an event that carries content:
-    /// keep-alive comments keep the connection alive, not the call.
+    /// stream, silence is time without an event that carries content,
+    /// counted from its first content: keep-alive comments keep the
+    /// connection alive, not the call.
     pub idle: Duration,
-    /// For the response head of a streamed call, from the send (a server
-    /// whose head never completes is lost after this, not after `request`).
-    /// A non-streamed call's head comes with its whole reply: only
-    /// `request` bounds it.
+    /// For a streamed call's response head and its first content together,
+    /// from the send (a server whose head or first token never comes is
+    /// lost after this, not after `request`): before the first content,
+    /// silence and keep-alive comments are alike. A non-streamed call's
+    /// head comes with its whole reply: only `request` bounds it.
     pub head: Duration,
     /// For one auxiliary read (probes, `/metrics`, `/slots`).
     pub aux: Duration,
@@ -280,7 +282,7 @@ impl Client {
             return Err(too_large(cap));
         }
         let mut out = Vec::new();
-        let mut idle = Idle::new(self.config.timeouts.idle);
+        let mut idle = Idle::body(self.config.timeouts.idle);
         loop {
             let chunk = match idle.next(&mut resp).await {
                 None => return Err(stalled(self.config.timeouts.idle, out.len())),
@@ -296,34 +298,70 @@ impl Client {
     }
 }
 
-/// The idle limit on a body. Before the first byte only the total limit
-/// applies (a long prompt's prefill may take minutes); after it, silence
-/// longer than the idle limit is a stall. One timer serves the whole body:
-/// it is re-armed only when it fires early (bytes came since it was set),
-/// not once per read, which would cost a timer-wheel insert and removal per
-/// streamed token.
+/// The idle limit on a body or a stream. A body: before its first byte
+/// only the total limit applies (a long prompt's prefill may take minutes);
+/// after it, silence longer than the idle limit is a stall. A stream: until
+/// its first progress (content, a tool call, a finish, the counts) one
+/// deadline applies however the server spends the wait, silent or sending
+/// keep-alive comments; after it, the idle limit counts from the last
+/// progress. One timer serves the whole read: it is re-armed only when it
+/// fires early, not once per read, which would cost a timer-wheel insert
+/// and removal per streamed token.
 pub(super) struct Idle {
     limit: Duration,
     last: tokio::time::Instant,
+    /// A stream's deadline for its first progress; `None` for a body.
+    first: Option<tokio::time::Instant>,
+    /// Something that counts arrived (a body's byte, a stream's progress).
+    counted: bool,
     timer: Option<Pin<Box<tokio::time::Sleep>>>,
-    /// Bytes do not re-arm it, [`Idle::progress`] does (streams: a
-    /// keep-alive comment is bytes, not progress).
-    pub(super) by_progress: bool,
 }
 
 impl Idle {
-    pub(super) fn new(limit: Duration) -> Self {
-        Idle { limit, last: tokio::time::Instant::now(), timer: None, by_progress: false }
+    /// For a whole body: every byte counts.
+    pub(super) fn body(limit: Duration) -> Self {
+        Idle { limit, last: tokio::time::Instant::now(), first: None, counted: false, timer: None }
+    }
+
+    /// For a stream: only [`Idle::progress`] counts (a keep-alive comment
+    /// is bytes, not progress), and the first must come by `first`.
+    pub(super) fn stream(limit: Duration, first: Instant) -> Self {
+        let first = tokio::time::Instant::from_std(first);
+        Idle {
+            limit,
+            last: tokio::time::Instant::now(),
+            first: Some(first),
+            counted: false,
+            timer: Some(Box::pin(tokio::time::sleep_until(first))),
+        }
     }
 
     /// Something that counts arrived.
     pub(super) fn progress(&mut self) {
         self.last = tokio::time::Instant::now();
+        if !self.counted
+            && let Some(timer) = self.timer.as_mut()
+        {
+            // The first-content deadline may lie past the idle one.
+            timer.as_mut().reset(self.last + self.limit);
+        }
+        self.counted = true;
+    }
+
+    /// Whether anything that counts has arrived: a stall before it is the
+    /// first-content limit's, after it the idle limit's.
+    pub(super) fn started(&self) -> bool {
+        self.counted
     }
 
     /// The next chunk of the body; `None` when it stalled.
     pub(super) async fn next(&mut self, resp: &mut reqwest::Response) -> Option<reqwest::Result<Option<bytes::Bytes>>> {
-        let Idle { limit, last, timer, by_progress } = self;
+        let Idle { limit, last, first, counted, timer } = self;
+        let (first, limit) = (*first, *limit);
+        let deadline = move |last: tokio::time::Instant, counted: bool| match first {
+            Some(first) if !counted => first,
+            _ => last + limit,
+        };
         let got = loop {
             let Some(timer) = timer.as_mut() else {
                 break resp.chunk().await;
@@ -332,19 +370,20 @@ impl Idle {
                 biased;
                 got = resp.chunk() => break got,
                 () = timer.as_mut() => {
-                    let deadline = *last + *limit;
-                    if tokio::time::Instant::now() >= deadline {
+                    let at = deadline(*last, *counted);
+                    if tokio::time::Instant::now() >= at {
                         return None;
                     }
-                    timer.as_mut().reset(deadline);
+                    timer.as_mut().reset(at);
                 }
             }
         };
-        if timer.is_none() || !*by_progress {
+        if first.is_none() {
             *last = tokio::time::Instant::now();
+            *counted = true;
         }
         if timer.is_none() {
-            *timer = Some(Box::pin(tokio::time::sleep_until(*last + *limit)));
+            *timer = Some(Box::pin(tokio::time::sleep_until(deadline(*last, *counted))));
         }
         Some(got)
     }

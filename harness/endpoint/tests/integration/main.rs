@@ -16,6 +16,7 @@ mod reply;
 mod retry;
 mod status;
 mod transport;
+mod waiting;
 
 use std::time::Duration;
 
