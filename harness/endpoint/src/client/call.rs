@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::body::{chat_body, completion_body};
 use super::reply::parse_whole;
-use super::transport::{ClientConfig, classify_status, http_builder, redact_url, redirected};
+use super::transport::{Answered, ClientConfig, classify_status, http_builder, redact_url, redirected};
 use crate::types::*;
 
 /// An OpenAI-compatible server at a base URL, serving one model.
@@ -22,6 +22,9 @@ pub struct Client {
     pub(super) base_url: String,
     model: String,
     pub(super) config: ClientConfig,
+    /// The pooled connections that have carried an answer: a send that
+    /// fails on one of these went out on a reused connection.
+    pub(super) answered: Answered,
 }
 
 pub(crate) fn millis(since: Instant) -> f64 {
@@ -61,7 +64,7 @@ impl Client {
         // server as `http://host:8000`: the paths below carry `/v1`.
         let trimmed = base_url.trim_end_matches('/');
         let base_url = trimmed.strip_suffix("/v1").unwrap_or(trimmed).to_string();
-        Ok(Client { http, fresh, base_url, model: model.to_string(), config })
+        Ok(Client { http, fresh, base_url, model: model.to_string(), config, answered: Answered::default() })
     }
 
     /// The base URL, credentials redacted.
@@ -104,6 +107,7 @@ impl Client {
     pub async fn get_text(&self, path: &str) -> Result<String, CallError> {
         let url = format!("{}{path}", self.base_url);
         let resp = self.http.get(&url).timeout(self.config.timeouts.aux).send().await.map_err(|err| self.lost(err))?;
+        self.answered.note(&resp);
         let status = resp.status().as_u16();
         if let Some(err) = redirected(&resp) {
             return Err(err);

@@ -1,9 +1,12 @@
 //! Transport: limits, retries, credentials, sending, reading a body, and what a status means.
 
+use std::collections::HashMap;
+use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use hyper_util::client::legacy::connect::HttpInfo;
 use reqwest::header::RETRY_AFTER;
 use serde_json::Value;
 
@@ -173,6 +176,71 @@ pub fn redact_url(url: &str) -> String {
     format!("{base}?{}", query.join("&"))
 }
 
+/// The local addresses of the pooled connections that have carried a
+/// response, and when they last did. A send that fails on one of them went
+/// out on a reused connection: the only send that is ever made again, and
+/// only when no byte of its response came. reqwest does not say whether a
+/// connection was reused; hyper-util's error names the connection.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Answered(Arc<Mutex<HashMap<SocketAddr, Instant>>>);
+
+/// Past this, an address is forgotten: no pooled connection stays idle this
+/// long (the pool keeps one 3 s), and a new connection may get its port.
+const ANSWERED_FOR: Duration = Duration::from_secs(30);
+
+impl Answered {
+    /// A response came on a pooled connection.
+    pub(super) fn note(&self, resp: &reqwest::Response) {
+        let Some(info) = resp.extensions().get::<HttpInfo>() else { return };
+        let mut map = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let now = Instant::now();
+        if map.len() >= 256 {
+            map.retain(|_, at| now.duration_since(*at) < ANSWERED_FOR);
+        }
+        map.insert(info.local_addr(), now);
+    }
+
+    /// Whether `err` happened on a connection that had carried a response
+    /// before (and forget it: it is closed). The last answer on it may have
+    /// started up to `request` ago, a whole call.
+    fn reused(&self, err: &reqwest::Error, request: Duration) -> bool {
+        let Some(addr) = connection_of(err) else { return false };
+        let mut map = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        map.remove(&addr).is_some_and(|at| at.elapsed() < request + ANSWERED_FOR)
+    }
+}
+
+/// The local address of the connection a send failed on, where hyper-util
+/// names it.
+fn connection_of(err: &reqwest::Error) -> Option<SocketAddr> {
+    let mut source = std::error::Error::source(err);
+    while let Some(s) = source {
+        if let Some(e) = s.downcast_ref::<hyper_util::client::legacy::Error>() {
+            let mut extensions = http::Extensions::new();
+            e.connect_info()?.get_extras(&mut extensions);
+            return extensions.get::<HttpInfo>().map(HttpInfo::local_addr);
+        }
+        source = s.source();
+    }
+    None
+}
+
+/// What a lost send adds to its reason: how many sends there were, and why
+/// the last was not made again.
+fn sends(attempt: u32, resent: bool, err: &reqwest::Error) -> String {
+    if resent {
+        format!(
+            " ({attempt} sends: one on a reused connection the server had closed with no byte of a reply, then this one on a new connection)"
+        )
+    } else if attempt > 1 {
+        format!(" (after {attempt} sends)")
+    } else if err.is_connect() {
+        String::new()
+    } else {
+        " (1 send, on a new connection: not sent again, since the server may have read it)".to_string()
+    }
+}
+
 /// A reqwest client builder with TLS ready. reqwest is built without a
 /// default TLS provider (aws-lc is slow to build); ring is installed here,
 /// once per process (a second install is a harmless no-op).
@@ -209,8 +277,9 @@ impl Client {
                     Ok(answer) => answer,
                     Err(_) => {
                         return Err(CallError::Lost(format!(
-                            "no complete response head within {:.0} s (head-timeout-secs)",
-                            self.config.timeouts.head.as_secs_f64()
+                            "no complete response head within {:.0} s (head-timeout-secs){}",
+                            self.config.timeouts.head.as_secs_f64(),
+                            if attempt > 1 { format!(" (after {attempt} sends)") } else { String::new() }
                         )));
                     }
                 }
@@ -218,17 +287,36 @@ impl Client {
                 sending.await
             };
             let resp = match answer {
-                Ok(resp) => resp,
-                // A pooled connection the server closed as the request went
-                // out (cpp-httplib closes idle ones after 5 s): no byte of a
-                // reply came, so the request is sent once more, on a fresh
-                // connection. Refused connections and timeouts are not.
-                Err(err) if !resent_fresh && !err.is_connect() && !err.is_timeout() => {
+                Ok(resp) => {
+                    if !resent_fresh {
+                        self.answered.note(&resp);
+                    }
+                    resp
+                }
+                // A reused pooled connection the server closed as the
+                // request went out (cpp-httplib closes idle ones after
+                // 5 s): no byte of a reply came, and the server is done
+                // with that connection, so the request is sent once more,
+                // on a new one. Anything else may have reached the server
+                // (a new connection read whole and reset may be generating
+                // now): never sent twice. Nor are timeouts.
+                Err(err)
+                    if !resent_fresh
+                        && !err.is_connect()
+                        && !err.is_timeout()
+                        && self.answered.reused(&err, self.config.timeouts.request) =>
+                {
                     resent_fresh = true;
                     attempt += 1;
                     continue;
                 }
-                Err(err) => return Err(self.lost(err)),
+                Err(err) => {
+                    let note = sends(attempt, resent_fresh, &err);
+                    return Err(match self.lost(err) {
+                        CallError::Lost(why) => CallError::Lost(format!("{why}{note}")),
+                        other => other,
+                    });
+                }
             };
             let status = resp.status().as_u16();
             if let Some(err) = redirected(&resp) {

@@ -13,6 +13,7 @@ mod limits;
 mod logprobs;
 mod probe;
 mod reply;
+mod resend;
 mod retry;
 mod status;
 mod transport;

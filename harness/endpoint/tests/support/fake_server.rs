@@ -85,6 +85,18 @@ impl Script {
         Script { silent: true, ..Script::status(200).end(End::Stall) }
     }
 
+    /// Read the request whole, then reset the connection (RST) without a
+    /// byte of reply: a server that took the request and died.
+    pub fn reset() -> Self {
+        Script { silent: true, ..Script::status(200).end(End::Reset) }
+    }
+
+    /// Read the request whole, then close the connection (FIN) without a
+    /// byte of reply.
+    pub fn hang_up() -> Self {
+        Script { silent: true, ..Script::status(200).end(End::Close) }
+    }
+
     /// `200 text/event-stream`, chunked: an SSE stream to fill with [`Script::data`].
     pub fn sse() -> Self {
         Script::status(200).header("Content-Type", "text/event-stream")
