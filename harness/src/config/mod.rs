@@ -67,6 +67,12 @@ pub struct TargetConfig {
     pub description: String,
     /// The model id the server must report.
     pub model: String,
+    /// Other names the server may give this model in its replies (a
+    /// served-model-name alias, a dated snapshot name). A reply naming any
+    /// other model is lost, "answered by another model: …": a gateway's
+    /// fallback never scores for this column.
+    #[serde(default)]
+    pub model_aliases: Vec<String>,
     /// Base URL of a running server. Exactly one of this and `launch`.
     pub base_url: Option<String>,
     /// How to start the server, for a target the harness launches.
@@ -258,6 +264,17 @@ mod tests {
         let local = c.target("local").unwrap();
         assert_eq!(local.model, "SmolLM2-135M-Instruct-Q4_1");
         assert!(local.launch.is_some());
+    }
+
+    #[test]
+    fn a_target_may_declare_model_aliases() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join(CONFIG_FILE);
+        let text = "[target.api]\nmodel = \"m\"\nmodel-aliases = [\"m-2026-01\"]\nbase-url = \"http://h\"\n";
+        std::fs::write(&file, text).unwrap();
+        let c = Config::discover(dir.path()).unwrap();
+        assert_eq!(c.target("api").unwrap().model_aliases, ["m-2026-01"]);
+        assert!(c.target("local").unwrap().model_aliases.is_empty(), "none unless declared");
     }
 
     #[test]

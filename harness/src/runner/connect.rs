@@ -106,7 +106,7 @@ impl Connector<'_> {
         Ok(Connector { config, redactor, retry })
     }
 
-    fn client_config(&self, key: Option<String>) -> ClientConfig {
+    fn client_config(&self, key: Option<String>, model_aliases: &[String]) -> ClientConfig {
         let run = &self.config.run;
         ClientConfig {
             timeouts: Timeouts {
@@ -120,6 +120,7 @@ impl Connector<'_> {
             max_event_bytes: usize::try_from(run.max_event_mib.saturating_mul(1 << 20)).unwrap_or(usize::MAX),
             retry: self.retry.clone(),
             api_key: key.map(Secret::new),
+            model_aliases: model_aliases.to_vec(),
         }
     }
 
@@ -159,7 +160,7 @@ impl Connector<'_> {
             }
             (None, None) => unreachable!("config validation guarantees a base-url or a launch"),
         };
-        let client = Client::new(&base_url, &cfg.model, self.client_config(key))
+        let client = Client::new(&base_url, &cfg.model, self.client_config(key, &cfg.model_aliases))
             .map_err(|e| Error::new(ErrorKind::Target, e))?;
         let command = launched.as_ref().map(|l| l.argv());
         let mut endpoint = rt.block_on(Endpoint::connect(client, command)).map_err(|e| {

@@ -49,6 +49,7 @@ impl Plan {
                 TargetConfig {
                     description: format!("{model} at {}", crate::endpoint::redact_url(url)),
                     model: model.clone(),
+                    model_aliases: Vec::new(),
                     base_url: Some(url.clone()),
                     launch: None,
                     route: "direct".into(),

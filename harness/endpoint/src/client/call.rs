@@ -77,6 +77,22 @@ impl Client {
         &self.model
     }
 
+    /// Whether a reply naming `name` as its model comes from the client's
+    /// model: its id or one of its aliases. A gateway's fallback to another
+    /// model must never score for this one.
+    pub fn serves(&self, name: &str) -> bool {
+        name == self.model || self.config.model_aliases.iter().any(|a| a == name)
+    }
+
+    /// A reply's `model`, checked: none or empty says nothing; any other
+    /// name than the client's model is lost.
+    pub(super) fn check_model(&self, name: Option<&str>) -> Result<(), CallError> {
+        match name {
+            Some(name) if !name.is_empty() && !self.serves(name) => Err(another_model(name)),
+            _ => Ok(()),
+        }
+    }
+
     /// The limits this client works within.
     pub fn config(&self) -> &ClientConfig {
         &self.config
@@ -131,8 +147,10 @@ impl Client {
         }
         let bytes = self.read_body(resp, self.config.max_reply_bytes).await?;
         let text = String::from_utf8_lossy(&bytes);
-        serde_json::from_str(&text)
-            .map_err(|err| CallError::Lost(format!("malformed JSON in the response ({err}): {}", clip(&text))))
+        let value: Value = serde_json::from_str(&text)
+            .map_err(|err| CallError::Lost(format!("malformed JSON in the response ({err}): {}", clip(&text))))?;
+        self.check_model(value.get("model").and_then(Value::as_str))?;
+        Ok(value)
     }
 
     async fn post(&self, path: &str, body: Value, stream: bool, shape: Shape) -> Result<Reply, CallError> {
@@ -153,8 +171,11 @@ impl Client {
             let text = String::from_utf8_lossy(&bytes);
             let value: Value = serde_json::from_str(&text)
                 .map_err(|err| CallError::Lost(format!("malformed JSON in the response ({err}): {}", clip(&text))))?;
-            parse_whole(&value, shape)?
+            let reply = parse_whole(&value, shape)?;
+            self.check_model(reply.model.as_deref())?;
+            reply
         } else {
+            // Every chunk's model is checked as it arrives.
             self.read_stream(resp, started, shape).await?
         };
         reply.status = status;
@@ -168,6 +189,11 @@ impl Client {
 pub(super) enum Shape {
     Chat,
     Completion,
+}
+
+/// The reply came from another model than the target's.
+pub(super) fn another_model(name: &str) -> CallError {
+    CallError::Lost(format!("answered by another model: {}", clip(name)))
 }
 
 pub(super) fn clip(text: &str) -> String {

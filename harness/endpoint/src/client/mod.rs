@@ -27,5 +27,5 @@ mod transport;
 pub use body::{chat_body, completion_body};
 pub use call::Client;
 pub(crate) use call::millis;
-use call::{Shape, clip};
+use call::{Shape, another_model, clip};
 pub use transport::{ClientConfig, RetryBudget, Secret, Timeouts, http_builder, redact_url};

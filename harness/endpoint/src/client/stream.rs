@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use super::reply::{server_timings, str_of, usage_of};
 use super::transport::{Idle, too_large};
-use super::{Client, Shape, clip, millis};
+use super::{Client, Shape, another_model, clip, millis};
 use crate::sse;
 use crate::types::*;
 
@@ -27,7 +27,7 @@ impl Client {
     ) -> Result<Reply, CallError> {
         let cfg = &self.config;
         let mut parser = sse::Parser::new(cfg.max_event_bytes);
-        let mut acc = StreamAcc::default();
+        let mut acc = StreamAcc { client: Some(self), ..StreamAcc::default() };
         let mut events = Vec::new();
         let mut read = 0usize;
         let mut done = false;
@@ -94,7 +94,11 @@ impl Client {
 
 /// Accumulates a streamed reply chunk by chunk.
 #[derive(Default)]
-struct StreamAcc {
+struct StreamAcc<'c> {
+    /// Whose model every chunk must name (none: any, in unit tests).
+    client: Option<&'c Client>,
+    /// The first chunk's model that is not the client's.
+    another_model: Option<String>,
     text: String,
     reasoning: Option<String>,
     /// Tool calls by their delta index, and where each index sits.
@@ -162,7 +166,7 @@ impl FastChunk<'_> {
     }
 }
 
-impl StreamAcc {
+impl StreamAcc<'_> {
     /// A figure that grows with everything a stream can carry: what the
     /// idle limit counts as progress.
     fn progress(&self) -> (usize, usize, usize, bool, bool) {
@@ -190,7 +194,7 @@ impl StreamAcc {
             && fast.plain()
         {
             self.fast(fast, at, shape);
-            return Ok(false);
+            return self.checked();
         }
         let value: Value = serde_json::from_str(data)
             .map_err(|err| CallError::Lost(format!("malformed JSON in a stream chunk ({err}): {}", clip(data))))?;
@@ -219,13 +223,32 @@ impl StreamAcc {
         if self.too_many_calls {
             return Err(CallError::Lost(format!("reply too large: more than {MAX_TOOL_CALLS} tool calls")));
         }
-        Ok(false)
+        self.checked()
+    }
+
+    /// After a chunk: lost if it named another model than the client's.
+    fn checked(&mut self) -> Result<bool, CallError> {
+        match self.another_model.take() {
+            Some(name) => Err(another_model(&name)),
+            None => Ok(false),
+        }
+    }
+
+    /// A chunk's `model`: every chunk's is checked, not only the first
+    /// (a gateway may fall back mid-stream).
+    fn saw_model(&mut self, name: &str) {
+        if self.model.is_none() {
+            self.model = Some(name.to_string());
+        }
+        if !name.is_empty() && self.client.is_some_and(|c| !c.serves(name)) {
+            self.another_model.get_or_insert_with(|| name.to_string());
+        }
     }
 
     /// The same as [`StreamAcc::chunk`] for a plain chunk.
     fn fast(&mut self, f: FastChunk<'_>, at: f64, shape: Shape) {
-        if self.model.is_none() {
-            self.model = f.model.map(|m| m.into_owned());
+        if let Some(name) = &f.model {
+            self.saw_model(name);
         }
         let Some(choice) = f.choices.into_iter().next() else {
             return;
@@ -259,8 +282,8 @@ impl StreamAcc {
     }
 
     fn chunk(&mut self, value: &Value, at: f64, shape: Shape) {
-        if self.model.is_none() {
-            self.model = str_of(value.get("model"));
+        if let Some(name) = value.get("model").and_then(Value::as_str) {
+            self.saw_model(name);
         }
         if let Some(usage) = usage_of(value) {
             // The usage chunk comes last; a later one replaces an earlier one.

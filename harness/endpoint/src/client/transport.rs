@@ -109,6 +109,10 @@ pub struct ClientConfig {
     pub retry: Arc<RetryBudget>,
     /// Bearer token sent with every request (`api-key-env`).
     pub api_key: Option<Secret>,
+    /// Other names the server may give the client's model in its replies
+    /// (a target's `model-aliases`); a reply naming any other model is
+    /// lost ("answered by another model: …").
+    pub model_aliases: Vec<String>,
 }
 
 impl Default for ClientConfig {
@@ -119,6 +123,7 @@ impl Default for ClientConfig {
             max_event_bytes: 16 << 20,
             retry: Arc::new(RetryBudget::none()),
             api_key: None,
+            model_aliases: Vec::new(),
         }
     }
 }

@@ -91,7 +91,14 @@ fn sglang_input_token_logprobs() {
 #[tokio::test]
 async fn vllm_prompt_logprobs_over_http() {
     let server = FakeServer::start(Script::json(200, &vllm_echo_body().to_string())).await;
-    let tokens = Vllm.prompt_logprobs(&client(&server.url()), PROMPT).await.unwrap();
+    // The recorded reply names its model: the client must serve it.
+    let client = sparktest_endpoint::Client::new(
+        &server.url(),
+        "Intel/Qwen3-Coder-Next-int4-AutoRound",
+        sparktest_endpoint::ClientConfig { timeouts: crate::TIMEOUTS, ..Default::default() },
+    )
+    .unwrap();
+    let tokens = Vllm.prompt_logprobs(&client, PROMPT).await.unwrap();
     assert_eq!(tokens.len(), 8);
     let sent = server.exchanges();
     let (head, body) = sent[0].request.split_once("\r\n\r\n").unwrap();

@@ -6,6 +6,7 @@
 #[path = "../support/fake_server.rs"]
 mod fake_server;
 
+mod answer;
 mod auth;
 mod body;
 mod edges;
