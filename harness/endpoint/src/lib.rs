@@ -60,9 +60,11 @@ impl Endpoint {
     /// model. `launch_command` is the argv when the host started the server:
     /// some facts no endpoint reports are read from it (llama.cpp's unified
     /// KV cache).
-    pub async fn connect(client: Client, launch_command: Option<&[String]>) -> Result<Self, ProbeError> {
+    pub async fn connect(mut client: Client, launch_command: Option<&[String]>) -> Result<Self, ProbeError> {
         let (engine, mut facts) = probe::probe(&client).await?;
         engine.read_launch_command(&mut facts, launch_command);
+        // A prompt count past the context is no count.
+        client.context = facts.context_per_request;
         Ok(Endpoint { client, engine, facts, require_tool_calls: false })
     }
 

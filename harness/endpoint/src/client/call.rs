@@ -8,7 +8,7 @@ use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
 use serde_json::Value;
 
 use super::body::{chat_body, completion_body};
-use super::reply::parse_whole;
+use super::reply::{bound_counts, completion_cap, parse_whole};
 use super::transport::{Answered, ClientConfig, classify_status, http_builder, redact_url, redirected};
 use crate::types::*;
 
@@ -25,6 +25,9 @@ pub struct Client {
     /// The pooled connections that have carried an answer: a send that
     /// fails on one of these went out on a reused connection.
     pub(super) answered: Answered,
+    /// Tokens in one request's context, where the probe found it: a prompt
+    /// counted longer is no count.
+    pub(crate) context: Option<u64>,
 }
 
 pub(crate) fn millis(since: Instant) -> f64 {
@@ -64,7 +67,15 @@ impl Client {
         // server as `http://host:8000`: the paths below carry `/v1`.
         let trimmed = base_url.trim_end_matches('/');
         let base_url = trimmed.strip_suffix("/v1").unwrap_or(trimmed).to_string();
-        Ok(Client { http, fresh, base_url, model: model.to_string(), config, answered: Answered::default() })
+        Ok(Client {
+            http,
+            fresh,
+            base_url,
+            model: model.to_string(),
+            config,
+            answered: Answered::default(),
+            context: None,
+        })
     }
 
     /// The base URL, credentials redacted.
@@ -178,6 +189,7 @@ impl Client {
             // Every chunk's model is checked as it arrives.
             self.read_stream(resp, started, shape).await?
         };
+        bound_counts(&mut reply.usage, completion_cap(&body), self.context);
         reply.status = status;
         reply.attempts = attempts;
         reply.timing.total_ms = millis(started);

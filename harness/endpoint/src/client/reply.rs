@@ -61,6 +61,50 @@ pub(super) fn usage_of(value: &Value) -> Option<Usage> {
     Some(c.finish(usage))
 }
 
+/// The most completion tokens a request allows: its `max_tokens` (or
+/// `max_completion_tokens`), times the choices it asks for (`n`,
+/// `best_of`). None when it sets no cap.
+pub(super) fn completion_cap(body: &Value) -> Option<u64> {
+    let count = |key: &str| body.get(key).and_then(Value::as_u64);
+    let cap = match (count("max_tokens"), count("max_completion_tokens")) {
+        (Some(a), Some(b)) => a.max(b),
+        (a, b) => a.or(b)?,
+    };
+    let choices = count("n").unwrap_or(1).max(count("best_of").unwrap_or(1)).max(1);
+    Some(cap.saturating_mul(choices))
+}
+
+/// Counts the request makes impossible are invalid like the other absurd
+/// ones, with their values and why: more completion tokens than the
+/// request allowed (`cap`), a prompt longer than the server's context. A
+/// rate built on them would be the server's error, not its speed.
+pub(super) fn bound_counts(usage: &mut Usage, cap: Option<u64>, context: Option<u64>) {
+    let timings = usage.source == TokenSource::ServerTimings;
+    let mut wrong = Vec::new();
+    if let (Some(n), Some(cap)) = (usage.completion_tokens, cap)
+        && u64::from(n) > cap
+    {
+        let name = if timings { "timings.predicted_n" } else { "completion_tokens" };
+        wrong.push(format!("{name} = {n} (more than the request's max_tokens, {cap})"));
+        usage.completion_tokens = None;
+    }
+    if let (Some(n), Some(context)) = (usage.prompt_tokens, context)
+        && u64::from(n) > context
+    {
+        let name = if timings { "timings.prompt_n + cache_n" } else { "prompt_tokens" };
+        wrong.push(format!("{name} = {n} (more than the server's context, {context})"));
+        usage.prompt_tokens = None;
+    }
+    if wrong.is_empty() {
+        return;
+    }
+    usage.source = TokenSource::Invalid;
+    usage.invalid = Some(match usage.invalid.take() {
+        Some(earlier) => format!("{earlier}, {}", wrong.join(", ")),
+        None => wrong.join(", "),
+    });
+}
+
 pub(super) fn server_timings(value: &Value, timing: &mut Timing) {
     if let Some(t) = value.get("timings") {
         timing.server_prompt_ms = t.get("prompt_ms").and_then(Value::as_f64);
@@ -132,6 +176,39 @@ mod tests {
         let u = usage_of(&timings_only).unwrap();
         assert_eq!((u.prompt_tokens, u.completion_tokens, u.source), (Some(32), Some(5), TokenSource::ServerTimings));
         assert!(usage_of(&json!({})).is_none());
+    }
+
+    #[test]
+    fn counts_the_request_makes_impossible_are_invalid() {
+        let body = json!({"max_tokens": 16});
+        assert_eq!(completion_cap(&body), Some(16));
+        assert_eq!(completion_cap(&json!({"max_completion_tokens": 8, "n": 3})), Some(24));
+        assert_eq!(completion_cap(&json!({})), None);
+        let mut u = usage_of(&json!({"usage": {"prompt_tokens": 9000, "completion_tokens": 5000}})).unwrap();
+        bound_counts(&mut u, completion_cap(&body), Some(8192));
+        assert_eq!((u.source, u.prompt_tokens, u.completion_tokens), (TokenSource::Invalid, None, None));
+        assert_eq!(
+            u.invalid.as_deref(),
+            Some(
+                "completion_tokens = 5000 (more than the request's max_tokens, 16), \
+                 prompt_tokens = 9000 (more than the server's context, 8192)"
+            )
+        );
+        // At the cap, or with no cap and no context known: counts.
+        let mut u = usage_of(&json!({"usage": {"prompt_tokens": 9000, "completion_tokens": 16}})).unwrap();
+        bound_counts(&mut u, Some(16), None);
+        assert_eq!((u.source, u.completion_tokens, u.invalid), (TokenSource::ServerUsage, Some(16), None));
+        // llama.cpp's timings by their own names; after an earlier bad count
+        // (the source no longer says timings) by the record's.
+        let mut u = usage_of(&json!({"timings": {"prompt_n": 3, "predicted_n": 40}})).unwrap();
+        bound_counts(&mut u, Some(16), None);
+        assert_eq!(u.invalid.as_deref(), Some("timings.predicted_n = 40 (more than the request's max_tokens, 16)"));
+        let mut u = usage_of(&json!({"timings": {"prompt_n": "x", "predicted_n": 40}})).unwrap();
+        bound_counts(&mut u, Some(16), None);
+        assert_eq!(
+            u.invalid.as_deref(),
+            Some("timings.prompt_n = \"x\", completion_tokens = 40 (more than the request's max_tokens, 16)")
+        );
     }
 
     #[test]
