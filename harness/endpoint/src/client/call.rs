@@ -143,6 +143,7 @@ impl Client {
             let body = self.error_body(resp).await;
             return Err(classify_status(status, &body).expect_err("a non-2xx status is an error"));
         }
+        unrequested_encoding(&resp)?;
         let bytes = self.read_body(resp, 8 << 20).await?;
         Ok(String::from_utf8_lossy(&bytes).into_owned())
     }
@@ -156,6 +157,7 @@ impl Client {
             let body = self.error_body(resp).await;
             return Err(classify_status(status, &body).expect_err("a non-2xx status is an error"));
         }
+        unrequested_encoding(&resp)?;
         let bytes = self.read_body(resp, self.config.max_reply_bytes).await?;
         let text = String::from_utf8_lossy(&bytes);
         let value: Value = serde_json::from_str(&text)
@@ -177,6 +179,7 @@ impl Client {
             let body = self.error_body(resp).await;
             return Err(classify_status(status, &body).expect_err("a non-2xx status is an error"));
         }
+        unrequested_encoding(&resp)?;
         let mut reply = if !stream || !is_sse {
             let bytes = self.read_body(resp, self.config.max_reply_bytes).await?;
             let text = String::from_utf8_lossy(&bytes);
@@ -201,6 +204,23 @@ impl Client {
 pub(super) enum Shape {
     Chat,
     Completion,
+}
+
+/// A body in a content encoding the client never asked for (it sends no
+/// `Accept-Encoding`, so only `identity` may come): unreadable, and lost
+/// for what it is, not as a cut stream or bad JSON.
+fn unrequested_encoding(resp: &reqwest::Response) -> Result<(), CallError> {
+    let Some(value) = resp.headers().get(reqwest::header::CONTENT_ENCODING) else {
+        return Ok(());
+    };
+    let encoding = String::from_utf8_lossy(value.as_bytes()).trim().to_string();
+    if encoding.is_empty() || encoding.eq_ignore_ascii_case("identity") {
+        return Ok(());
+    }
+    Err(CallError::Lost(format!(
+        "protocol break: the server sent its reply in content-encoding {}, which the client did not request",
+        clip(&encoding)
+    )))
 }
 
 /// The reply came from another model than the target's.

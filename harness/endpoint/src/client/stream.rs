@@ -4,7 +4,7 @@ use std::time::Instant;
 
 use serde_json::Value;
 
-use super::reply::{server_timings, str_of, usage_of};
+use super::reply::{server_timings, usage_of};
 use super::transport::{Idle, too_large};
 use super::{Client, Shape, another_model, clip, millis};
 use crate::sse;
@@ -99,6 +99,8 @@ struct StreamAcc<'c> {
     client: Option<&'c Client>,
     /// The first chunk's model that is not the client's.
     another_model: Option<String>,
+    /// How the stream broke the protocol, if it did.
+    broken: Option<String>,
     text: String,
     reasoning: Option<String>,
     /// Tool calls by their delta index, and where each index sits.
@@ -226,12 +228,36 @@ impl StreamAcc<'_> {
         self.checked()
     }
 
-    /// After a chunk: lost if it named another model than the client's.
+    /// After a chunk: lost if it named another model than the client's,
+    /// or broke the protocol.
     fn checked(&mut self) -> Result<bool, CallError> {
-        match self.another_model.take() {
-            Some(name) => Err(another_model(&name)),
+        if let Some(name) = self.another_model.take() {
+            return Err(another_model(&name));
+        }
+        match self.broken.take() {
+            Some(why) => Err(CallError::Lost(format!("protocol break: {why}"))),
             None => Ok(false),
         }
+    }
+
+    /// A finish reason. The first ends the reply; the same one again says
+    /// nothing new (a usage chunk may repeat it); another one is a break:
+    /// the reply would silently change from stop to length.
+    fn finished(&mut self, reason: &str) {
+        match &self.finish_reason {
+            None => self.finish_reason = Some(reason.to_string()),
+            Some(first) if first == reason => {}
+            Some(first) => {
+                let why = format!("a second finish reason ({}) after the first ({})", clip(reason), clip(first));
+                self.broken.get_or_insert(why);
+            }
+        }
+    }
+
+    /// Content, reasoning or a tool call after the finish reason: never
+    /// appended (a duplicated chunk would double the text), and a break.
+    fn content_after_finish(&mut self) {
+        self.broken.get_or_insert_with(|| "content after the finish reason".to_string());
     }
 
     /// A chunk's `model`: every chunk's is checked, not only the first
@@ -253,24 +279,33 @@ impl StreamAcc<'_> {
         let Some(choice) = f.choices.into_iter().next() else {
             return;
         };
+        let late = self.finish_reason.is_some();
         if let Some(reason) = choice.finish_reason {
-            self.finish_reason = Some(reason.into_owned());
+            self.finished(&reason);
         }
         let mut carries = false;
         match shape {
             Shape::Chat => {
                 let Some(delta) = choice.delta else { return };
-                if let Some(text) = delta.content.filter(|t| !t.is_empty()) {
+                let reasoning = delta.reasoning_content.or(delta.reasoning).filter(|t| !t.is_empty());
+                let content = delta.content.filter(|t| !t.is_empty());
+                if late && (content.is_some() || reasoning.is_some()) {
+                    return self.content_after_finish();
+                }
+                if let Some(text) = content {
                     self.text.push_str(&text);
                     carries = true;
                 }
-                if let Some(text) = delta.reasoning_content.or(delta.reasoning).filter(|t| !t.is_empty()) {
+                if let Some(text) = reasoning {
                     self.reasoning.get_or_insert_with(String::new).push_str(&text);
                     carries = true;
                 }
             }
             Shape::Completion => {
                 if let Some(text) = choice.text.filter(|t| !t.is_empty()) {
+                    if late {
+                        return self.content_after_finish();
+                    }
                     self.text.push_str(&text);
                     carries = true;
                 }
@@ -293,8 +328,9 @@ impl StreamAcc<'_> {
         let Some(choice) = value.pointer("/choices/0") else {
             return;
         };
-        if let Some(reason) = str_of(choice.get("finish_reason")) {
-            self.finish_reason = Some(reason);
+        let late = self.finish_reason.is_some();
+        if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str) {
+            self.finished(reason);
         }
         let mut carries = false;
         match shape {
@@ -302,16 +338,22 @@ impl StreamAcc<'_> {
                 let Some(delta) = choice.get("delta") else {
                     return;
                 };
-                if let Some(text) = delta.get("content").and_then(Value::as_str).filter(|t| !t.is_empty()) {
+                let content = delta.get("content").and_then(Value::as_str).filter(|t| !t.is_empty());
+                let reasoning = delta.get("reasoning_content").or_else(|| delta.get("reasoning"));
+                let reasoning = reasoning.and_then(Value::as_str).filter(|t| !t.is_empty());
+                let calls = delta.get("tool_calls").and_then(Value::as_array).filter(|c| !c.is_empty());
+                if late && (content.is_some() || reasoning.is_some() || calls.is_some()) {
+                    return self.content_after_finish();
+                }
+                if let Some(text) = content {
                     self.text.push_str(text);
                     carries = true;
                 }
-                let reasoning = delta.get("reasoning_content").or_else(|| delta.get("reasoning"));
-                if let Some(text) = reasoning.and_then(Value::as_str).filter(|t| !t.is_empty()) {
+                if let Some(text) = reasoning {
                     self.reasoning.get_or_insert_with(String::new).push_str(text);
                     carries = true;
                 }
-                if let Some(calls) = delta.get("tool_calls").and_then(Value::as_array) {
+                if let Some(calls) = calls {
                     for (pos, c) in calls.iter().enumerate() {
                         carries = true;
                         let index = c.get("index").and_then(Value::as_u64).unwrap_or(pos as u64);
@@ -345,6 +387,9 @@ impl StreamAcc<'_> {
             }
             Shape::Completion => {
                 if let Some(text) = choice.get("text").and_then(Value::as_str).filter(|t| !t.is_empty()) {
+                    if late {
+                        return self.content_after_finish();
+                    }
                     self.text.push_str(text);
                     carries = true;
                 }
@@ -396,9 +441,9 @@ mod tests {
             r#"{"model":"m","choices":[{"index":0,"delta":{"reasoning_content":"hm"}}]}"#,
             r#"{"model":"m","choices":[{"index":0,"delta":{"reasoning":" ok"}}]}"#,
             r#"{"model":"m","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c","function":{"name":"f","arguments":"{}"}}]}}]}"#,
+            r#"{"model":7,"choices":[{"delta":{"content":"odd model"}}]}"#,
             r#"{"model":"m","choices":[{"index":0,"delta":{"content":"!"},"finish_reason":"stop"}],"error":null}"#,
             r#"{"model":"m","choices":[],"usage":{"prompt_tokens":3,"completion_tokens":2},"timings":{"prompt_ms":1.5,"predicted_ms":2.5}}"#,
-            r#"{"model":7,"choices":[{"delta":{"content":"odd model"}}]}"#,
         ];
         let mut fast = StreamAcc::default();
         let mut tree = StreamAcc::default();
@@ -408,7 +453,7 @@ mod tests {
         }
         let (fast, tree) = (fast.finish(), tree.finish());
         assert_eq!(fast.text, tree.text);
-        assert_eq!(fast.text, "Hi \"you\" \u{e9}!odd model");
+        assert_eq!(fast.text, "Hi \"you\" \u{e9}odd model!");
         assert_eq!(fast.reasoning, tree.reasoning);
         assert_eq!(fast.reasoning.as_deref(), Some("hm ok"), "both spellings of the reasoning field");
         assert_eq!(fast.tool_calls, tree.tool_calls);

@@ -13,6 +13,7 @@ mod edges;
 mod limits;
 mod logprobs;
 mod probe;
+mod protocol;
 mod reply;
 mod resend;
 mod retry;
