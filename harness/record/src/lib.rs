@@ -38,7 +38,7 @@ pub use manifest::{
     SuiteInfo, TargetInfo,
 };
 pub use read::{Partial, ReadError, parse, parse_each, parse_partial, parse_with};
-pub use summary::{InstrumentSummary, Summary};
+pub use summary::{Efficiency, InstrumentSummary, Summary};
 pub use verdict::{Outcome, Verdict};
 
 /// Version of the measurement-file format. A reader refuses a file whose

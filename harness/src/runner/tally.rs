@@ -3,10 +3,9 @@
 //! It watches the finished cases as a sink does; the summary line is made
 //! from it.
 
-use std::collections::BTreeMap;
 use std::sync::Mutex;
 
-use sparktest_record::{InstrumentSummary, Outcome};
+use sparktest_record::{Efficiency, InstrumentSummary, Outcome};
 
 use crate::error::Error;
 use crate::events::{Event, Sink};
@@ -43,15 +42,6 @@ impl Counts {
     }
 }
 
-#[derive(Debug, Default, Clone)]
-pub(crate) struct Sums {
-    counts: Counts,
-    seconds: f64,
-    harness_seconds: f64,
-    completion_tokens: u64,
-    counted_tokens: bool,
-}
-
 /// What the run's finished cases add up to.
 #[derive(Debug, Default, Clone)]
 pub struct Tally {
@@ -59,44 +49,19 @@ pub struct Tally {
     pub counts: Counts,
     /// Cases that did not pass.
     pub not_passed: Vec<sparktest_record::GateFailure>,
-    pub(crate) per_instrument: BTreeMap<String, Sums>,
+    pub(crate) efficiency: Efficiency,
 }
 
 impl Tally {
     fn add(&mut self, record: &sparktest_record::CaseRecord) {
         self.counts.add(record.outcome);
         self.not_passed.extend(sparktest_record::GateFailure::of(record));
-        let sums = self.per_instrument.entry(record.instrument.clone()).or_default();
-        sums.counts.add(record.outcome);
-        sums.seconds += record.seconds;
-        sums.harness_seconds += (record.seconds - record.endpoint_seconds).max(0.0);
-        if let Some(n) = record.completion_tokens {
-            sums.completion_tokens += n;
-            sums.counted_tokens = true;
-        }
+        self.efficiency.add(record);
     }
 
     /// The efficiency readout per instrument.
     pub fn instruments(&self) -> Vec<InstrumentSummary> {
-        self.per_instrument
-            .iter()
-            .map(|(name, s)| {
-                let given = s.counts.total() - s.counts.interrupted;
-                let per = |x: f64| if given == 0 { 0.0 } else { x / given as f64 };
-                InstrumentSummary {
-                    name: name.clone(),
-                    given,
-                    correct: s.counts.passed,
-                    failed: s.counts.failed,
-                    lost: s.counts.lost,
-                    not_applicable: s.counts.not_applicable,
-                    mean_seconds: per(s.seconds),
-                    output_tokens_per_correct: (s.counts.passed > 0 && s.counted_tokens)
-                        .then(|| s.completion_tokens as f64 / s.counts.passed as f64),
-                    mean_harness_seconds: per(s.harness_seconds),
-                }
-            })
-            .collect()
+        self.efficiency.summaries()
     }
 }
 
