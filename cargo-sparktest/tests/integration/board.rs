@@ -235,8 +235,9 @@ fn k_of_n_cells_carry_a_wilson_interval_and_one_sample_cells_say_so() {
     let out = board(&p, &m, "out");
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let s = standings(&p.path().join("out"));
-    // 6/10 on alpha; 9/10 with one lost on beta (the board counts lost as given).
-    for (col, k, n) in [(A, 6.0, 10.0), (B, 9.0, 10.0)] {
+    // 6/10 on alpha; 9/9 answered on beta (its lost item is no answer, so
+    // not in the interval's n).
+    for (col, k, n) in [(A, 6.0, 10.0), (B, 9.0, 9.0)] {
         let spread = &cell(&s, "Agent tasks", col)["spread"];
         assert_eq!(spread["kind"], "wilson", "{spread}");
         assert_eq!((spread["k"].as_f64(), spread["n"].as_f64()), (Some(k), Some(n)));
@@ -250,7 +251,7 @@ fn k_of_n_cells_carry_a_wilson_interval_and_one_sample_cells_say_so() {
     assert!(one["note"].as_str().unwrap().contains("one sample, no spread"), "{one}");
     // Shown beside the raw figure: 6/10 is 31–83%.
     let md = std::fs::read_to_string(p.path().join("out/board.md")).unwrap();
-    // Alpha's 31–83% overlaps beta's 60–98%, the row's best: the two
+    // Alpha's 31–83% overlaps beta's 70–100%, the row's best: the two
     // leaders are not separated beyond their intervals, and both say so.
     assert!(md.contains("6/10 correct (95% CI 31–83% · ≈ not separated from the leader)"), "{md}");
     let html = std::fs::read_to_string(p.path().join("out/board.html")).unwrap();
@@ -278,10 +279,11 @@ fn standings_na_reasons_failure_log_and_escaping_from_crafted_files() {
         [standing("Prose speed", A), standing("Prose speed", G), standing("Prose speed", B)],
         [Some(10.0), Some(10.0), Some(5.0)]
     );
-    // Agent tasks: 6/10 and 9/10 (one lost, shown); gamma never ran it.
+    // Agent tasks: 6/10 and 9/9 of answered (one lost, shown apart and
+    // never counted as wrong); gamma never ran it.
     assert_eq!(standing("Agent tasks", B), Some(10.0));
-    assert_eq!(standing("Agent tasks", A), Some(6.5), "10 × 0.6 / 0.9 = 6.67 → 6.5");
-    assert_eq!(cell(&s, "Agent tasks", B)["raw"], "9/10 correct, 1 lost");
+    assert_eq!(standing("Agent tasks", A), Some(6.0), "10 × 0.6 / 1.0");
+    assert_eq!(cell(&s, "Agent tasks", B)["raw"], "9/9 correct of answered · 1 lost");
     assert_eq!(cell(&s, "Agent tasks", G)["reason"], "not measured on this configuration");
     // Likelihood is lower-is-better; alpha's engine cannot produce it: 0,
     // below any measured figure, with the reason (the seed's ranking rule).
@@ -970,7 +972,10 @@ fn the_seed_rows_the_gate_marks_and_damage_from_crafted_files() {
     let down = cell(&s, "Compliance (severe, agent context)", B);
     assert_eq!(
         (down["kind"].as_str(), down["reason"].as_str()),
-        (Some("not-applicable"), Some("lost: judge judge-x: connection refused"))
+        (
+            Some("not-applicable"),
+            Some("could not be tested — the server did not answer (1 lost: judge judge-x: connection refused)")
+        )
     );
 
     // Vision: a build that rejects every image scores 0, with the seed's
@@ -1305,4 +1310,142 @@ fn thirty_one_columns_of_repeats_read_at_laptop_sizes_in_a_real_browser() {
         assert_eq!(&png[1..4], b"PNG");
         std::fs::write(target.join(format!("board-31x3-{width}x{height}.png")), png).unwrap();
     }
+}
+
+/// Corruption probe cases: `pass` passed, then `lost` lost, then failed.
+fn probes(passed: usize, lost: usize, n: usize) -> Vec<CaseRecord> {
+    (0..n)
+        .map(|i| {
+            let outcome = if i < passed {
+                Outcome::Pass
+            } else if i < passed + lost {
+                Outcome::Lost
+            } else {
+                Outcome::Fail
+            };
+            let reason = match outcome {
+                Outcome::Lost => Some("HTTP 500 Internal Server Error"),
+                Outcome::Fail => Some("changed"),
+                _ => None,
+            };
+            case("corruption", &format!("probe::p{i:02}"), outcome, &[], reason)
+        })
+        .collect()
+}
+
+/// A run's file whose summary says it stopped early.
+fn write_stopped(dir: &Path, name: &str, m: Manifest, cases: Vec<CaseRecord>, why: &str) {
+    write(dir, name, m, cases, true);
+    let text = std::fs::read_to_string(dir.join(name)).unwrap();
+    let mut lines: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    lines.last_mut().unwrap()["data"]["stopped"] = Value::from(why);
+    let text: String = lines.iter().map(|l| l.to_string() + "\n").collect();
+    std::fs::write(dir.join(name), text).unwrap();
+}
+
+#[test]
+fn lost_is_never_a_score_and_a_dead_later_run_replaces_no_measurement() {
+    let p = Project::new("");
+    let m = p.path().join("m");
+    std::fs::create_dir_all(&m).unwrap();
+    let listed = |mut man: Manifest, n: u64| {
+        man.suite_cases = [("corruption".to_string(), n)].into();
+        man
+    };
+    let stop = "5 cases in a row were lost: the serve is taken as gone";
+    // alpha: 12/12, then a later run of the same column whose server
+    // answered HTTP 500 to everything and was stopped.
+    write(
+        &m,
+        "a1.jsonl",
+        listed(manifest("alpha", "m1", "llama.cpp", "2026-04-01T00:00:00Z"), 12),
+        probes(12, 0, 12),
+        true,
+    );
+    write_stopped(
+        &m,
+        "a2.jsonl",
+        listed(manifest("alpha", "m1", "llama.cpp", "2026-04-02T00:00:00Z"), 12),
+        probes(0, 12, 12),
+        stop,
+    );
+    // beta: 11 right and one lost.
+    write(&m, "b.jsonl", listed(manifest("beta", "m2", "vllm", "2026-04-01T00:00:00Z"), 12), probes(11, 1, 12), true);
+    // gamma: only the dead run.
+    write_stopped(
+        &m,
+        "g.jsonl",
+        listed(manifest("gamma", "m3", "sglang", "2026-04-01T00:00:00Z"), 12),
+        probes(0, 12, 12),
+        stop,
+    );
+    // delta: part 1 of 5 of A-Bench run twice in one run group, the later
+    // run answering all three items it shares with the first.
+    let part = |started: &str, passed: usize| {
+        let mut man = manifest("delta", "m4", "llama.cpp", started);
+        man.partition =
+            Some(sparktest_record::Partition { index: 1, total: 5, group: "g1".into(), scheme: "count".into() });
+        man.suite_cases = [("a-bench".to_string(), 12)].into();
+        (man, a_bench(passed, 0, 3))
+    };
+    let (m1, c1) = part("2026-04-01T00:00:00Z", 1);
+    write(&m, "d1.jsonl", m1, c1, true);
+    let (m2, c2) = part("2026-04-02T00:00:00Z", 3);
+    write(&m, "d2.jsonl", m2, c2, true);
+
+    let out = board(&p, &m, "out");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let s = standings(&p.path().join("out"));
+    const D: &str = "delta · m4";
+    let probe = |col: &str| cell(&s, "Corruption probe", col).clone();
+
+    // The dead later run does not replace alpha's 12/12; the cell says it failed.
+    let a = probe(A);
+    assert_eq!((a["kind"].as_str(), a["raw"].as_str()), (Some("measured"), Some("12/12 correct")), "{a}");
+    assert_eq!(a["standing"], 10.0);
+    let later = a["failed_later"][0].as_str().unwrap();
+    assert!(later.starts_with("2026-04-02T00:00:00Z-alpha: "), "{later}");
+    assert!(later.contains("the server did not answer (12 lost)"), "{later}");
+    // beta: correct of answered, the lost item apart, the cell partial, the
+    // interval over the 11 answered.
+    let b = probe(B);
+    assert_eq!(b["raw"], "11/11 correct of answered · 1 lost", "{b}");
+    assert_eq!(b["partial"], "partial: 1 lost, not counted", "{b}");
+    assert_eq!((b["spread"]["k"].as_u64(), b["spread"]["n"].as_u64()), (Some(11), Some(11)));
+    assert_eq!(b["standing"], 10.0, "11/11 ties 12/12: lost is not a wrong answer");
+    assert_eq!(b["records"].as_array().unwrap().len(), 12, "the lost record is still named");
+    // gamma: nothing answered is N/A, never a standing of 0, with its
+    // configuration line.
+    let g = probe(G);
+    assert_eq!(g["kind"], "not-applicable", "{g}");
+    assert_eq!(
+        g["reason"],
+        "could not be tested — the server did not answer (12 lost: HTTP 500 Internal Server Error)"
+    );
+    assert_eq!(g["config"], "sglang · m3", "{g}");
+    assert!(g.get("standing").is_none());
+
+    // delta: each item once, the later record winning: 3/3 on n = 3.
+    let d = cell(&s, "Agent tasks", D);
+    assert_eq!(d["raw"], "3/3 correct", "{d}");
+    assert_eq!(d["spread"]["n"], 3, "{d}");
+    assert_eq!(d["records"].as_array().unwrap().len(), 3, "{d}");
+    assert_eq!(d["partial"], "partial: 3 of 12 a-bench cases recorded", "{d}");
+    let md = std::fs::read_to_string(p.path().join("out/board.md")).unwrap();
+    // The efficiency readout reads the same three items.
+    let readout = md.lines().find(|l| l.starts_with(&format!("| {D} |"))).unwrap_or_else(|| panic!("{md}"));
+    assert!(readout.contains("| 3/3 |"), "{readout}");
+    // The run log keeps every run as its own row.
+    for id in ["2026-04-01T00:00:00Z-delta", "2026-04-02T00:00:00Z-delta", "2026-04-02T00:00:00Z-alpha"] {
+        let logged = md.lines().filter(|l| l.contains(" passed, ") && l.contains(&format!("| {id}"))).count();
+        assert_eq!(logged, 1, "{id}: {md}");
+    }
+    assert!(md.contains("part 1/5 of run group g1 again: read as one run with 2026-04-01T00:00:00Z-delta"), "{md}");
+    assert!(md.contains("PARTIAL: part 2, 3, 4, 5 of 5 missing"), "{md}");
+    assert!(md.contains("0 passed, 0 failed, 12 lost, 0 n/a - STOPPED EARLY"), "{md}");
+    let html = std::fs::read_to_string(p.path().join("out/board.html")).unwrap();
+    assert!(html.contains("a later run failed and does not replace this one: 2026-04-02T00:00:00Z-alpha"), "shown");
+    // Every seed row is on the board: the judged one says why it is empty.
+    let fine_tune = cell(&s, "Fine-tune path", A);
+    assert_eq!(fine_tune["reason"], "not judged: no judgements file (board --judgements FILE)", "{fine_tune}");
 }

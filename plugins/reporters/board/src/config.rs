@@ -48,7 +48,7 @@ pub struct Config {
 }
 
 /// A judged row: a researched judgement per column, not a measurement.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Default)]
 #[serde(deny_unknown_fields)]
 pub struct JudgedRow {
     pub title: String,
@@ -75,6 +75,10 @@ pub struct Judgement {
 pub struct Judgements {
     #[serde(default)]
     pub row: Vec<JudgedRow>,
+    /// Whether a judgements file was given at all (a seed row it leaves
+    /// out says which).
+    #[serde(skip)]
+    pub given: bool,
 }
 
 /// Published figures read elsewhere (`board --references FILE`): drawn

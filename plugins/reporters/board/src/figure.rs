@@ -150,8 +150,20 @@ pub fn incapable(m: Missing) -> Missing {
     }
 }
 
-/// Why no case gave a figure: the first N/A, lost or failed case's reason.
+/// Why no case gave a figure: that the server answered none of them (all
+/// lost: nothing to score, so no standing, not even 0), else the first
+/// N/A, lost or failed case's reason.
 pub fn missing_from(run: &Run, cases: &[&CaseRecord]) -> Missing {
+    if let Some(first) = cases.first().filter(|_| cases.iter().all(|c| c.outcome == Outcome::Lost)) {
+        return Missing::Because {
+            reason: format!(
+                "could not be tested — the server did not answer ({} lost: {})",
+                cases.len(),
+                first.reason.as_deref().unwrap_or("no reason recorded")
+            ),
+            records: cases.iter().map(|c| run.record_id(c)).collect(),
+        };
+    }
     let pick = |o: Outcome| cases.iter().find(|c| c.outcome == o);
     let (label, case) = if let Some(c) = pick(Outcome::NotApplicable) {
         ("not applicable", c)

@@ -9,7 +9,7 @@ use std::fmt::Write;
 use std::collections::BTreeMap;
 
 use crate::Extras;
-use crate::model::{Admission, Board, Cell, Id, Run};
+use crate::model::{Admission, Board, Cell, Id};
 use crate::sections::{self, Table};
 
 /// Escape text for HTML element content and attribute values.
@@ -322,6 +322,24 @@ fn records_html(records: &[Id], transcripts: &BTreeMap<String, String>) -> Strin
         .join(", ")
 }
 
+/// A cell's records, folded the same way in every kind of cell; nothing
+/// when the cell has none.
+fn folded_records(records: &[Id], transcripts: &BTreeMap<String, String>) -> String {
+    if records.is_empty() {
+        return String::new();
+    }
+    format!(
+        "<details><summary>records</summary><div class=\"rec\">{}</div></details>",
+        records_html(records, transcripts)
+    )
+}
+
+/// The configuration line under an N/A or 0 cell's reason, where a run
+/// is behind it.
+fn config_html(config: Option<&str>) -> String {
+    config.map_or(String::new(), |c| format!("<div class=\"cfg\">{}</div>", esc(c)))
+}
+
 /// An id per row heading, from its title ("Prose speed" → `row-prose-speed`),
 /// so that a link can point at a row; a repeated one takes its index.
 fn row_anchors(board: &Board) -> Vec<String> {
@@ -349,7 +367,7 @@ fn row_anchors(board: &Board) -> Vec<String> {
 }
 
 /// Render the whole page.
-pub fn render(board: &Board, runs: &[Run], extras: &Extras) -> String {
+pub fn render(board: &Board, runs: &crate::run::Runs, extras: &Extras) -> String {
     let transcripts: BTreeMap<String, String> = runs
         .iter()
         .flat_map(|r| {
@@ -430,14 +448,22 @@ pub fn render(board: &Board, runs: &[Run], extras: &Extras) -> String {
             let cell = &row.cells[&c.key];
             let grey = if matches!(c.admission, Admission::Failed { .. }) { " unadmitted" } else { "" };
             match cell {
-                Cell::Measured { standing, raw, config, records, spread, partial, .. } => {
+                Cell::Measured { standing, raw, config, records, spread, partial, failed_later, .. } => {
                     let spread = spread
                         .as_ref()
                         .map(|s| format!("<div class=\"spread\">{}{}</div>", esc(&s.words()), unseparated(row, &c.key)))
                         .unwrap_or_default();
+                    let later = if failed_later.is_empty() {
+                        String::new()
+                    } else {
+                        format!(
+                            "<div class=\"partial\">a later run failed and does not replace this one: {}</div>",
+                            esc(&failed_later.join("; "))
+                        )
+                    };
                     let _ = write!(
                         out,
-                        "<td class=\"{grey}{}\" data-col=\"{}\" data-standing=\"{standing}\" title=\"{}\"><div class=\"standing\">{}</div><div class=\"raw\">{}</div>{spread}{}<div class=\"cfg\">{}</div><details><summary>records</summary><div class=\"rec\">{}</div></details></td>",
+                        "<td class=\"{grey}{}\" data-col=\"{}\" data-standing=\"{standing}\" title=\"{}\"><div class=\"standing\">{}</div><div class=\"raw\">{}</div>{spread}{}{later}<div class=\"cfg\">{}</div>{}</td>",
                         if partial.is_some() { " partial" } else { "" },
                         esc(&c.key),
                         esc(config),
@@ -447,7 +473,7 @@ pub fn render(board: &Board, runs: &[Run], extras: &Extras) -> String {
                             .as_deref()
                             .map_or(String::new(), |p| format!("<div class=\"partial\">{}</div>", esc(p))),
                         esc(config),
-                        records_html(records, &transcripts)
+                        folded_records(records, &transcripts)
                     );
                 }
                 Cell::Judged { standing, raw, reason } => {
@@ -461,32 +487,26 @@ pub fn render(board: &Board, runs: &[Run], extras: &Extras) -> String {
                         esc(reason)
                     );
                 }
-                Cell::NotApplicable { reason, records } => {
-                    let rec = if records.is_empty() {
-                        String::new()
-                    } else {
-                        format!("<div class=\"rec\">record: {}</div>", records_html(records, &transcripts))
-                    };
+                Cell::NotApplicable { reason, config, records } => {
                     let _ = write!(
                         out,
-                        "<td class=\"na{grey}\" data-col=\"{}\" data-standing=\"\" title=\"{}\"><div class=\"standing\">N/A</div><div class=\"why\">{}</div>{rec}</td>",
+                        "<td class=\"na{grey}\" data-col=\"{}\" data-standing=\"\" title=\"{}\"><div class=\"standing\">N/A</div><div class=\"why\">{}</div>{}{}</td>",
                         esc(&c.key),
                         esc(reason),
-                        esc(reason)
+                        esc(reason),
+                        config_html(config.as_deref()),
+                        folded_records(records, &transcripts)
                     );
                 }
-                Cell::Incapable { reason, records } => {
-                    let rec = if records.is_empty() {
-                        String::new()
-                    } else {
-                        format!("<div class=\"rec\">record: {}</div>", records_html(records, &transcripts))
-                    };
+                Cell::Incapable { reason, config, records } => {
                     let _ = write!(
                         out,
-                        "<td class=\"incapable{grey}\" data-col=\"{}\" data-standing=\"0\" title=\"{}\"><div class=\"standing\">0</div><div class=\"why\">{}</div>{rec}</td>",
+                        "<td class=\"incapable{grey}\" data-col=\"{}\" data-standing=\"0\" title=\"{}\"><div class=\"standing\">0</div><div class=\"why\">{}</div>{}{}</td>",
                         esc(&c.key),
                         esc(reason),
-                        esc(reason)
+                        esc(reason),
+                        config_html(config.as_deref()),
+                        folded_records(records, &transcripts)
                     );
                 }
             }

@@ -33,9 +33,9 @@ pub fn runs(measurements: &[String]) -> Result<Runs, String> {
     runs.sort_by(|a, b| {
         (&a.manifest.started_at, &a.manifest.run_id).cmp(&(&b.manifest.started_at, &b.manifest.run_id))
     });
-    let mut runs = merge::merge(runs);
+    let (mut runs, log) = merge::merge(runs);
     model::assign_columns(&mut runs);
-    Ok(Runs::new(runs))
+    Ok(Runs::new(runs, log))
 }
 
 /// Row overrides must name a row, and only rows whose figure is a standing
@@ -164,7 +164,7 @@ pub fn render_with(
     extras: &Extras,
 ) -> Result<Vec<(String, Vec<u8>)>, String> {
     let judgements: Judgements = match judgements {
-        Some(text) => serde_json::from_str(text).map_err(|e| format!("judgements: {e}"))?,
+        Some(text) => Judgements { given: true, ..serde_json::from_str(text).map_err(|e| format!("judgements: {e}"))? },
         None => Judgements::default(),
     };
     let runs = runs(measurements)?;

@@ -4,7 +4,7 @@
 use std::fmt::Write;
 
 use crate::Extras;
-use crate::model::{Admission, Board, Cell, Run};
+use crate::model::{Admission, Board, Cell};
 use crate::sections::{self, Table};
 
 /// Text safe inside a Markdown table cell: inert as HTML, and no link,
@@ -46,7 +46,7 @@ fn table(out: &mut String, t: &Table) {
 }
 
 /// Render the board as Markdown.
-pub fn render(board: &Board, runs: &[Run], extras: &Extras) -> String {
+pub fn render(board: &Board, runs: &crate::run::Runs, extras: &Extras) -> String {
     let mut out = format!("# {}\n\n", cell(&board.title));
     out.push_str("Every cell: the 0–10 standing within its row, the raw figure, the configuration and the record behind it. Standings compare within a row only; no column totals. N/A cells give their reason.\n\n## Scorecard\n\n");
     let _ = write!(out, "| What is measured |");
@@ -73,13 +73,21 @@ pub fn render(board: &Board, runs: &[Run], extras: &Extras) -> String {
         let _ = write!(out, "| {}{judged} |", cell(&row.title));
         for c in &board.columns {
             let text = match &row.cells[&c.key] {
-                Cell::Measured { standing, raw, config, records, spread, partial, .. } => {
+                Cell::Measured { standing, raw, config, records, spread, partial, failed_later, .. } => {
                     let spread = spread
                         .as_ref()
                         .map(|s| format!(" ({}{})", cell(&s.words()), crate::html::unseparated(row, &c.key)))
                         .unwrap_or_default();
+                    let later = if failed_later.is_empty() {
+                        String::new()
+                    } else {
+                        format!(
+                            " (a later run failed and does not replace this one: {})",
+                            cell(&failed_later.join("; "))
+                        )
+                    };
                     format!(
-                        "**{standing}** {}{spread}{} <br>{} <br>record: {}",
+                        "**{standing}** {}{spread}{}{later} <br>{} <br>record: {}",
                         cell(raw),
                         partial.as_deref().map_or(String::new(), |p| format!(" ({})", cell(p))),
                         cell(config),
@@ -89,8 +97,8 @@ pub fn render(board: &Board, runs: &[Run], extras: &Extras) -> String {
                 Cell::Judged { standing, raw, reason } => {
                     format!("**{standing}** {} <br>judged: {}", cell(raw), cell(reason))
                 }
-                Cell::NotApplicable { reason, .. } => format!("N/A: {}", cell(reason)),
-                Cell::Incapable { reason, .. } => format!("**0** {}", cell(reason)),
+                Cell::NotApplicable { reason, config, .. } => format!("N/A: {}{}", cell(reason), config_md(config)),
+                Cell::Incapable { reason, config, .. } => format!("**0** {}{}", cell(reason), config_md(config)),
             };
             let _ = write!(out, " {text} |");
         }
@@ -152,4 +160,10 @@ pub fn render(board: &Board, runs: &[Run], extras: &Extras) -> String {
         let _ = writeln!(out, "- **{}**: {}", cell(&title), cell(&description));
     }
     out
+}
+
+/// The configuration line under an N/A or 0 cell's reason, where a run
+/// is behind it.
+fn config_md(config: &Option<String>) -> String {
+    config.as_deref().map_or(String::new(), |c| format!(" <br>{}", cell(c)))
 }

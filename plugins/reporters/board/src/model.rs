@@ -12,7 +12,7 @@ use crate::config::{Config, Judgements, Rule};
 pub use crate::figure::{Figure, Missing, RepeatItems, RepeatRun, Repeats, Spread, short};
 use crate::rows::{ROWS, RowDef};
 pub use crate::run::{
-    Id, Run, Runs, assign_columns, base_key, config_line, latest, latest_by, latest_per_column, with_repeat,
+    Id, Run, Runs, assign_columns, base_key, config_line, latest, latest_per_column, pick_by, with_repeat,
 };
 use crate::run::{fact, note};
 
@@ -76,6 +76,11 @@ pub enum Cell {
         /// The runs of a `--repeat` group behind the figure.
         #[serde(skip_serializing_if = "Option::is_none")]
         repeats: Option<Repeats>,
+        /// Later runs of the same cases that failed as runs (answered
+        /// nothing, stopped early, never finished): they never replace this
+        /// measurement, and the cell says so.
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        failed_later: Vec<String>,
     },
     Judged {
         standing: f64,
@@ -84,6 +89,10 @@ pub enum Cell {
     },
     NotApplicable {
         reason: String,
+        /// The configuration line of the run behind the reason, where a
+        /// run is.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        config: Option<String>,
         records: Vec<Id>,
     },
     /// The configuration cannot produce the measurement at all (an engine
@@ -92,6 +101,9 @@ pub enum Cell {
     /// prediction of what it would score.
     Incapable {
         reason: String,
+        /// The configuration line of the run behind the reason.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        config: Option<String>,
         records: Vec<Id>,
     },
 }
@@ -287,7 +299,19 @@ pub fn build(runs: &Runs, config: &Config, judgements: &Judgements) -> Board {
             rc.tie_margin.unwrap_or(def.tie_margin),
         ));
     }
-    for j in &judgements.row {
+    // A seed row of the judged kind is on every board: N/A, saying why,
+    // where no judgement was given for it.
+    let placeholders: Vec<crate::config::JudgedRow> = crate::rows::JUDGED_AFTER
+        .iter()
+        .filter(|(title, _)| !judgements.row.iter().any(|j| j.title == *title))
+        .map(|(title, _)| crate::config::JudgedRow { title: title.to_string(), ..Default::default() })
+        .collect();
+    let not_judged = if judgements.given {
+        "not judged: the judgements file has no row of this title"
+    } else {
+        "not judged: no judgements file (board --judgements FILE)"
+    };
+    for (j, placeholder) in judgements.row.iter().map(|j| (j, false)).chain(placeholders.iter().map(|j| (j, true))) {
         let mut cells = BTreeMap::new();
         for (key, col) in &columns {
             // A target name stands for a column only when it names one.
@@ -296,7 +320,14 @@ pub fn build(runs: &Runs, config: &Config, judgements: &Judgements) -> Board {
                 Some(c) => {
                     Cell::Judged { standing: half_points(c.standing), raw: c.raw.clone(), reason: c.reason.clone() }
                 }
-                None => Cell::NotApplicable { reason: "not judged for this configuration".into(), records: Vec::new() },
+                None if placeholder => {
+                    Cell::NotApplicable { reason: not_judged.into(), config: None, records: Vec::new() }
+                }
+                None => Cell::NotApplicable {
+                    reason: "not judged for this configuration".into(),
+                    config: None,
+                    records: Vec::new(),
+                },
             };
             cells.insert(key.clone(), cell);
         }
@@ -415,6 +446,9 @@ fn measured_row(def: &RowDef, runs: &Runs, columns: &BTreeMap<String, Column>, r
         .find(|i| i.name == def.instrument)
         .map(|i| i.description.clone())
         .unwrap_or_default();
+    // The run a record came from (a merged part's or resume's records
+    // name their own run ids; the index knows them).
+    let run_of = |records: &[Id]| runs.by_id(records.first()?.split('#').next()?);
     let cells = figures
         .into_iter()
         .map(|(k, f)| {
@@ -423,17 +457,24 @@ fn measured_row(def: &RowDef, runs: &Runs, columns: &BTreeMap<String, Column>, r
                     standing: standings.get(&k).copied().unwrap_or(0.0),
                     value: f.value,
                     raw: f.raw,
+                    failed_later: failed_later(runs, &k, run_of(&f.records), &f.records),
                     config: f.config,
                     records: f.records,
                     spread: f.spread,
                     partial: f.partial,
                     repeats: f.repeats,
                 },
-                Err(Missing::NotMeasured) => {
-                    Cell::NotApplicable { reason: "not measured on this configuration".into(), records: Vec::new() }
+                Err(Missing::NotMeasured) => Cell::NotApplicable {
+                    reason: "not measured on this configuration".into(),
+                    config: None,
+                    records: Vec::new(),
+                },
+                Err(Missing::Because { reason, records }) => {
+                    Cell::NotApplicable { reason, config: run_of(&records).map(Run::config), records }
                 }
-                Err(Missing::Because { reason, records }) => Cell::NotApplicable { reason, records },
-                Err(Missing::Incapable { reason, records }) => Cell::Incapable { reason, records },
+                Err(Missing::Incapable { reason, records }) => {
+                    Cell::Incapable { reason, config: run_of(&records).map(Run::config), records }
+                }
             };
             (k, cell)
         })
@@ -456,6 +497,19 @@ fn measured_row(def: &RowDef, runs: &Runs, columns: &BTreeMap<String, Column>, r
     };
     let not_separated = not_separated(&cells, def.higher_better || rule == Rule::Gain);
     Row { title: def.title.into(), description, rule: rule_text, judged: false, cells, not_separated }
+}
+
+/// What a measured cell says of the later runs of its cases that failed as
+/// runs: `run-id: why`, each.
+fn failed_later(runs: &Runs, column: &str, shown: Option<&Run>, records: &[Id]) -> Vec<String> {
+    let Some(shown) = shown else {
+        return Vec::new();
+    };
+    let cases: Vec<&str> = records.iter().filter_map(|r| r.split_once('#').map(|(_, case)| case)).collect();
+    crate::run::failed_later(runs, column, shown, &cases)
+        .into_iter()
+        .map(|(r, why)| format!("{}: {why}", r.manifest.run_id))
+        .collect()
 }
 
 /// The best figure's column and every column whose interval overlaps the

@@ -33,8 +33,12 @@ pub struct Run {
     /// Case id → the run id its record came from, where that is not this
     /// run's own (merged parts and resumes).
     pub origin: BTreeMap<String, String>,
-    /// What was merged into this run, for the record of runs.
-    pub merged: Vec<String>,
+    /// The runs that resumed this one, folded into it.
+    pub resumed_by: Vec<String>,
+    /// The other parts of a partitioned run read with it, by run id.
+    pub parts: Vec<String>,
+    /// The part indices read into it (a part run twice appears twice).
+    pub part_indices: Vec<u32>,
     /// What every cell asks of the run, found once by [`Runs::new`] (after
     /// merging, which changes the cases).
     found: Option<Found>,
@@ -70,7 +74,9 @@ impl Run {
                         column: String::new(),
                         bare_column: None,
                         origin: BTreeMap::new(),
-                        merged: Vec::new(),
+                        resumed_by: Vec::new(),
+                        parts: Vec::new(),
+                        part_indices: Vec::new(),
                         found: None,
                     })
                 }
@@ -123,6 +129,26 @@ impl Run {
         match &self.found {
             Some(f) => f.config.clone(),
             None => config_line(&self.manifest.target),
+        }
+    }
+
+    /// Why this run cannot stand as a measurement over an earlier one of
+    /// the same column: it answered nothing (every case it measured was
+    /// lost), it was stopped early (too many lost in a row, refused
+    /// credentials), interrupted, or never finished (no summary line).
+    /// None for a run that ran its course and answered something.
+    pub fn failed(&self) -> Option<String> {
+        let lost = self.measured().filter(|c| c.outcome == Outcome::Lost).count();
+        if lost > 0 && lost == self.measured().count() {
+            return Some(format!("the server did not answer ({lost} lost)"));
+        }
+        match &self.summary {
+            None => Some("never finished (no summary line: it crashed or was killed)".into()),
+            Some(s) => match (&s.interrupted, &s.stopped) {
+                (Some(signal), _) => Some(format!("interrupted by {signal}")),
+                (None, Some(why)) => Some(format!("stopped early: {why}")),
+                (None, None) => None,
+            },
         }
     }
 
@@ -247,6 +273,8 @@ pub struct Runs {
     by_column: BTreeMap<String, Vec<usize>>,
     by_group: BTreeMap<String, Vec<usize>>,
     by_id: BTreeMap<String, usize>,
+    /// Every file's run, as the run log shows it.
+    log: Vec<crate::merge::Logged>,
 }
 
 impl std::ops::Deref for Runs {
@@ -258,8 +286,8 @@ impl std::ops::Deref for Runs {
 
 impl Runs {
     /// Index runs that are merged and have their columns.
-    pub fn new(mut runs: Vec<Run>) -> Runs {
-        let mut index = Runs::default();
+    pub fn new(mut runs: Vec<Run>, log: Vec<crate::merge::Logged>) -> Runs {
+        let mut index = Runs { log, ..Runs::default() };
         for (i, r) in runs.iter_mut().enumerate() {
             r.found = Some(Found {
                 ids: r.cases.iter().map(|c| r.format_id(c).into()).collect(),
@@ -271,12 +299,31 @@ impl Runs {
                 index.by_group.entry(rep.group.clone()).or_default().push(i);
             }
             index.by_id.entry(r.manifest.run_id.clone()).or_insert(i);
+            // The parts and resumes read into it name their records by
+            // their own run ids.
+            for origin in r.origin.values() {
+                if !index.by_id.contains_key(origin) {
+                    index.by_id.insert(origin.clone(), i);
+                }
+            }
         }
         index.runs = runs;
         index
     }
 
-    /// The first run of this run id.
+    /// Every file's run in start order, each its own entry, whatever the
+    /// board read it with.
+    pub fn log(&self) -> &[crate::merge::Logged] {
+        &self.log
+    }
+
+    /// The runs of one column, in start order.
+    pub fn of_column<'a>(&'a self, column: &str) -> impl Iterator<Item = &'a Run> + 'a {
+        self.by_column.get(column).into_iter().flatten().map(|&i| &self.runs[i])
+    }
+
+    /// The first run of this run id, or the run a part or resume of this
+    /// run id was read into.
     pub fn by_id(&self, run_id: &str) -> Option<&Run> {
         self.by_id.get(run_id).map(|&i| &self.runs[i])
     }
@@ -296,10 +343,33 @@ fn count_recorded(cases: &[CaseRecord]) -> BTreeMap<String, u64> {
     ids.into_iter().map(|(i, set)| (i.to_string(), set.len() as u64)).collect()
 }
 
-/// The latest run (by start time) for `column` in which `has` holds.
+/// The run a cell of `column` reads: the latest (by start time) in which
+/// `has` holds and that did not fail as a run ([`Run::failed`]), else the
+/// latest failed one. A later run that answered nothing or stopped early
+/// never replaces a measurement; the cell says it failed ([`failed_later`]).
+pub fn pick<'a>(runs: &'a Runs, column: &str, has: impl Fn(&Run) -> bool) -> Option<&'a Run> {
+    let candidates = || runs.of_column(column).filter(|r| visible(r) && has(r));
+    newest(candidates().filter(|r| r.failed().is_none())).or_else(|| newest(candidates()))
+}
+
+/// The latest run (by start time) for `column` in which `has` holds,
+/// failed or not: what the column's marks and its battery verdict read (a
+/// battery the server died under is the configuration's failure).
 pub fn latest<'a>(runs: &'a Runs, column: &str, has: impl Fn(&Run) -> bool) -> Option<&'a Run> {
-    let of_column = runs.by_column.get(column).into_iter().flatten().map(|&i| &runs.runs[i]);
-    newest(of_column.filter(|r| visible(r) && has(r)))
+    newest(runs.of_column(column).filter(|r| visible(r) && has(r)))
+}
+
+/// The runs of `column` after `shown` that failed as runs and recorded any
+/// of `cases` (case ids): each with why. What a cell says when an earlier
+/// measurement stands over them.
+pub fn failed_later<'a>(runs: &'a Runs, column: &str, shown: &Run, cases: &[&str]) -> Vec<(&'a Run, String)> {
+    let after =
+        |r: &Run| (&r.manifest.started_at, &r.manifest.run_id) > (&shown.manifest.started_at, &shown.manifest.run_id);
+    runs.of_column(column)
+        .filter(|r| visible(r) && after(r))
+        .filter(|r| r.cases.iter().any(|c| cases.contains(&c.id.as_str())))
+        .filter_map(|r| r.failed().map(|why| (r, why)))
+        .collect()
 }
 
 thread_local! {
@@ -325,9 +395,11 @@ pub fn with_repeat<T>(group: &str, index: u32, f: impl FnOnce() -> T) -> T {
     out
 }
 
-/// The latest run (by start time) for which `pick` holds.
-pub fn latest_by(runs: &[Run], pick: impl Fn(&Run) -> bool) -> Option<&Run> {
-    newest(runs.iter().filter(|r| visible(r) && pick(r)))
+/// [`pick`] over every run: the latest for which `has` holds and that did
+/// not fail as a run, else the latest failed one.
+pub fn pick_by(runs: &[Run], has: impl Fn(&Run) -> bool) -> Option<&Run> {
+    let candidates = || runs.iter().filter(|r| visible(r) && has(r));
+    newest(candidates().filter(|r| r.failed().is_none())).or_else(|| newest(candidates()))
 }
 
 fn newest<'a>(runs: impl Iterator<Item = &'a Run>) -> Option<&'a Run> {

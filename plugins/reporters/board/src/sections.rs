@@ -200,31 +200,22 @@ pub fn tokens_per_second(runs: &[Run]) -> Table {
     }
 }
 
-/// Every run, failures included, oldest first; a later pass never replaces
-/// an earlier failure.
-pub fn every_run(runs: &[Run]) -> Table {
+/// Every run, failures included, oldest first, each file its own row
+/// (the parts of a partition and the resumes of a run too, each saying
+/// what it was read with); a later pass never replaces an earlier failure.
+pub fn every_run(runs: &crate::run::Runs) -> Table {
     let rows = runs
+        .log()
         .iter()
         .map(|r| {
-            let m = &r.manifest;
-            let count = |o: Outcome| r.cases.iter().filter(|c| c.outcome == o).count();
             let mut outcome = format!(
                 "{} passed, {} failed, {} lost, {} n/a",
-                count(Outcome::Pass),
-                count(Outcome::Fail),
-                count(Outcome::Lost),
-                count(Outcome::NotApplicable)
+                r.count(Outcome::Pass),
+                r.count(Outcome::Fail),
+                r.count(Outcome::Lost),
+                r.count(Outcome::NotApplicable)
             );
-            let missing = crate::merge::missing_parts(r);
-            if !missing.is_empty() {
-                let parts: Vec<String> = missing.iter().map(u32::to_string).collect();
-                outcome.push_str(&format!(
-                    " - PARTIAL: part {} of {} missing",
-                    parts.join(", "),
-                    r.manifest.partition.as_ref().map_or(0, |p| p.total)
-                ));
-            }
-            let interrupted = count(Outcome::Interrupted);
+            let interrupted = r.count(Outcome::Interrupted);
             if interrupted > 0 {
                 outcome.push_str(&format!(", {interrupted} interrupted"));
             }
@@ -238,20 +229,13 @@ pub fn every_run(runs: &[Run]) -> Table {
                 Some(Some(g)) => outcome.push_str(if g.passed { " - gate PASSED" } else { " - gate FAILED" }),
                 Some(None) => {}
             }
-            let failures: Vec<String> = r
-                .cases
-                .iter()
-                .filter(|c| matches!(c.outcome, Outcome::Fail | Outcome::Lost))
-                .take(5)
-                .map(|c| format!("{}: {}", c.id, c.reason.as_deref().unwrap_or("")))
-                .collect();
             vec![
-                m.started_at.clone(),
-                format!("{} {}", m.suite.name, m.suite.version),
-                format!("{} ({} on {}, {})", m.target.model_id, m.target.engine, m.target.name, m.route),
+                r.started_at.clone(),
+                r.suite.clone(),
+                r.target.clone(),
                 outcome,
-                failures.join("; "),
-                std::iter::once(m.run_id.clone()).chain(r.merged.iter().cloned()).collect::<Vec<_>>().join("; "),
+                r.failures.join("; "),
+                std::iter::once(r.run_id.clone()).chain(r.read_as.iter().cloned()).collect::<Vec<_>>().join("; "),
             ]
         })
         .collect();
@@ -281,7 +265,10 @@ pub fn pinned_configs(runs: &[Run]) -> Table {
                         None => line,
                     },
                     t.model_path.clone().unwrap_or_default(),
-                    t.model_sha256.clone().unwrap_or_else(|| "not read (remote server)".into()),
+                    t.model_sha256.clone().unwrap_or_else(|| {
+                        if t.launch_command.is_some() { "not read at launch" } else { "not read (remote server)" }
+                            .into()
+                    }),
                     t.launch_command.as_ref().map_or("not launched by the harness".into(), |c| c.join(" ")),
                     t.facts
                         .iter()
@@ -300,8 +287,10 @@ pub fn pinned_configs(runs: &[Run]) -> Table {
     }
 }
 
-/// Each machine once, as captured at its runs: the client, and the server's
-/// host where the harness launched it; GPUs with their driver and memory.
+/// Each column's own machines, each as captured at the column's latest run
+/// on it: the client, and the server's host where the harness launched it;
+/// GPUs with their driver and memory. A column measured on two boxes shows
+/// both.
 pub fn hardware(runs: &[Run]) -> Table {
     let mut seen: BTreeMap<String, Vec<String>> = BTreeMap::new();
     let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
@@ -309,8 +298,10 @@ pub fn hardware(runs: &[Run]) -> Table {
         let hosts = std::iter::once(("client", &r.manifest.client_host))
             .chain(r.manifest.target.host.as_ref().map(|h| ("server (launched)", h)));
         for (role, h) in hosts {
-            let key = format!("{role}{:?}{:?}{}", h.hostname, h.cpu_model, h.cores);
-            seen.entry(key).or_insert_with(|| {
+            // Runs come in start order: a later run's snapshot of the same
+            // machine replaces an earlier one of the same column.
+            let key = format!("{}\u{0}{role}{:?}{:?}{}", r.column, h.hostname, h.cpu_model, h.cores);
+            seen.insert(key, {
                 let gpus: Vec<String> = h
                     .accelerators
                     .iter()
@@ -326,6 +317,7 @@ pub fn hardware(runs: &[Run]) -> Table {
                     })
                     .collect();
                 vec![
+                    r.column.clone(),
                     role.to_string(),
                     h.hostname.clone().unwrap_or_default(),
                     h.cpu_model.clone().unwrap_or_default(),
@@ -339,8 +331,18 @@ pub fn hardware(runs: &[Run]) -> Table {
         }
     }
     Table {
-        headings: vec!["Role", "Host", "CPU", "Cores", "Accelerators", "Memory", "Available (captured)", "OS / kernel"],
-        numeric: vec![false; 8],
+        headings: vec![
+            "Column",
+            "Role",
+            "Host",
+            "CPU",
+            "Cores",
+            "Accelerators",
+            "Memory",
+            "Available (captured)",
+            "OS / kernel",
+        ],
+        numeric: vec![false; 9],
         rows: seen.into_values().collect(),
     }
 }

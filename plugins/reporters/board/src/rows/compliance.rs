@@ -18,7 +18,7 @@ pub const SEVERE_AGENT: RowDef =
 /// and which classifier graded them (never mixed in one cell).
 fn figure_of(runs: &Runs, col: &str, row: &str) -> Result<Figure, Missing> {
     let tagged = |c: &CaseRecord| c.instrument == compliance::INSTRUMENT && c.tags.iter().any(|t| t == row);
-    let run = latest(runs, col, |r| r.measured().any(tagged)).ok_or(Missing::NotMeasured)?;
+    let run = pick(runs, col, |r| r.measured().any(tagged)).ok_or(Missing::NotMeasured)?;
     let cases: Vec<&CaseRecord> = run.measured().filter(|c| tagged(c)).collect();
     let classifiers: std::collections::BTreeSet<&str> =
         cases.iter().filter_map(|c| note(c, compliance::CLASSIFIER)).collect();

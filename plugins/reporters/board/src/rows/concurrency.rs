@@ -9,7 +9,7 @@ pub const CONCURRENCY: RowDef = relative(concurrency::ROW, true, 0.03, figure_of
 /// What one agent gets while another works: per-request tokens over the
 /// request's whole time (queueing and first token included) at c=2.
 fn figure_of(runs: &Runs, col: &str) -> Result<Figure, Missing> {
-    let run = latest(runs, col, |r| has(r, concurrency::INSTRUMENT)).ok_or(Missing::NotMeasured)?;
+    let run = pick(runs, col, |r| has(r, concurrency::INSTRUMENT)).ok_or(Missing::NotMeasured)?;
     let cases: Vec<&CaseRecord> = run.cases_of(concurrency::INSTRUMENT).collect();
     let level = |n: u32| cases.iter().find(|c| c.case == format!("level::c{n}") && c.outcome == Outcome::Pass);
     if !cases.iter().any(|c| c.case == "level::c2") {

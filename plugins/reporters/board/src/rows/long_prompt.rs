@@ -12,7 +12,7 @@ pub const ROBUSTNESS: RowDef = absolute(
 );
 
 fn figure_of(runs: &Runs, col: &str) -> Result<Figure, Missing> {
-    let run = latest(runs, col, |r| has(r, long_prompt::INSTRUMENT)).ok_or(Missing::NotMeasured)?;
+    let run = pick(runs, col, |r| has(r, long_prompt::INSTRUMENT)).ok_or(Missing::NotMeasured)?;
     let cases: Vec<&CaseRecord> = run.cases_of(long_prompt::INSTRUMENT).collect();
     let mut points = Vec::new();
     let mut parts = Vec::new();

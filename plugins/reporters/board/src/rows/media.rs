@@ -19,7 +19,7 @@ pub const SHARES_A_BOX: RowDef = absolute(
 /// The largest budget's verdict (the seed's 15-second video): the same
 /// whichever order the cases finished in.
 fn figure_of(runs: &Runs, col: &str) -> Result<Figure, Missing> {
-    let run = latest(runs, col, |r| has(r, media::INSTRUMENT)).ok_or(Missing::NotMeasured)?;
+    let run = pick(runs, col, |r| has(r, media::INSTRUMENT)).ok_or(Missing::NotMeasured)?;
     let cases: Vec<&CaseRecord> = run.cases_of(media::INSTRUMENT).collect();
     let budget = |c: &CaseRecord| metric(c, media::BUDGET_GIB).filter(|b| b.is_finite()).unwrap_or(f64::NEG_INFINITY);
     let judged = cases.iter().filter(|c| note(c, media::VERDICT).is_some());

@@ -10,7 +10,7 @@ use sparktest_sdk::contract::{Metric, Row, vision};
 
 use crate::config::Rule;
 use crate::figure::{Figure, Missing, Spread, incapable, missing_from, thousands};
-use crate::run::{CaseRecord, Run, Runs, config_line, latest, latest_by, mean, metric, note};
+use crate::run::{CaseRecord, Run, Runs, config_line, latest, mean, metric, note, pick, pick_by};
 
 mod a_bench;
 mod adversarial;
@@ -133,8 +133,9 @@ fn figure(run: &Run, value: f64, raw: String, cases: &[&CaseRecord]) -> Figure {
 
 /// What a figure covers when it is less than its suite: the instrument's
 /// cases recorded (every part and resume merged) against the number its
-/// suite lists, parts missing, a run that never finished. None when whole,
-/// or when the records do not say (files older than the count).
+/// suite lists, parts missing, items lost (never counted as answers), a
+/// run stopped early or never finished. None when whole, or when the
+/// records do not say (files older than the count).
 fn coverage(run: &Run, cases: &[&CaseRecord]) -> Option<String> {
     let instrument = &cases.first()?.instrument;
     let mut gaps = Vec::new();
@@ -144,8 +145,19 @@ fn coverage(run: &Run, cases: &[&CaseRecord]) -> Option<String> {
             gaps.push(format!("{recorded} of {total} {instrument} cases recorded"));
         }
     }
-    if run.summary.is_none() {
-        gaps.push("run not finished".into());
+    let lost = cases.iter().filter(|c| c.outcome == Outcome::Lost).count();
+    if lost > 0 {
+        gaps.push(format!("{lost} lost, not counted"));
+    }
+    match &run.summary {
+        None => gaps.push("run not finished".into()),
+        Some(s) => {
+            if let Some(signal) = &s.interrupted {
+                gaps.push(format!("interrupted by {signal}"));
+            } else if let Some(why) = &s.stopped {
+                gaps.push(format!("stopped early: {why}"));
+            }
+        }
     }
     (!gaps.is_empty()).then(|| format!("partial: {}", gaps.join("; ")))
 }
@@ -154,9 +166,11 @@ fn has(run: &Run, instrument: &str) -> bool {
     run.measured().any(|c| c.instrument == instrument)
 }
 
-/// Correct over given (not-applicable cases left out); lost shown apart;
-/// then what the instrument adds (`detail`: its words after the count, or
-/// why the cell cannot be measured).
+/// Correct over answered: not-applicable cases left out, lost cases
+/// counted apart and never in the denominator (the cell is then partial);
+/// a run that answered nothing is N/A, never 0. Then what the instrument
+/// adds (`detail`: its words after the count, or why the cell cannot be
+/// measured).
 fn pass_rate(
     runs: &Runs,
     col: &str,
@@ -165,25 +179,29 @@ fn pass_rate(
     detail: fn(&Run, &[&CaseRecord]) -> Result<String, Missing>,
 ) -> Result<Figure, Missing> {
     let matches = |c: &CaseRecord| c.instrument == instrument && tag.is_none_or(|t| c.tags.iter().any(|x| x == t));
-    let run = latest(runs, col, |r| r.measured().any(matches)).ok_or(Missing::NotMeasured)?;
+    let run = pick(runs, col, |r| r.measured().any(matches)).ok_or(Missing::NotMeasured)?;
     let cases: Vec<&CaseRecord> = run.measured().filter(|c| matches(c)).collect();
     let given: Vec<&CaseRecord> = cases.iter().copied().filter(|c| c.outcome != Outcome::NotApplicable).collect();
     if given.is_empty() {
         return Err(missing_from(run, &cases));
     }
-    let detail = detail(run, &given)?;
-    let passed = given.iter().filter(|c| c.outcome == Outcome::Pass).count();
-    let lost = given.iter().filter(|c| c.outcome == Outcome::Lost).count();
-    let mut raw = format!("{passed}/{} correct", given.len());
+    let answered: Vec<&CaseRecord> = given.iter().copied().filter(|c| c.outcome != Outcome::Lost).collect();
+    if answered.is_empty() {
+        return Err(missing_from(run, &given));
+    }
+    let detail = detail(run, &answered)?;
+    let passed = answered.iter().filter(|c| c.outcome == Outcome::Pass).count();
+    let lost = given.len() - answered.len();
+    let mut raw = format!("{passed}/{} correct", answered.len());
     if lost > 0 {
-        raw.push_str(&format!(", {lost} lost"));
+        raw.push_str(&format!(" of answered · {lost} lost"));
     }
     raw.push_str(&detail);
-    let mut f = figure(run, passed as f64 / given.len() as f64, raw, &given);
-    f.spread = Spread::wilson(passed, given.len());
+    let mut f = figure(run, passed as f64 / answered.len() as f64, raw, &given);
+    f.spread = Spread::wilson(passed, answered.len());
     f.items = Some((
-        given.iter().map(|c| c.id.clone()).collect(),
-        given.iter().filter(|c| c.outcome == Outcome::Pass).map(|c| c.id.clone()).collect(),
+        answered.iter().map(|c| c.id.clone()).collect(),
+        answered.iter().filter(|c| c.outcome == Outcome::Pass).map(|c| c.id.clone()).collect(),
     ));
     Ok(f)
 }
@@ -191,7 +209,7 @@ fn pass_rate(
 /// A vision row's cases, or 0 with the reason when the build cannot read
 /// images at all.
 fn vision_cases<'a>(runs: &'a Runs, col: &str, instrument: &'a str) -> Result<(&'a Run, Vec<&'a CaseRecord>), Missing> {
-    let run = latest(runs, col, |r| has(r, instrument)).ok_or(Missing::NotMeasured)?;
+    let run = pick(runs, col, |r| has(r, instrument)).ok_or(Missing::NotMeasured)?;
     let cases: Vec<&CaseRecord> = run.cases_of(instrument).collect();
     let refused = cases.iter().filter(|c| note(c, vision::VISION) == Some(vision::NONE)).count();
     if refused > 0 && refused == cases.len() {
@@ -211,7 +229,7 @@ fn vision_cases<'a>(runs: &'a Runs, col: &str, instrument: &'a str) -> Result<(&
 }
 
 fn one_case<'a>(runs: &'a Runs, col: &str, instrument: &'a str) -> Result<(&'a Run, &'a CaseRecord), Missing> {
-    let run = latest(runs, col, |r| has(r, instrument)).ok_or(Missing::NotMeasured)?;
+    let run = pick(runs, col, |r| has(r, instrument)).ok_or(Missing::NotMeasured)?;
     let cases: Vec<&CaseRecord> = run.cases_of(instrument).collect();
     match cases.iter().find(|c| c.outcome == Outcome::Pass) {
         Some(c) => Ok((run, c)),

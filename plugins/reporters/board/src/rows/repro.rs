@@ -17,7 +17,7 @@ pub const REPRODUCIBILITY: RowDef = absolute(
 /// answers apart. Probes that never gave a judgement (lost) are named, not
 /// dropped; a restart measured on some probes only is said.
 fn figure_of(runs: &Runs, col: &str) -> Result<Figure, Missing> {
-    let run = latest(runs, col, |r| has(r, repro::INSTRUMENT)).ok_or(Missing::NotMeasured)?;
+    let run = pick(runs, col, |r| has(r, repro::INSTRUMENT)).ok_or(Missing::NotMeasured)?;
     let all: Vec<&CaseRecord> =
         run.cases_of(repro::INSTRUMENT).filter(|c| c.outcome != Outcome::NotApplicable).collect();
     let cases: Vec<&CaseRecord> = all.iter().copied().filter(|c| note(c, repro::BYTE_IDENTICAL).is_some()).collect();

@@ -20,7 +20,7 @@ pub const SPECULATIVE_DECODING: RowDef = RowDef {
 /// under the bare arm's column.
 fn figure_of(runs: &Runs, col: &str) -> Result<Figure, Missing> {
     let run =
-        latest_by(runs, |r| r.bare_column.as_deref().unwrap_or(&r.column) == col && has(r, spec_decode::INSTRUMENT))
+        pick_by(runs, |r| r.bare_column.as_deref().unwrap_or(&r.column) == col && has(r, spec_decode::INSTRUMENT))
             .ok_or(Missing::NotMeasured)?;
     let cases: Vec<&CaseRecord> = run.cases_of(spec_decode::INSTRUMENT).collect();
     let decode = |arm: &str| -> BTreeMap<&str, f64> {

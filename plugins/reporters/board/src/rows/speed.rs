@@ -7,7 +7,7 @@ use super::*;
 pub const PROSE_SPEED: RowDef = relative(speed::ROW, true, 0.03, figure_of);
 
 fn figure_of(runs: &Runs, col: &str) -> Result<Figure, Missing> {
-    let run = latest(runs, col, |r| r.cases_of(speed::INSTRUMENT).any(|c| c.case.starts_with("decode::")))
+    let run = pick(runs, col, |r| r.cases_of(speed::INSTRUMENT).any(|c| c.case.starts_with("decode::")))
         .ok_or(Missing::NotMeasured)?;
     let cases: Vec<&CaseRecord> = run.cases_of(speed::INSTRUMENT).filter(|c| c.case.starts_with("decode::")).collect();
     let good: Vec<(&str, f64, &CaseRecord)> = cases
