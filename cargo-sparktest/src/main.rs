@@ -112,7 +112,9 @@ enum Command {
 #[command(after_help = "Exit codes:
   0    compared (with --fail-on regression: no row worse beyond variation)
   101  --fail-on regression and a row changed beyond run-to-run variation
-       for the worse (lost items never count)
+       for the worse (lost items never count), or the comparison is
+       incomplete: items A answered that B lost or never recorded, or a B
+       run stopped early, unless --allow-lost
   2    the command line could not be parsed
   3    a side names no run, group, file or folder, or a file is unreadable")]
 struct DiffCmd {
@@ -132,6 +134,11 @@ struct DiffCmd {
     /// direction.
     #[arg(long, value_enum, value_name = "WHAT")]
     fail_on: Option<FailOn>,
+    /// With --fail-on regression: do not fail on items the candidate lost
+    /// or never recorded, or on a candidate run that stopped early (they
+    /// are still counted and named).
+    #[arg(long)]
+    allow_lost: bool,
     /// Seed of the bootstrap (recorded in the output).
     #[arg(long, default_value_t = 21)]
     seed: u64,
@@ -241,6 +248,7 @@ fn main() -> ExitCode {
                 Format::Json => DiffFormat::Json,
             },
             fail_on_regression: matches!(d.fail_on, Some(FailOn::Regression)),
+            allow_lost: d.allow_lost,
             seed: d.seed,
             cwd,
         }),

@@ -79,7 +79,14 @@ fn diff_one_flipped_item_of_sixty_is_within_variation_and_a_lost_item_is_no_regr
     write(&m, "2026-03-02T00:00:00Z-local.jsonl", run("2026-03-02T00:00:00Z", "b100"), b, true);
     let ids = ["2026-03-01T00:00:00Z-local", "2026-03-02T00:00:00Z-local"];
 
+    // The item B lost was answered on A: the comparison is incomplete, and
+    // a CI gate fails on it unless lost items are allowed.
     let (code, out, err) = diff(&p, &[ids[0], ids[1], "--fail-on", "regression"]);
+    assert_eq!(code, 101, "{out}\n{err}");
+    assert!(out.contains("answered on A, not on B (the comparison is incomplete): 1"), "{out}");
+    assert!(out.contains("a-bench::a-tool::t03: lost: connection reset (A: 2026-03-01T00:00:00Z-local#"), "{out}");
+    assert!(out.contains("incomplete: no regression among the items both sides answered"), "{out}");
+    let (code, out, err) = diff(&p, &[ids[0], ids[1], "--fail-on", "regression", "--allow-lost"]);
     assert_eq!(code, 0, "{out}\n{err}");
     assert!(out.contains("within run-to-run variation"), "{out}");
     assert!(!out.contains("beyond variation"), "{out}");
@@ -87,7 +94,6 @@ fn diff_one_flipped_item_of_sixty_is_within_variation_and_a_lost_item_is_no_regr
     assert!(out.contains("pass→fail a-bench::a-tool::t50"), "{out}");
     assert!(out.contains("lost (left out of the tests; not a regression of the model): 1"), "{out}");
     assert!(out.contains("a-bench::a-tool::t03 on b: connection reset"), "{out}");
-    assert!(out.contains("no regression beyond run-to-run variation"), "{out}");
 
     let r = json(&p, &[ids[0], ids[1]]);
     let pr = &row(&r, "Agent tasks")["pass_rate"];
@@ -250,4 +256,45 @@ fn diff_names_what_it_cannot_find() {
     let (code, _, err) = diff(&p, &["nope", "nothing"]);
     assert_eq!(code, 3, "{err}");
     assert!(err.contains("\"nope\" names no measurement file, folder, run id or run group"), "{err}");
+}
+
+#[test]
+fn diff_never_calls_a_dead_or_cut_candidate_unchanged() {
+    let p = Project::new("");
+    let m = p.path().join("m");
+    for d in ["good", "dead", "cut"] {
+        std::fs::create_dir_all(m.join(d)).unwrap();
+    }
+    // 12 items answered on A, 11 of them right.
+    let good: Vec<CaseRecord> = bench(|i| i == 5, &[]).into_iter().take(12).collect();
+    write(&m.join("good"), "a.jsonl", run("2026-03-01T00:00:00Z", "b1"), good, true);
+    // B: a server that answered nothing (every item lost).
+    let dead: Vec<CaseRecord> = bench(|_| false, &(0..12).collect::<Vec<_>>()).into_iter().take(12).collect();
+    write(&m.join("dead"), "b.jsonl", run("2026-03-02T00:00:00Z", "b1"), dead, true);
+    // B: 3 of the 12 recorded, then a line cut short (no summary).
+    let three: Vec<CaseRecord> = bench(|i| i == 5, &[]).into_iter().take(3).collect();
+    write(&m.join("cut"), "c.jsonl", run("2026-03-03T00:00:00Z", "b1"), three, false);
+    let mut f = std::fs::OpenOptions::new().append(true).open(m.join("cut/c.jsonl")).unwrap();
+    std::io::Write::write_all(&mut f, b"{\"type\":\"case\",\"data\":{\"id\":\"a-b").unwrap();
+
+    let side = |d: &str| format!("m/{d}");
+    let (code, out, err) = diff(&p, &[&side("good"), &side("dead"), "--fail-on", "regression"]);
+    assert_eq!(code, 101, "a dead candidate fails the gate: {out}\n{err}");
+    assert!(out.contains("answered on A, not on B (the comparison is incomplete): 12"), "{out}");
+    assert!(out.contains("12 items the baseline answered were lost or not recorded on B"), "{out}");
+    assert!(!out.contains("\nno regression beyond run-to-run variation"), "{out}");
+    let r = json(&p, &[&side("good"), &side("dead")]);
+    assert_eq!(r["regression"], false, "nothing answered on both sides changed");
+    assert_eq!(row(&r, "Agent tasks")["unanswered"].as_array().unwrap().len(), 12);
+
+    let (code, out, err) = diff(&p, &[&side("good"), &side("cut"), "--fail-on", "regression"]);
+    assert_eq!(code, 101, "{out}\n{err}");
+    assert!(out.contains("9 items the baseline answered were lost or not recorded on B"), "{out}");
+    assert!(out.contains("is damaged at line 5"), "the cut line is named: {out}");
+    assert!(out.contains("a-bench::a-tool::t11: not recorded"), "{out}");
+
+    // Allowed, the same counts are said and the gate passes.
+    let (code, out, _) = diff(&p, &[&side("good"), &side("cut"), "--fail-on", "regression", "--allow-lost"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("incomplete: no regression among the items both sides answered"), "{out}");
 }

@@ -11,7 +11,8 @@ use sparktest_stats as stats;
 
 use super::load::{Key, Side};
 use super::report::{
-    ConfigDifference, Direction, FigureDiff, Flip, LostItem, PassRateDiff, Report, RowDiff, SideInfo, Verdict,
+    ConfigDifference, Direction, FigureDiff, Flip, LostItem, PassRateDiff, Report, RowDiff, SideInfo, Unanswered,
+    Verdict,
 };
 
 /// Significance level of every test.
@@ -297,6 +298,25 @@ fn row(a: &Side, b: &Side, title: &str, s: Settings) -> RowDiff {
         }
         kept.insert(k);
     }
+    // What the baseline answered and the candidate did not: a comparison
+    // that leaves these out is incomplete, never "unchanged".
+    let unanswered: Vec<Unanswered> = all
+        .iter()
+        .filter_map(|k| {
+            let (ra, oa) = latest(a, k)?;
+            if !matches!(oa.outcome, Outcome::Pass | Outcome::Fail) {
+                return None;
+            }
+            let why = match latest(b, k).map(|(_, c)| c) {
+                None => "not recorded".to_string(),
+                Some(c) if matches!(c.outcome, Outcome::Lost | Outcome::Interrupted) => {
+                    format!("{}: {}", c.outcome.as_str(), c.reason.as_deref().unwrap_or(""))
+                }
+                Some(_) => return None,
+            };
+            Some(Unanswered { case: case_name(k), a: format!("{ra}#{}", oa.id), why })
+        })
+        .collect();
     let pass_rate = pass_rate(a, b, &kept);
     let figures = FIGURES.iter().filter_map(|(name, hb)| figure(a, b, &kept, name.name(), *hb, s)).collect();
     RowDiff {
@@ -304,6 +324,7 @@ fn row(a: &Side, b: &Side, title: &str, s: Settings) -> RowDiff {
         pass_rate,
         figures,
         lost,
+        unanswered,
         not_applicable,
         only_in_a: ka.difference(&kb).count(),
         only_in_b: kb.difference(&ka).count(),
@@ -390,6 +411,11 @@ pub fn compare(a: &Side, b: &Side, s: Settings) -> Report {
         r.pass_rate.as_ref().is_some_and(|p| worse(p.verdict, p.direction))
             || r.figures.iter().any(|f| worse(f.verdict, f.direction))
     });
+    let unanswered: usize = rows.iter().map(|r| r.unanswered.len()).sum();
+    let mut incomplete: Vec<String> = b.unfinished.iter().map(|w| format!("B's run {w}")).collect();
+    if unanswered > 0 {
+        incomplete.insert(0, format!("{unanswered} items the baseline answered were lost or not recorded on B"));
+    }
     let info =
         |s: &Side| SideInfo { spec: s.spec.clone(), runs: s.manifests.iter().map(|m| m.run_id.clone()).collect() };
     Report {
@@ -402,6 +428,7 @@ pub fn compare(a: &Side, b: &Side, s: Settings) -> Report {
         alpha: ALPHA,
         rows,
         regression,
+        incomplete,
     }
 }
 
@@ -427,6 +454,7 @@ mod tests {
             records: BTreeMap::new(),
             rows: BTreeMap::new(),
             row_order: vec!["Agent tasks".into()],
+            unfinished: vec![],
         };
         for i in 0..n {
             let id = format!("{prefix}{i:02}");

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use sparktest_record::{CaseRecord, Line, Manifest};
+use sparktest_record::{CaseRecord, Line, Manifest, Summary};
 
 use crate::error::{Error, ErrorKind};
 
@@ -26,6 +26,10 @@ pub struct Side {
     pub rows: BTreeMap<Key, Vec<String>>,
     /// Rows in the order first seen.
     pub row_order: Vec<String>,
+    /// Why this side's records may not be all its runs meant to record:
+    /// a run stopped early, interrupted or never finished, a file cut by a
+    /// damaged line. Empty for runs that ran their course.
+    pub unfinished: Vec<String>,
 }
 
 fn setup(message: String) -> Error {
@@ -60,30 +64,54 @@ fn row_tags(instrument: &str, tags: &[String]) -> Vec<String> {
     tags.iter().filter(|t| is_row(t)).cloned().collect()
 }
 
+/// One file as a side reads it.
+struct Read {
+    manifest: Manifest,
+    cases: Vec<CaseRecord>,
+    summary: Option<Summary>,
+    /// The damaged line, if the file has one: `line N: why`.
+    damage: Option<String>,
+}
+
 /// A file's whole records; a damaged tail is warned about, not fatal.
-fn read(path: &Path) -> Result<(Manifest, Vec<CaseRecord>), Error> {
+fn read(path: &Path) -> Result<Read, Error> {
     let bytes = std::fs::read(path).map_err(|e| setup(format!("failed to read {}: {e}", path.display())))?;
     let text = String::from_utf8_lossy(&bytes);
     let partial = sparktest_record::parse_partial(&text).map_err(|e| setup(format!("{}: {e}", path.display())))?;
-    if let Some(d) = &partial.damage {
-        eprintln!(
-            "sparktest: warning: {}: line {}: {}; the records before it are used",
-            path.display(),
-            d.line,
-            d.message
-        );
+    let damage = partial.damage.as_ref().map(|d| format!("line {}: {}", d.line, d.message));
+    if let Some(d) = &damage {
+        eprintln!("sparktest: warning: {}: {d}; the records before it are used", path.display());
     }
     let mut manifest = None;
     let mut cases = Vec::new();
+    let mut summary = None;
     for line in partial.lines {
         match line {
             Line::Manifest(m) if manifest.is_none() => manifest = Some(m),
             Line::Case(c) => cases.push(c),
+            Line::Summary(s) => summary = Some(s),
             _ => {}
         }
     }
     let manifest = manifest.ok_or_else(|| setup(format!("{}: no manifest", path.display())))?;
-    Ok((manifest, cases))
+    Ok(Read { manifest, cases, summary, damage })
+}
+
+/// Why a run's records may fall short of what it meant to record: it
+/// stopped early, was interrupted, never finished, or its file is damaged.
+fn unfinished(r: &Read, path: &Path) -> Option<String> {
+    let id = &r.manifest.run_id;
+    if let Some(d) = &r.damage {
+        return Some(format!("{id}: its file {} is damaged at {d}", path.display()));
+    }
+    match &r.summary {
+        None => Some(format!("{id}: never finished (no summary line: it crashed or was killed)")),
+        Some(s) => match (&s.interrupted, &s.stopped) {
+            (Some(signal), _) => Some(format!("{id}: interrupted by {signal}")),
+            (None, Some(why)) => Some(format!("{id}: stopped early: {why}")),
+            (None, None) => None,
+        },
+    }
 }
 
 /// The files `spec` names: a file, a folder, a run id in `dir` (with the
@@ -105,7 +133,7 @@ fn files_for(spec: &str, cwd: &Path, dir: &Path) -> Result<Vec<PathBuf>, Error> 
     if names_a_run && dir.is_dir() {
         let mut found = Vec::new();
         for f in crate::board::measurement_files(dir)? {
-            let Ok((m, _)) = read(&f) else { continue };
+            let Ok(Read { manifest: m, .. }) = read(&f) else { continue };
             let group = m.partition.as_ref().is_some_and(|p| p.group == spec)
                 || m.repeat.as_ref().is_some_and(|r| r.group == spec);
             if m.run_id == spec || m.resumes.as_deref() == Some(spec) || group {
@@ -126,17 +154,26 @@ fn files_for(spec: &str, cwd: &Path, dir: &Path) -> Result<Vec<PathBuf>, Error> 
 pub fn side(spec: &str, cwd: &Path, dir: &Path) -> Result<Side, Error> {
     let mut runs = Vec::new();
     for f in files_for(spec, cwd, dir)? {
-        runs.push(read(&f)?);
+        let r = read(&f)?;
+        let why = unfinished(&r, &f);
+        runs.push((r, why));
     }
-    runs.sort_by(|a, b| (&a.0.started_at, &a.0.run_id).cmp(&(&b.0.started_at, &b.0.run_id)));
+    runs.sort_by(|(a, _), (b, _)| {
+        (&a.manifest.started_at, &a.manifest.run_id).cmp(&(&b.manifest.started_at, &b.manifest.run_id))
+    });
+    // A run that a later run on this side resumed is finished by it: the
+    // resume's own ending is what counts.
+    let resumed: std::collections::BTreeSet<String> =
+        runs.iter().filter_map(|(r, _)| r.manifest.resumes.clone()).collect();
     let mut side = Side {
         spec: spec.to_string(),
         manifests: Vec::new(),
         records: BTreeMap::new(),
         rows: BTreeMap::new(),
         row_order: Vec::new(),
+        unfinished: Vec::new(),
     };
-    for (manifest, cases) in runs {
+    for (Read { manifest, cases, .. }, why) in runs {
         for c in cases {
             let key = (c.arm.clone(), c.id.clone());
             let rows = rows_of(&c, &manifest);
@@ -148,6 +185,7 @@ pub fn side(spec: &str, cwd: &Path, dir: &Path) -> Result<Side, Error> {
             side.rows.insert(key.clone(), rows);
             side.records.entry(key).or_default().push((manifest.run_id.clone(), c));
         }
+        side.unfinished.extend(why.filter(|_| !resumed.contains(&manifest.run_id)));
         side.manifests.push(manifest);
     }
     Ok(side)

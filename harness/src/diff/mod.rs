@@ -37,8 +37,12 @@ pub struct DiffArgs {
     pub measurements_dir: Option<PathBuf>,
     /// Text or JSON.
     pub format: DiffFormat,
-    /// Exit non-zero when a row changed beyond variation for the worse.
+    /// Exit non-zero when a row changed beyond variation for the worse, or
+    /// the comparison is incomplete (unless `allow_lost`).
     pub fail_on_regression: bool,
+    /// With `fail_on_regression`: items the candidate lost or never
+    /// recorded, and candidate runs that stopped early, do not fail it.
+    pub allow_lost: bool,
     /// Seed of every bootstrap.
     pub seed: u64,
     /// Where the command was started.
@@ -50,7 +54,10 @@ pub const RESAMPLES: usize = 10_000;
 
 /// Compare and print. Returns the process exit code: 0, or
 /// [`sparktest_record::exit_code::REGRESSION`] with `--fail-on regression`
-/// when a row changed beyond run-to-run variation for the worse.
+/// when a row changed beyond run-to-run variation for the worse, or when
+/// the comparison is incomplete (items the baseline answered that the
+/// candidate lost or never recorded, a candidate run stopped early) and
+/// `--allow-lost` was not given.
 pub fn diff(args: DiffArgs) -> Result<i32, Error> {
     let config = Config::discover(&args.cwd)?;
     let dir = args.measurements_dir.clone().unwrap_or_else(|| config.path(&config.run.measurements_dir));
@@ -65,7 +72,8 @@ pub fn diff(args: DiffArgs) -> Result<i32, Error> {
                 .map_err(|e| Error::new(ErrorKind::Io, format!("failed to write the report: {e}")))?
         ),
     }
-    Ok(if args.fail_on_regression && report.regression {
+    let incomplete = !report.incomplete.is_empty() && !args.allow_lost;
+    Ok(if args.fail_on_regression && (report.regression || incomplete) {
         sparktest_record::exit_code::REGRESSION
     } else {
         sparktest_record::exit_code::OK

@@ -26,6 +26,12 @@ pub struct Report {
     pub rows: Vec<RowDiff>,
     /// Whether any row changed beyond run-to-run variation for the worse.
     pub regression: bool,
+    /// Why the comparison is incomplete: items the baseline answered that
+    /// the candidate lost or never recorded, candidate runs that stopped
+    /// early, were interrupted, never finished or are damaged. Empty when
+    /// complete. `--fail-on regression` fails on an incomplete comparison
+    /// unless `--allow-lost` is given.
+    pub incomplete: Vec<String>,
 }
 
 /// One side, as read.
@@ -98,6 +104,9 @@ pub struct RowDiff {
     /// Items lost on either side: excluded from every test, never a
     /// regression of the model.
     pub lost: Vec<LostItem>,
+    /// Items the baseline answered (passed or failed) that the candidate
+    /// lost, was interrupted on, or never recorded.
+    pub unanswered: Vec<Unanswered>,
     /// Items not applicable on either side (excluded).
     pub not_applicable: usize,
     /// Items recorded on one side only.
@@ -115,6 +124,18 @@ pub struct LostItem {
     pub side: String,
     /// The lost record's reason.
     pub reason: String,
+}
+
+/// An item the baseline answered and the candidate did not.
+#[derive(Debug, Clone, Serialize)]
+pub struct Unanswered {
+    /// Case id (with its arm, `arm/id`, for paired instruments).
+    pub case: String,
+    /// `run#case` of the baseline's answer.
+    pub a: String,
+    /// `not recorded`, or the candidate's `lost: reason` /
+    /// `interrupted: reason`.
+    pub why: String,
 }
 
 /// Pass/fail items of a row.
@@ -291,6 +312,12 @@ pub fn text(r: &Report) -> String {
                 let _ = writeln!(out, "    {} on {}: {}", l.case, l.side, l.reason);
             }
         }
+        if !row.unanswered.is_empty() {
+            let _ = writeln!(out, "  answered on A, not on B (the comparison is incomplete): {}", row.unanswered.len());
+            for u in &row.unanswered {
+                let _ = writeln!(out, "    {}: {} (A: {})", u.case, u.why, u.a);
+            }
+        }
         if row.not_applicable > 0 {
             let _ = writeln!(out, "  not applicable on a side (left out): {}", row.not_applicable);
         }
@@ -298,14 +325,15 @@ pub fn text(r: &Report) -> String {
             let _ = writeln!(out, "  recorded on one side only: {} in A, {} in B", row.only_in_a, row.only_in_b);
         }
     }
-    let _ = writeln!(
-        out,
-        "\n{}",
-        if r.regression {
-            "regression: a row changed beyond run-to-run variation for the worse"
-        } else {
-            "no regression beyond run-to-run variation"
-        }
-    );
+    let verdict = match (r.regression, r.incomplete.is_empty()) {
+        (true, _) => "regression: a row changed beyond run-to-run variation for the worse".to_string(),
+        (false, true) => "no regression beyond run-to-run variation".to_string(),
+        (false, false) => format!(
+            "incomplete: no regression among the items both sides answered, but B cannot be compared whole ({}); \
+             `--fail-on regression` fails unless `--allow-lost`",
+            r.incomplete.join("; ")
+        ),
+    };
+    let _ = writeln!(out, "\n{verdict}");
     out
 }
