@@ -91,12 +91,20 @@ impl Redactor {
         true
     }
 
-    /// A text with every known secret replaced.
+    /// A text with every known secret replaced, in any of its spellings:
+    /// as is, JSON-escaped (`sk\u002d…`, a character or all of them, hex
+    /// in any case, the backslash doubled by a further JSON layer) or
+    /// percent-encoded (`sk%2D…`, any case): a server that echoes the key
+    /// in an error body may spell it any of these ways.
     pub fn redact(&self, text: &str) -> String {
         let mut out = text.to_string();
         for s in &self.secrets {
             if out.contains(s.as_str()) {
                 out = out.replace(s.as_str(), "[redacted]");
+            }
+            // Every other spelling holds a backslash or a percent sign.
+            if out.contains(['\\', '%']) {
+                out = replace_spellings(&out, s);
             }
         }
         out
@@ -159,6 +167,87 @@ impl Redactor {
         }
         out
     }
+}
+
+/// `text` with every spelling of `secret` that escapes a character
+/// replaced (the plain one is replaced before).
+fn replace_spellings(text: &str, secret: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if let Some(n) = spelled_at(&bytes[i..], secret) {
+            out.push_str("[redacted]");
+            i += n;
+            continue;
+        }
+        // Spellings start at a character: copy this one whole.
+        let len = text[i..].chars().next().map_or(1, char::len_utf8);
+        out.push_str(&text[i..i + len]);
+        i += len;
+    }
+    out
+}
+
+/// The length in bytes of a spelling of `secret` at the start of `text`.
+fn spelled_at(text: &[u8], secret: &str) -> Option<usize> {
+    let mut at = 0;
+    for c in secret.chars() {
+        at += char_at(&text[at..], c)?;
+    }
+    Some(at)
+}
+
+/// The length of one spelling of `c` at the start of `text`: itself, a
+/// JSON escape (`\uXXXX`, a surrogate pair beyond the BMP, `\/` for a
+/// slash; one backslash or more), or its UTF-8 bytes percent-encoded.
+fn char_at(text: &[u8], c: char) -> Option<usize> {
+    let mut utf8 = [0u8; 4];
+    let plain = c.encode_utf8(&mut utf8).as_bytes();
+    if text.starts_with(plain) {
+        return Some(plain.len());
+    }
+    match text.first()? {
+        b'\\' => {
+            let mut units = [0u16; 2];
+            let mut at = 0;
+            for unit in c.encode_utf16(&mut units).iter() {
+                let slashes = text[at..].iter().take_while(|&&b| b == b'\\').count();
+                if slashes == 0 {
+                    return None;
+                }
+                at += slashes;
+                if c == '/' && text.get(at) == Some(&b'/') {
+                    return Some(at + 1);
+                }
+                if text.get(at) != Some(&b'u') || hex_at(text, at + 1, 4)? != u32::from(*unit) {
+                    return None;
+                }
+                at += 5;
+            }
+            Some(at)
+        }
+        b'%' => {
+            let mut at = 0;
+            for byte in plain {
+                if text.get(at) != Some(&b'%') || hex_at(text, at + 1, 2)? != u32::from(*byte) {
+                    return None;
+                }
+                at += 3;
+            }
+            Some(at)
+        }
+        _ => None,
+    }
+}
+
+/// The value of `digits` hex digits (any case) at `text[at..]`.
+fn hex_at(text: &[u8], at: usize, digits: usize) -> Option<u32> {
+    let hex = std::str::from_utf8(text.get(at..at + digits)?).ok()?;
+    if !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    u32::from_str_radix(hex, 16).ok()
 }
 
 #[cfg(test)]
@@ -237,6 +326,48 @@ mod tests {
             v,
             serde_json::json!({"unified_memory": true, "reason": "HTTP 401 for key [redacted]", "list": ["[redacted]"]})
         );
+    }
+
+    /// A key a server echoes in an error body, in every spelling it may
+    /// take: JSON escapes (one character or all, hex in either case, the
+    /// backslash doubled by a second JSON layer, a slash as `\/`) and
+    /// percent-encoding (either case, multi-byte characters byte by byte).
+    #[test]
+    fn a_key_in_every_spelling_of_an_error_body_is_replaced() {
+        let key = "sk-planted-4f1c/2e";
+        let r = Redactor::new([key.to_string()]);
+        let escaped_all: String = key.chars().map(|c| format!("\\u{:04X}", c as u32)).collect();
+        let percent_all: String = key.bytes().map(|b| format!("%{b:02x}")).collect();
+        for spelling in [
+            key.to_string(),
+            r"sk\u002dplanted\u002d4f1c/2e".to_string(),
+            r"sk\u002Dplanted-4f1c\/2e".to_string(),
+            escaped_all,
+            r"sk\\u002dplanted\\u002D4f1c\\/2e".to_string(),
+            "sk%2Dplanted%2d4f1c%2F2e".to_string(),
+            percent_all,
+        ] {
+            let body = format!(r#"HTTP 400: {{"error":{{"message":"invalid api key: {spelling}","type":"auth"}}}}"#);
+            let out = r.redact(&body);
+            assert_eq!(
+                out, r#"HTTP 400: {"error":{"message":"invalid api key: [redacted]","type":"auth"}}"#,
+                "{spelling}"
+            );
+        }
+        // Through a record's JSON: the string holds the escape, the file
+        // holds it escaped again; neither keeps the key.
+        let mut v = serde_json::json!({"reason": r#"HTTP 400: {"key":"sk\u002dplanted\u002d4f1c\/2e"}"#});
+        r.redact_json(&mut v);
+        assert_eq!(v["reason"], r#"HTTP 400: {"key":"[redacted]"}"#);
+        // Beyond ASCII: UTF-8 bytes percent-encoded, a surrogate pair.
+        let r = Redactor::new(["kéy-🔑-planted".to_string()]);
+        assert_eq!(r.redact("a k%C3%A9y-%F0%9F%94%91-planted b"), "a [redacted] b");
+        assert_eq!(r.redact(r"a k\u00e9y-\uD83D\uDD11-planted b"), "a [redacted] b");
+        // Near misses and ordinary escapes are left as they are.
+        let r = Redactor::new([key.to_string()]);
+        for text in [r"sk\u002eplanted-4f1c/2e", "sk%2Eplanted-4f1c/2e", r"100% \n sk\u00", "sk%2", "%"] {
+            assert_eq!(r.redact(text), text);
+        }
     }
 
     /// Records keep their fields in the type's order, redacted or not.
