@@ -20,10 +20,11 @@ pub enum Source {
     /// A package of the cargo workspace holding the suite, built on demand
     /// from the workspace root.
     Crate(String),
-    /// A prebuilt component (relative to the suite folder), with its sha256
-    /// pin (required in a suite file).
+    /// A prebuilt component, with its sha256 pin (required in a suite
+    /// file). A suite names it by a relative path that resolves inside its
+    /// folder (symlinks followed), as its data files do.
     Wasm {
-        /// Path of the `.wasm`.
+        /// Path of the `.wasm` (from a suite file: as resolved).
         path: PathBuf,
         /// Expected sha256.
         sha256: Option<String>,
@@ -112,16 +113,73 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 }
 
 /// Resolve `--suite`: a name under `<root>/suites/`, or a path to a folder or
-/// a `suite.toml`.
-pub fn locate(root: &Path, arg: &str) -> PathBuf {
+/// a `suite.toml`. A name with no suite is refused listing the known ones
+/// and the nearest, as an unknown target is.
+pub fn locate(root: &Path, arg: &str) -> Result<PathBuf, Error> {
     let as_path = Path::new(arg);
     if as_path.extension().is_some_and(|e| e == "toml") {
-        return as_path.to_path_buf();
+        return Ok(as_path.to_path_buf());
     }
     if arg.contains('/') || as_path.is_dir() && as_path.join("suite.toml").is_file() {
-        return as_path.join("suite.toml");
+        return Ok(as_path.join("suite.toml"));
     }
-    root.join("suites").join(arg).join("suite.toml")
+    let file = root.join("suites").join(arg).join("suite.toml");
+    if file.is_file() {
+        return Ok(file);
+    }
+    let known = known(root);
+    let mut message = format!("no suite named {arg:?} ({} does not exist)", file.display());
+    if let Some(near) = nearest(arg, &known) {
+        message.push_str(&format!("; did you mean {near}?"));
+    }
+    let sep = if message.ends_with('?') { " " } else { "; " };
+    if known.is_empty() {
+        message.push_str(&format!("{sep}{} holds no suite (<name>/suite.toml)", root.join("suites").display()));
+    } else {
+        message.push_str(&format!("{sep}known suites: {}", known.join(", ")));
+    }
+    Err(setup(message))
+}
+
+/// The suites under `<root>/suites/` (folders holding a `suite.toml`), by name.
+pub fn known(root: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(root.join("suites"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.path().join("suite.toml").is_file())
+        .filter_map(|e| e.file_name().to_str().map(str::to_string))
+        .collect();
+    names.sort();
+    names
+}
+
+/// The known name nearest a mistyped one: fewest edits (at most a third of
+/// its length, and at least 2), or one it begins.
+fn nearest<'a>(arg: &str, known: &'a [String]) -> Option<&'a str> {
+    let limit = (arg.chars().count() / 3).max(2);
+    let best = known.iter().map(|k| (edits(arg, k), k)).min_by_key(|(d, _)| *d);
+    match best {
+        Some((d, k)) if d <= limit => Some(k),
+        _ if arg.chars().count() >= 3 => known.iter().find(|k| k.starts_with(arg)).map(String::as_str),
+        _ => None,
+    }
+}
+
+/// Levenshtein distance, by characters.
+fn edits(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let next = (row[j + 1] + 1).min(row[j] + 1).min(diagonal + usize::from(ca != *cb));
+            diagonal = row[j + 1];
+            row[j + 1] = next;
+        }
+    }
+    row[b.len()]
 }
 
 fn setup(message: String) -> Error {
@@ -131,10 +189,33 @@ fn setup(message: String) -> Error {
 /// A relative path inside the suite folder: no absolute paths, no `..`.
 fn checked_rel(file: &Path, rel: &str) -> Result<PathBuf, Error> {
     let p = Path::new(rel);
-    if p.components().any(|c| !matches!(c, Component::Normal(_))) || rel.is_empty() {
+    if !is_plain_relative(p) {
         return Err(setup(format!("{}: file {rel:?} must be a relative path inside the suite folder", file.display())));
     }
     Ok(p.to_path_buf())
+}
+
+/// Whether a path's text stays below its folder: not empty, not absolute,
+/// no `..` (nor `.`).
+fn is_plain_relative(p: &Path) -> bool {
+    !p.as_os_str().is_empty() && p.components().all(|c| matches!(c, Component::Normal(_)))
+}
+
+/// Where `rel` (already checked by its text) resolves, symlinks followed:
+/// inside `real_dir`, or the suite's error naming what it is (`what`) and
+/// where it went.
+fn resolved_inside(file: &Path, real_dir: &Path, path: &Path, what: &str) -> Result<PathBuf, Error> {
+    let real = std::fs::canonicalize(path)
+        .map_err(|err| setup(format!("{}: {what} cannot be read: {err}", file.display())))?;
+    if !real.starts_with(real_dir) {
+        return Err(setup(format!(
+            "{}: {what} resolves to {}, outside the suite folder {} (a symlink out of the suite is refused)",
+            file.display(),
+            real.display(),
+            real_dir.display()
+        )));
+    }
+    Ok(real)
 }
 
 /// Load a suite and check every pinned file against its sha256.
@@ -152,16 +233,7 @@ pub fn load(file: &Path) -> Result<Suite, Error> {
         .map_err(|err| setup(format!("{}: the suite folder cannot be resolved: {err}", file.display())))?;
     for (rel, expected) in &parsed.files {
         let path = dir.join(checked_rel(file, rel)?);
-        let real = std::fs::canonicalize(&path)
-            .map_err(|err| setup(format!("{}: pinned file {rel} cannot be read: {err}", file.display())))?;
-        if !real.starts_with(&real_dir) {
-            return Err(setup(format!(
-                "{}: pinned file {rel} resolves to {}, outside the suite folder {} (a symlink out of the suite is refused)",
-                file.display(),
-                real.display(),
-                real_dir.display()
-            )));
-        }
+        resolved_inside(file, &real_dir, &path, &format!("pinned file {rel}"))?;
         let bytes = std::fs::read(&path)
             .map_err(|err| setup(format!("{}: pinned file {rel} cannot be read: {err}", file.display())))?;
         let actual = sha256_hex(&bytes);
@@ -197,7 +269,18 @@ pub fn load(file: &Path) -> Result<Suite, Error> {
                         path.display()
                     )));
                 };
-                Source::Wasm { path: dir.join(path), sha256: Some(sha256) }
+                // A component is a file of the suite like its data: its
+                // path stays inside the suite folder, symlinks resolved.
+                if !is_plain_relative(&path) {
+                    return Err(setup(format!(
+                        "{where_}: wasm = {:?} must be a relative path inside the suite folder (no absolute path, \
+                         no ..); copy the component into the suite folder and pin it there",
+                        path.display()
+                    )));
+                }
+                let what = format!("instrument #{} component {}", i + 1, path.display());
+                let real = resolved_inside(file, &real_dir, &dir.join(&path), &what)?;
+                Source::Wasm { path: real, sha256: Some(sha256) }
             }
             _ => {
                 return Err(setup(format!("{where_}: give exactly one of crate and wasm")));
@@ -296,6 +379,78 @@ mod tests {
         std::fs::remove_file(dir.path().join("data.json")).unwrap();
         std::os::unix::fs::symlink("real.json", dir.path().join("data.json")).unwrap();
         assert!(load(&file).is_ok());
+    }
+
+    #[test]
+    fn a_component_outside_the_suite_folder_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("suite.toml");
+        let pin = "0".repeat(64);
+        let with = |wasm: &str| {
+            std::fs::write(
+                &file,
+                format!(
+                    "[suite]\nname = \"t\"\nversion = \"1\"\n[[instrument]]\nwasm = {wasm:?}\nsha256 = \"{pin}\"\n"
+                ),
+            )
+            .unwrap();
+            load(&file)
+        };
+        // By its text: a way up, or an absolute path.
+        for wasm in ["../../../../../../etc/passwd", "/etc/passwd", "sub/../x.wasm", ""] {
+            let err = with(wasm).unwrap_err();
+            assert_eq!(err.kind, ErrorKind::Setup, "{wasm}: {err}");
+            assert!(err.message.contains("instrument #1") && err.message.contains("inside the suite folder"), "{err}");
+        }
+        // By a symlink whose text stays inside.
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("x.wasm"), "not a component").unwrap();
+        std::os::unix::fs::symlink(outside.path().join("x.wasm"), dir.path().join("x.wasm")).unwrap();
+        let err = with("x.wasm").unwrap_err();
+        assert_eq!(err.kind, ErrorKind::Setup);
+        assert!(err.message.contains("x.wasm") && err.message.contains("outside the suite folder"), "{err}");
+        // A missing one is named before any case, too.
+        let err = with("missing.wasm").unwrap_err();
+        assert!(err.kind == ErrorKind::Setup && err.message.contains("missing.wasm"), "{err}");
+        // Inside, through a folder or a symlink that stays inside: loaded,
+        // by the path it resolves to.
+        std::fs::remove_file(dir.path().join("x.wasm")).unwrap();
+        std::fs::create_dir_all(dir.path().join("bin")).unwrap();
+        std::fs::write(dir.path().join("bin/real.wasm"), "bytes").unwrap();
+        std::os::unix::fs::symlink("bin/real.wasm", dir.path().join("x.wasm")).unwrap();
+        for wasm in ["bin/real.wasm", "x.wasm"] {
+            let suite = with(wasm).unwrap();
+            let Source::Wasm { path, .. } = &suite.instruments[0].source else { panic!("{:?}", suite.instruments) };
+            assert_eq!(path, &std::fs::canonicalize(dir.path().join("bin/real.wasm")).unwrap());
+        }
+    }
+
+    #[test]
+    fn an_unknown_suite_lists_the_known_ones_and_the_nearest() {
+        let root = tempfile::tempdir().unwrap();
+        for name in ["smoke", "speed", "compliance", "compliance-severe"] {
+            std::fs::create_dir_all(root.path().join("suites").join(name)).unwrap();
+            std::fs::write(root.path().join("suites").join(name).join("suite.toml"), "").unwrap();
+        }
+        // A folder without a suite file is not a suite.
+        std::fs::create_dir_all(root.path().join("suites/notes")).unwrap();
+        assert_eq!(locate(root.path(), "smoke").unwrap(), root.path().join("suites/smoke/suite.toml"));
+        let err = locate(root.path(), "smok").unwrap_err();
+        assert_eq!(err.kind, ErrorKind::Setup);
+        assert!(err.message.contains("no suite named \"smok\""), "{err}");
+        assert!(err.message.contains("did you mean smoke?"), "{err}");
+        assert!(err.message.contains("known suites: compliance, compliance-severe, smoke, speed"), "{err}");
+        assert!(locate(root.path(), "complianc").unwrap_err().message.contains("did you mean compliance?"));
+        assert!(locate(root.path(), "compliance-sev").unwrap_err().message.contains("mean compliance-severe?"));
+        let far = locate(root.path(), "xyzzy").unwrap_err().message;
+        assert!(!far.contains("did you mean") && far.contains("known suites: "), "{far}");
+        let empty = tempfile::tempdir().unwrap();
+        assert!(locate(empty.path(), "smoke").unwrap_err().message.contains("holds no suite"));
+        // Paths are taken as given.
+        assert_eq!(locate(root.path(), "x/suite.toml").unwrap(), Path::new("x/suite.toml"));
+        assert_eq!(edits("smok", "smoke"), 1);
+        assert_eq!(edits("", "abc"), 3);
+        assert_eq!(edits("kitten", "sitting"), 3);
     }
 
     #[test]

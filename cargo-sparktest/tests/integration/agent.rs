@@ -95,11 +95,12 @@ fn a_task_added_as_data_runs_without_code() {
         String::from_utf8_lossy(&out.stdout).split_whitespace().next().unwrap().to_string()
     };
     let digest = sha(&dir.join("tasks/a-seq.json"));
+    // The component sits in the suite folder, as every file of a suite does.
+    std::fs::copy(&wasm, dir.join("a-bench.wasm")).unwrap();
     std::fs::write(
         dir.join("suite.toml"),
         format!(
-            "[suite]\nname = \"mine\"\nversion = \"1\"\n[[instrument]]\nwasm = {:?}\nsha256 = \"{}\"\n[instrument.config]\ncategories = [\"a-seq\"]\n[files]\n\"tasks/a-seq.json\" = \"{digest}\"\n",
-            wasm.display().to_string(),
+            "[suite]\nname = \"mine\"\nversion = \"1\"\n[[instrument]]\nwasm = \"a-bench.wasm\"\nsha256 = \"{}\"\n[instrument.config]\ncategories = [\"a-seq\"]\n[files]\n\"tasks/a-seq.json\" = \"{digest}\"\n",
             sha(&wasm)
         ),
     )

@@ -243,26 +243,66 @@ fn a_prebuilt_component_loads_by_path_and_its_pin_is_checked() {
         let out = std::process::Command::new("sha256sum").arg(&wasm).output().unwrap();
         String::from_utf8_lossy(&out.stdout).split_whitespace().next().unwrap().to_string()
     };
+    // A component is a file of its suite: copied into the suite folder.
     let dir = p.path().join("prebuilt");
     std::fs::create_dir_all(&dir).unwrap();
-    let write = |pin: &str| {
+    std::fs::copy(&wasm, dir.join("fixture.wasm")).unwrap();
+    let write = |path: &str, pin: &str| {
         std::fs::write(
             dir.join("suite.toml"),
             format!(
-                "[suite]\nname = \"prebuilt\"\nversion = \"1\"\n[[instrument]]\nwasm = {:?}\nsha256 = \"{pin}\"\n",
-                wasm.display().to_string()
+                "[suite]\nname = \"prebuilt\"\nversion = \"1\"\n[[instrument]]\nwasm = {path:?}\nsha256 = \"{pin}\"\n"
             ),
         )
         .unwrap();
     };
-    write(&digest);
+    write("fixture.wasm", &digest);
     let out = p.run(&["--suite", &dir.display().to_string(), "--list"]);
     assert!(out.status.success(), "{}", text(&out));
     assert!(String::from_utf8_lossy(&out.stdout).contains("fixture::cpu::spin: test"));
-    write(&"0".repeat(64));
+    write("fixture.wasm", &"0".repeat(64));
     let out = p.run(&["--suite", &dir.display().to_string(), "--list"]);
     assert_eq!(out.status.code(), Some(3), "{}", text(&out));
     assert!(text(&out).contains("does not match its pin"), "{}", text(&out));
+}
+
+#[test]
+fn a_component_outside_its_suite_or_not_a_component_stops_before_any_case() {
+    let p = Project::new("");
+    let dir = p.path().join("hostile");
+    std::fs::create_dir_all(&dir).unwrap();
+    let passwd = std::fs::read("/etc/passwd").unwrap();
+    let pin = sparktest_harness::suite::sha256_hex(&passwd);
+    let write = |path: &str| {
+        std::fs::write(
+            dir.join("suite.toml"),
+            format!(
+                "[suite]\nname = \"hostile\"\nversion = \"1\"\n[[instrument]]\nwasm = {path:?}\nsha256 = \"{pin}\"\n"
+            ),
+        )
+        .unwrap();
+    };
+    // A run that would reach a server if it got that far: nothing listens.
+    let run = || p.run(&["--suite", &dir.display().to_string(), "--endpoint", "http://127.0.0.1:9", "--model", "m"]);
+    // Out of the suite folder by its text, or by a symlink: exit 3.
+    write("../../../../../../etc/passwd");
+    let out = run();
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    assert!(text(&out).contains("inside the suite folder"), "{}", text(&out));
+    std::os::unix::fs::symlink("/etc/passwd", dir.join("linked.wasm")).unwrap();
+    write("linked.wasm");
+    let out = run();
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    assert!(text(&out).contains("outside the suite folder"), "{}", text(&out));
+    // Inside, pinned, but not a component: exit 5, naming the suite file.
+    std::fs::write(dir.join("passwd"), &passwd).unwrap();
+    write("passwd");
+    let out = run();
+    assert_eq!(out.status.code(), Some(5), "{}", text(&out));
+    let said = text(&out);
+    assert!(said.contains("suite.toml: instrument #1") && said.contains("failed to compile component"), "{said}");
+    assert!(!said.contains("setup::load"), "{said}");
+    assert!(p.measurements().is_empty(), "no measurement file: nothing ran");
 }
 
 #[test]

@@ -370,7 +370,13 @@ impl PluginHost {
 
     /// Load (compile or fetch from cache) a component of any released
     /// version and ask it to describe itself.
-    pub async fn load(&self, wasm: &Path, pin: Option<&str>) -> Result<InstrumentPlugin, Error> {
+    ///
+    /// The outer error is the file's: not a component, not of the
+    /// instrument world, or changed after its pin was checked; the run
+    /// stops on it. The inner one is the instrument's own failure to
+    /// describe itself (a trap, a panic, its wall-clock limit), which
+    /// breaks only that instrument.
+    pub async fn load(&self, wasm: &Path, pin: Option<&str>) -> Result<Result<InstrumentPlugin, String>, Error> {
         let (bytes, component) = self.compile(&self.engine, wasm, pin)?;
         let pre = self.linker.instantiate_pre(&component).map_err(|e| {
             plugin_err(format!(
@@ -400,16 +406,16 @@ impl PluginHost {
                 p.instantiate_async(&mut store).await?.call_describe(&mut store).await?.into()
             }))
         };
-        let info = self
-            .setup("describe", &stderr, call)
-            .await
-            .map_err(|e| plugin_err(format!("{} failed to describe itself: {e}", wasm.display())))?;
+        let info = match self.setup("describe", &stderr, call).await {
+            Ok(info) => info,
+            Err(e) => return Ok(Err(format!("{} failed to describe itself: {e}", wasm.display()))),
+        };
         let interface = match pre {
             Pre::V1(_) => "0.1.0",
             Pre::V2(_) => "0.2.0",
             Pre::V3(_) => "0.3.0",
         };
-        Ok(InstrumentPlugin {
+        Ok(Ok(InstrumentPlugin {
             pre,
             info: InstrumentInfo {
                 name: info.name,
@@ -420,7 +426,7 @@ impl PluginHost {
                 interface: Some(interface.to_string()),
             },
             interface,
-        })
+        }))
     }
 
     /// Run a reporter component: measurement files in, artifacts out
@@ -622,5 +628,34 @@ mod tests {
         assert_eq!(lost_wins(Verdict::NotApplicable("n/a".into()), lost), Verdict::Lost("connection refused".into()));
         assert_eq!(lost_wins(Verdict::Lost("own".into()), lost), Verdict::Lost("own".into()));
         assert_eq!(lost_wins(Verdict::Pass, None), Verdict::Pass);
+    }
+
+    #[test]
+    fn a_file_that_is_not_a_component_is_the_files_error_not_a_broken_instrument() {
+        let limits = Limits {
+            fuel: 1_000_000,
+            memory_bytes: 1 << 20,
+            case_timeout: Duration::from_secs(5),
+            setup_timeout: Duration::from_secs(5),
+            hostcall_bytes: 1 << 20,
+        };
+        let host = PluginHost::new(None, limits).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        // Text, and a core module (a wasm file, not a component).
+        for (name, bytes) in [("passwd", &b"root:x:0:0:root:/root:/bin/bash\n"[..]), ("core.wasm", b"\0asm\x01\0\0\0")]
+        {
+            let file = dir.path().join(name);
+            std::fs::write(&file, bytes).unwrap();
+            let Err(err) = rt.block_on(host.load(&file, Some(&sha256_hex(bytes)))) else {
+                panic!("{name} loaded as an instrument, or broke as one")
+            };
+            assert_eq!(err.kind, ErrorKind::Plugin, "{name}: {err}");
+            assert!(err.message.contains("failed to compile component") && err.message.contains(name), "{err}");
+        }
+        // A file changed after its pin was checked: the suite's error.
+        let file = dir.path().join("passwd");
+        let err = rt.block_on(host.load(&file, Some(&"0".repeat(64)))).err().unwrap();
+        assert_eq!(err.kind, ErrorKind::Setup, "{err}");
     }
 }

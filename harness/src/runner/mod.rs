@@ -95,7 +95,7 @@ fn runtime() -> Result<tokio::runtime::Runtime, Error> {
 pub fn run(args: RunArgs) -> Result<i32, Error> {
     let config = Config::discover(&args.cwd)?;
     snapshot::init(&config.root);
-    let suite = suite::load(&suite::locate(&config.root, &args.suite))?;
+    let suite = suite::load(&suite::locate(&config.root, &args.suite)?)?;
     prepare::check_arm_overrides(&suite, &args.arms)?;
     let rt = runtime()?;
     target::stop_servers_on_signals(&rt);

@@ -1,6 +1,7 @@
 //! Building and loading a suite's instruments and listing their cases. A
-//! build failure stops the run; a trap or panic while loading or listing, or
-//! names that are not valid, break only that instrument.
+//! build failure, or a file that is not an instrument component, stops the
+//! run before any case (exit 5); a trap or panic while describing itself or
+//! listing, or names that are not valid, break only that instrument.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -115,16 +116,25 @@ pub fn prepare(
     let mut instruments: Vec<Instrument> = Vec::new();
     let mut broken = Vec::new();
     let trusted = plugin::trusted_workspaces(&config.root);
-    for entry in &suite.instruments {
+    for (i, entry) in suite.instruments.iter().enumerate() {
         let wasm = plugin::component_for(&suite.dir, &entry.source, &trusted)?;
         let pin = match &entry.source {
             suite::Source::Wasm { sha256, .. } => sha256.as_deref(),
             suite::Source::Crate(_) => None,
         };
-        let plugin = match rt.block_on(host.load(&wasm, pin)) {
+        // A file that is not an instrument component is the suite's to
+        // fix, said before any case: never a measurement file with a
+        // failed case in its place.
+        let loaded = rt.block_on(host.load(&wasm, pin)).map_err(|e| {
+            Error::new(
+                e.kind,
+                format!("{}: instrument #{}: {}", suite.dir.join("suite.toml").display(), i + 1, e.message),
+            )
+        })?;
+        let plugin = match loaded {
             Ok(plugin) => plugin,
-            Err(err) => {
-                broken.push(Broken { name: source_label(&entry.source), message: err.message });
+            Err(message) => {
+                broken.push(Broken { name: source_label(&entry.source), message });
                 continue;
             }
         };
