@@ -266,7 +266,7 @@ fn sinks(
     sinks.push(writer.clone());
     sinks.push(tally.clone());
     sinks.push(Arc::new(TranscriptStore::new(dir, plan.redactor.clone())));
-    sinks.push(Arc::new(TerminalSummary { file: writer.path().to_path_buf(), suite: suite.to_string() }));
+    sinks.push(Arc::new(TerminalSummary::new(writer.path().to_path_buf(), suite.to_string())));
     if let Some(path) = &args.junit {
         sinks.push(Arc::new(JunitSink::new(args.cwd.join(path))));
     }

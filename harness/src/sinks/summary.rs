@@ -1,10 +1,15 @@
 //! The terminal summary: counts by outcome, the efficiency readout per
-//! instrument, the gate's verdict, why a run stopped, printed from the
-//! run's summary line (the runner keeps the tally, `runner::tally`).
+//! instrument (with the instrument's own figure where it has one: bits per
+//! character, decode tok/s, the KV pool), the gate's verdict, why a run
+//! stopped, printed from the run's summary line (the runner keeps the
+//! tally, `runner::tally`).
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::Mutex;
 
-use sparktest_record::Summary;
+use sparktest_contract::{Metric, context, likelihood, speed, workload};
+use sparktest_record::{CaseRecord, InstrumentSummary, Outcome, Summary};
 
 use crate::error::Error;
 use crate::events::{Event, Sink};
@@ -16,30 +21,165 @@ pub struct TerminalSummary {
     pub file: PathBuf,
     /// The suite's name, for the gate line.
     pub suite: String,
+    /// Each instrument's own figure, gathered from its finished cases.
+    figures: Mutex<BTreeMap<String, Figure>>,
+}
+
+impl TerminalSummary {
+    /// The summary of a run writing `file`, of suite `suite`.
+    pub fn new(file: PathBuf, suite: String) -> Self {
+        TerminalSummary { file, suite, figures: Mutex::default() }
+    }
 }
 
 impl Sink for TerminalSummary {
     fn event(&self, event: &Event) -> Result<(), Error> {
-        let Event::RunFinished(s) = event else {
-            return Ok(());
-        };
-        print_summary(s, &self.file, &self.suite);
+        match event {
+            Event::CaseFinished(f) => {
+                let mut figures = self.figures.lock().unwrap_or_else(|p| p.into_inner());
+                if let Some(figure) = Figure::of(&f.record.instrument)
+                    .map(|new| figures.entry(f.record.instrument.clone()).or_insert(new))
+                {
+                    figure.add(&f.record);
+                }
+            }
+            Event::RunFinished(s) => {
+                let figures = self.figures.lock().unwrap_or_else(|p| p.into_inner());
+                print_summary(s, &figures, &self.file, &self.suite);
+            }
+            _ => {}
+        }
         Ok(())
     }
 }
 
-fn print_summary(s: &Summary, file: &std::path::Path, suite: &str) {
+/// The figure an instrument's board row shows, summed over this run's
+/// passed cases; an instrument without one is read by its output tokens
+/// per correct answer.
+#[derive(Debug, Clone, PartialEq)]
+enum Figure {
+    /// likelihood: total bits over total characters (each case's own `bpc`
+    /// where it gave no totals).
+    BitsPerCharacter { bits: f64, chars: f64, bpc: Vec<f64> },
+    /// speed: each passed decode case's mean decode rate, and how many
+    /// decode cases ran (a suite may run only its agent workload).
+    Decode { rates: Vec<f64>, cases: usize },
+    /// context: the KV pool, in tokens.
+    KvPool(Option<f64>),
+}
+
+fn metric(record: &CaseRecord, name: Metric) -> Option<f64> {
+    record.metrics.iter().find(|m| m.name == name.name()).map(|m| m.value).filter(|v| v.is_finite())
+}
+
+impl Figure {
+    /// The empty figure of an instrument that has one.
+    fn of(instrument: &str) -> Option<Figure> {
+        match instrument {
+            likelihood::INSTRUMENT => Some(Figure::BitsPerCharacter { bits: 0.0, chars: 0.0, bpc: Vec::new() }),
+            speed::INSTRUMENT => Some(Figure::Decode { rates: Vec::new(), cases: 0 }),
+            context::INSTRUMENT => Some(Figure::KvPool(None)),
+            _ => None,
+        }
+    }
+
+    fn add(&mut self, record: &CaseRecord) {
+        // The row's cases only (the decode prompts), not the agent workload
+        // that shares the instrument.
+        let decode = record.tags.iter().any(|t| t == speed::ROW.title);
+        if let Figure::Decode { cases, .. } = self
+            && decode
+        {
+            *cases += 1;
+        }
+        if record.outcome != Outcome::Pass {
+            return;
+        }
+        match self {
+            Figure::BitsPerCharacter { bits, chars, bpc } => {
+                match (metric(record, likelihood::BITS), metric(record, likelihood::CHARS)) {
+                    (Some(b), Some(c)) if c > 0.0 => {
+                        *bits += b;
+                        *chars += c;
+                    }
+                    _ => bpc.extend(metric(record, likelihood::BPC)),
+                }
+            }
+            Figure::Decode { rates, .. } => {
+                if decode {
+                    rates.extend(metric(record, workload::DECODE_TOK_S));
+                }
+            }
+            Figure::KvPool(pool) => {
+                if let Some(p) = metric(record, context::KV_POOL_TOKENS) {
+                    *pool = Some(p);
+                }
+            }
+        }
+    }
+
+    /// The words of the summary line; None where the run held none of the
+    /// figure's cases.
+    fn words(&self) -> Option<String> {
+        Some(match self {
+            Figure::BitsPerCharacter { bits, chars, bpc } => {
+                let value = if *chars > 0.0 {
+                    Some(bits / chars)
+                } else {
+                    (!bpc.is_empty()).then(|| bpc.iter().sum::<f64>() / bpc.len() as f64)
+                };
+                value.map_or("no bits per character (no case passed)".into(), |v| format!("{v:.4} bits per character"))
+            }
+            Figure::Decode { cases: 0, .. } => return None,
+            Figure::Decode { rates, .. } if rates.is_empty() => "no decode tok/s (no decode case passed)".into(),
+            Figure::Decode { rates, .. } => format!(
+                "{:.2} decode tok/s (mean of {} prompt{})",
+                rates.iter().sum::<f64>() / rates.len() as f64,
+                rates.len(),
+                if rates.len() == 1 { "" } else { "s" }
+            ),
+            Figure::KvPool(Some(p)) => format!("KV pool {} tokens", thousands(*p)),
+            Figure::KvPool(None) => "no KV pool figure (no case passed)".into(),
+        })
+    }
+}
+
+/// A whole number with thousands separators: 32768 → 32,768.
+fn thousands(n: f64) -> String {
+    let digits = format!("{:.0}", n.abs());
+    let mut out = String::new();
+    for (i, d) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(d);
+    }
+    if n < 0.0 { format!("-{out}") } else { out }
+}
+
+/// One instrument's efficiency readout: pass/fail, then its own figure (or
+/// its output tokens per correct answer), then its times.
+fn readout(i: &InstrumentSummary, figure: Option<&Figure>) -> String {
+    let own = figure.and_then(Figure::words).unwrap_or_else(|| {
+        format!(
+            "{} output tokens per correct answer",
+            i.output_tokens_per_correct.map_or("n/a".to_string(), |n| format!("{n:.0}"))
+        )
+    });
+    format!(
+        "sparktest: {}: {}/{} correct, {} lost, {own}, {:.2} s per case, harness {:.1} ms per case",
+        i.name,
+        i.correct,
+        i.given,
+        i.lost,
+        i.mean_seconds,
+        i.mean_harness_seconds * 1000.0
+    )
+}
+
+fn print_summary(s: &Summary, figures: &BTreeMap<String, Figure>, file: &std::path::Path, suite: &str) {
     for i in &s.instruments {
-        crate::warn_line!(
-            "sparktest: {}: {}/{} correct, {} lost, {:.2} s per case, {} output tokens per correct answer, harness {:.1} ms per case",
-            i.name,
-            i.correct,
-            i.given,
-            i.lost,
-            i.mean_seconds,
-            i.output_tokens_per_correct.map_or("n/a".to_string(), |n| format!("{n:.0}")),
-            i.mean_harness_seconds * 1000.0
-        );
+        crate::warn_line!("{}", readout(i, figures.get(&i.name)));
     }
     if let Some(signal) = &s.interrupted {
         crate::warn_line!(
@@ -67,5 +207,111 @@ fn print_summary(s: &Summary, file: &std::path::Path, suite: &str) {
                 crate::warn_line!("sparktest:   {f}");
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(instrument: &str, outcome: Outcome, tags: &[&str], metrics: &[(Metric, f64)]) -> CaseRecord {
+        CaseRecord {
+            id: format!("{instrument}::g::c"),
+            instrument: instrument.into(),
+            case: "g::c".into(),
+            tags: tags.iter().map(|t| t.to_string()).collect(),
+            outcome,
+            reason: None,
+            metrics: metrics
+                .iter()
+                .map(|(n, v)| sparktest_record::Metric { name: n.name().into(), value: *v, unit: String::new() })
+                .collect(),
+            notes: Vec::new(),
+            started_at: String::new(),
+            seconds: 1.0,
+            endpoint_seconds: 1.0,
+            calls: Vec::new(),
+            prompt_tokens: None,
+            completion_tokens: None,
+            transcript_sha256: String::new(),
+            snapshots: Vec::new(),
+            arm: None,
+            latency: None,
+        }
+    }
+
+    fn summary(name: &str) -> InstrumentSummary {
+        InstrumentSummary {
+            name: name.into(),
+            given: 3,
+            correct: 2,
+            failed: 0,
+            lost: 1,
+            not_applicable: 0,
+            mean_seconds: 1.5,
+            output_tokens_per_correct: None,
+            mean_harness_seconds: 0.002,
+        }
+    }
+
+    fn line(instrument: &str, records: &[CaseRecord]) -> String {
+        let mut figure = Figure::of(instrument);
+        for r in records {
+            figure.iter_mut().for_each(|f| f.add(r));
+        }
+        readout(&summary(instrument), figure.as_ref())
+    }
+
+    #[test]
+    fn each_instrument_says_its_own_figure_beside_pass_and_fail() {
+        let pass = Outcome::Pass;
+        let l = line(
+            likelihood::INSTRUMENT,
+            &[record(likelihood::INSTRUMENT, pass, &[], &[(likelihood::BITS, 900.0), (likelihood::CHARS, 1000.0)])],
+        );
+        assert!(l.contains("2/3 correct, 1 lost, 0.9000 bits per character,"), "{l}");
+        assert!(!l.contains("output tokens"), "{l}");
+        let only_bpc =
+            line(likelihood::INSTRUMENT, &[record(likelihood::INSTRUMENT, pass, &[], &[(likelihood::BPC, 1.25)])]);
+        assert!(only_bpc.contains("1.2500 bits per character"), "{only_bpc}");
+
+        let row = speed::ROW.title;
+        let l = line(
+            speed::INSTRUMENT,
+            &[
+                record(speed::INSTRUMENT, pass, &[row], &[(workload::DECODE_TOK_S, 40.0)]),
+                record(speed::INSTRUMENT, pass, &[row], &[(workload::DECODE_TOK_S, 60.0)]),
+                // Not the row's: the agent workload, and a lost decode case.
+                record(speed::INSTRUMENT, pass, &["agent"], &[(workload::DECODE_TOK_S, 1000.0)]),
+                record(speed::INSTRUMENT, Outcome::Lost, &[row], &[(workload::DECODE_TOK_S, 1000.0)]),
+            ],
+        );
+        assert!(l.contains("50.00 decode tok/s (mean of 2 prompts)"), "{l}");
+
+        let l =
+            line(context::INSTRUMENT, &[record(context::INSTRUMENT, pass, &[], &[(context::KV_POOL_TOKENS, 32768.0)])]);
+        assert!(l.contains("KV pool 32,768 tokens"), "{l}");
+
+        // Nothing passed: said, never a zero.
+        let l = line(likelihood::INSTRUMENT, &[record(likelihood::INSTRUMENT, Outcome::Lost, &[], &[])]);
+        assert!(l.contains("no bits per character (no case passed)"), "{l}");
+        let lost = record(speed::INSTRUMENT, Outcome::Lost, &[row], &[]);
+        assert!(line(speed::INSTRUMENT, &[lost]).contains("no decode tok/s (no decode case passed)"));
+        // A run of the agent workload alone has no decode figure to give.
+        let agent = record(speed::INSTRUMENT, pass, &["agent"], &[]);
+        assert!(line(speed::INSTRUMENT, &[agent]).contains("n/a output tokens per correct answer"));
+        assert!(line(context::INSTRUMENT, &[]).contains("no KV pool figure"));
+
+        // Any other instrument keeps its output tokens per correct answer.
+        let l = line("a-bench", &[]);
+        assert!(l.contains("2/3 correct, 1 lost, n/a output tokens per correct answer"), "{l}");
+    }
+
+    #[test]
+    fn thousands_are_separated() {
+        assert_eq!(thousands(0.0), "0");
+        assert_eq!(thousands(999.0), "999");
+        assert_eq!(thousands(1000.0), "1,000");
+        assert_eq!(thousands(1234567.0), "1,234,567");
     }
 }
