@@ -35,10 +35,46 @@ fn setup(message: String) -> Error {
     Error::new(ErrorKind::Setup, message)
 }
 
+/// The largest `--references` file read: a few published figures are a few
+/// kilobytes, and a larger file would be held whole, as TOML and as JSON.
+pub const REFERENCES_MAX_BYTES: u64 = 1 << 20;
+
+/// A references file as JSON text, refused unread past
+/// [`REFERENCES_MAX_BYTES`] (its size read first, and never more than the
+/// limit read, so a growing file or a device cannot get past it).
+fn references_as_json(path: &Path) -> Result<String, Error> {
+    use std::io::Read;
+    let too_large = |size: String| {
+        setup(format!(
+            "--references {}: {size}, over the limit of 1 MiB ({REFERENCES_MAX_BYTES} bytes) for a references \
+             file; it holds published figures, a few lines each",
+            path.display()
+        ))
+    };
+    let file = std::fs::File::open(path).map_err(|e| setup(format!("failed to read {}: {e}", path.display())))?;
+    let size = file.metadata().map_err(|e| setup(format!("failed to read {}: {e}", path.display())))?.len();
+    if size > REFERENCES_MAX_BYTES {
+        return Err(too_large(format!("{size} bytes")));
+    }
+    let mut bytes = Vec::new();
+    file.take(REFERENCES_MAX_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| setup(format!("failed to read {}: {e}", path.display())))?;
+    if bytes.len() as u64 > REFERENCES_MAX_BYTES {
+        return Err(too_large("more than that when read".into()));
+    }
+    let text = String::from_utf8(bytes).map_err(|e| setup(format!("{}: not UTF-8 text: {e}", path.display())))?;
+    toml_text_as_json(path, &text)
+}
+
 /// A TOML file as JSON text, its errors naming the file.
 fn toml_as_json(path: &Path) -> Result<String, Error> {
     let text = std::fs::read_to_string(path).map_err(|e| setup(format!("failed to read {}: {e}", path.display())))?;
-    let value: toml::Value = toml::from_str(&text).map_err(|e| setup(format!("{}: {e}", path.display())))?;
+    toml_text_as_json(path, &text)
+}
+
+fn toml_text_as_json(path: &Path, text: &str) -> Result<String, Error> {
+    let value: toml::Value = toml::from_str(text).map_err(|e| setup(format!("{}: {e}", path.display())))?;
     serde_json::to_string(&value).map_err(|e| setup(format!("{}: {e}", path.display())))
 }
 
@@ -194,7 +230,7 @@ pub fn board(args: BoardArgs) -> Result<i32, Error> {
     let config = Config::discover(&args.cwd)?;
     let dir = args.measurements_dir.clone().unwrap_or_else(|| config.path(&config.run.measurements_dir));
     let reporter_config = args.config.as_deref().map(toml_as_json).transpose()?.unwrap_or_default();
-    let references = args.references.as_deref().map(toml_as_json).transpose()?;
+    let references = args.references.as_deref().map(references_as_json).transpose()?;
     let judgements = args.judgements.as_deref().map(toml_as_json).transpose()?;
     // Reading the files and making sure the reporter is built (a cargo
     // no-op once it is, 0.15–0.2 s) need nothing of each other: the build
@@ -279,4 +315,29 @@ pub(crate) fn measurement_files(dir: &Path) -> Result<Vec<PathBuf>, Error> {
         .collect();
     files.sort();
     Ok(files)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_references_file_over_the_limit_is_refused_unread() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("refs.toml");
+        // At the limit: read (a comment padded to the byte).
+        let head = "[[reference]]\nlabel = \"x\"\n#";
+        let pad = REFERENCES_MAX_BYTES as usize - head.len() - 1;
+        std::fs::write(&file, format!("{head}{}\n", "x".repeat(pad))).unwrap();
+        assert!(references_as_json(&file).unwrap().contains("\"label\":\"x\""));
+        // One byte over: refused by its size, naming the file and the limit.
+        std::fs::write(&file, format!("{head}{}\n", "x".repeat(pad + 1))).unwrap();
+        let err = references_as_json(&file).unwrap_err();
+        assert_eq!(err.kind, ErrorKind::Setup);
+        assert!(err.message.contains("refs.toml") && err.message.contains("1 MiB (1048576 bytes)"), "{err}");
+        assert!(err.message.contains(&format!("{} bytes", REFERENCES_MAX_BYTES + 1)), "{err}");
+        // A file whose size says nothing (a device): read no further than the limit.
+        let err = references_as_json(Path::new("/dev/zero")).unwrap_err();
+        assert!(err.message.contains("more than that when read"), "{err}");
+    }
 }
