@@ -15,6 +15,10 @@
 //! - The live-load sampler polls every 50 ms: a request shorter than that
 //!   can run unseen.
 //! - Prometheus histograms and summaries are skipped by the metrics scrape.
+//! - Whether a failed send went out on a reused connection is read from the
+//!   connection's local address (hyper-util's error names it; reqwest says
+//!   nothing of reuse): a send whose error names no connection is never
+//!   resent.
 #![warn(missing_docs)]
 
 pub mod ceiling;

@@ -5,7 +5,8 @@
 //! [`Lost`](crate::types::CallError::Lost) (refused or reset connection,
 //! timeout, a stall between bytes, a stream cut before its finish reason, a
 //! reply over its size cap, a body that is not the JSON the protocol
-//! promises), in [`Unanswered`](crate::types::CallError::Unanswered) (a
+//! promises, a protocol break, a reply from another model than the
+//! target's), in [`Unanswered`](crate::types::CallError::Unanswered) (a
 //! 5xx, a 404/405/409, or a 408/429/503 that outlasted the retries), in
 //! [`Unauthorized`](crate::types::CallError::Unauthorized) (401/403/407:
 //! the setup's fault) or in [`Rejected`](crate::types::CallError::Rejected)
