@@ -212,6 +212,9 @@ pub struct Launched {
     /// The digests the provisioning program printed (`*-digest=` keys):
     /// what was built or converted, for the record.
     pub provisioned_digests: Vec<(String, String)>,
+    /// The model the launch command gave the server, where a provisioned
+    /// value is its model argument.
+    pub model: Option<ServedModel>,
     name: String,
     health: String,
     startup: Duration,
@@ -283,6 +286,43 @@ impl Drop for Launched {
     }
 }
 
+/// The model a launch gave its server: the file or folder, and the digest
+/// its provisioning program printed of it. What an engine that reports no
+/// model file (vLLM) is recorded with, as llama.cpp's `/props` model path is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServedModel {
+    /// The path passed as the model.
+    pub path: String,
+    /// The provisioning program's digest of it (`<key>-digest`, or for a
+    /// `<name>-dir` or `<name>-path` key `<name>-digest`): for a folder,
+    /// the program's own digest over its files.
+    pub sha256: Option<String>,
+}
+
+/// The flags that name a server's model: llama-server's `--model`/`-m`,
+/// vLLM's `--model`, SGLang's `--model-path`.
+const MODEL_FLAGS: [&str; 3] = ["--model", "-m", "--model-path"];
+
+/// The model of a launch command template whose model argument is one
+/// provisioned value (`--model {model-dir}`, `--model={model}`): its path
+/// and the digest printed beside it.
+fn served_model(template: &[String], values: &BTreeMap<String, String>) -> Option<ServedModel> {
+    let placeholder = |arg: &str| {
+        let key = arg.strip_prefix('{')?.strip_suffix('}')?;
+        values.contains_key(key).then(|| key.to_string())
+    };
+    let key = template.iter().enumerate().find_map(|(i, arg)| {
+        if MODEL_FLAGS.contains(&arg.as_str()) {
+            return template.get(i + 1).and_then(|next| placeholder(next));
+        }
+        let (flag, value) = arg.split_once('=')?;
+        MODEL_FLAGS.contains(&flag).then(|| placeholder(value)).flatten()
+    })?;
+    let stem = key.strip_suffix("-dir").or_else(|| key.strip_suffix("-path")).unwrap_or(&key);
+    let sha256 = [format!("{key}-digest"), format!("{stem}-digest")].iter().find_map(|k| values.get(k)).cloned();
+    Some(ServedModel { path: values[&key].clone(), sha256 })
+}
+
 /// Where a built-in provisioner's files are written: a folder per binary
 /// version and content, filled once through a rename, because another run
 /// may be reading it. Returns the script's path.
@@ -325,29 +365,82 @@ fn builtin_script(cache_dir: &Path, name: &str) -> Result<PathBuf, Error> {
 }
 
 /// Run the provisioning program and read its `key=value` lines.
+///
+/// A program that crashed (killed by SIGSEGV, SIGBUS, SIGILL, SIGABRT,
+/// SIGFPE, SIGTRAP or SIGSYS) is said to have crashed and is run once more:
+/// provisioning is made to be run again (the built-in ones lock their cache
+/// and verify what they find). One that exits non-zero has said why on
+/// stderr (the built-in ones tell a package index's answer from a tool's
+/// crash, and retry a crashed tool themselves); one stopped by another
+/// signal (Ctrl-C, the kernel's out-of-memory killer) is not run again.
 pub fn provision(root: &Path, spec: &str, cache_dir: &Path) -> Result<BTreeMap<String, String>, Error> {
-    let mut cmd = if let Some(builtin) = spec.strip_prefix("builtin:") {
-        // `builtin:NAME` and the arguments after it, split on spaces.
-        let mut words = builtin.split_whitespace();
-        let mut cmd = Command::new("bash");
-        cmd.arg(builtin_script(cache_dir, words.next().unwrap_or_default())?).args(words);
-        cmd
-    } else {
-        Command::new(root.join(spec))
+    use std::os::unix::process::ExitStatusExt;
+    let command = || -> Result<Command, Error> {
+        Ok(if let Some(builtin) = spec.strip_prefix("builtin:") {
+            // `builtin:NAME` and the arguments after it, split on spaces.
+            let mut words = builtin.split_whitespace();
+            let mut cmd = Command::new("bash");
+            cmd.arg(builtin_script(cache_dir, words.next().unwrap_or_default())?).args(words);
+            cmd
+        } else {
+            Command::new(root.join(spec))
+        })
     };
-    let out = cmd
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .output()
-        .map_err(|e| target_err(format!("failed to run the provisioning program {spec}: {e}")))?;
-    if !out.status.success() {
-        return Err(target_err(format!("provisioning with {spec} failed ({})", out.status)));
-    }
+    let mut tries = 0;
+    let out = loop {
+        tries += 1;
+        let out = command()?
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .output()
+            .map_err(|e| target_err(format!("failed to run the provisioning program {spec}: {e}")))?;
+        if out.status.success() {
+            break out;
+        }
+        let crash = out.status.signal().filter(|s| CRASHES.contains(s));
+        if let Some(signal) = crash
+            && tries == 1
+        {
+            eprintln!(
+                "sparktest: the provisioning program {spec} crashed (killed by {}); its messages are above; running it once more",
+                crash_name(signal)
+            );
+            continue;
+        }
+        return Err(target_err(match (out.status.signal(), crash) {
+            (_, Some(signal)) => format!(
+                "the provisioning program {spec} crashed (killed by {}) twice; its messages are above. A crash is the \
+                 program's (or a tool it ran), not the package index's",
+                crash_name(signal)
+            ),
+            (Some(signal), None) => {
+                format!("the provisioning program {spec} was stopped by signal {signal}; its messages are above")
+            }
+            (None, None) => format!("provisioning with {spec} failed ({}); its messages are above", out.status),
+        }));
+    };
     Ok(String::from_utf8_lossy(&out.stdout)
         .lines()
         .filter_map(|l| l.split_once('='))
         .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
         .collect())
+}
+
+/// The signals of a program that crashed, rather than one that was stopped.
+const CRASHES: [i32; 7] =
+    [libc::SIGSEGV, libc::SIGBUS, libc::SIGILL, libc::SIGABRT, libc::SIGFPE, libc::SIGTRAP, libc::SIGSYS];
+
+fn crash_name(signal: i32) -> &'static str {
+    match signal {
+        libc::SIGSEGV => "SIGSEGV, a segmentation fault",
+        libc::SIGBUS => "SIGBUS",
+        libc::SIGILL => "SIGILL, an illegal instruction",
+        libc::SIGABRT => "SIGABRT, an abort",
+        libc::SIGFPE => "SIGFPE",
+        libc::SIGTRAP => "SIGTRAP",
+        libc::SIGSYS => "SIGSYS",
+        _ => "a signal",
+    }
 }
 
 /// A free TCP port on 127.0.0.1 (free now: another process may take it
@@ -502,6 +595,7 @@ pub async fn launch(
                 .filter(|(k, _)| k.ends_with("digest"))
                 .map(|(k, v)| (k.clone(), v.clone()))
                 .collect(),
+            model: served_model(&launch.command, &values),
             name: name.to_string(),
             health: launch.health_path.clone(),
             startup: Duration::from_secs(launch.startup_timeout_secs),
@@ -625,6 +719,88 @@ mod tests {
     }
 
     #[test]
+    fn the_served_model_is_the_provisioned_value_the_command_gives_as_its_model() {
+        let args = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let values: BTreeMap<String, String> = [
+            ("python", "/c/venv/bin/python"),
+            ("model-dir", "/c/SmolLM2-bf16"),
+            ("model-digest", "abc123"),
+            ("model", "/c/m.gguf"),
+            ("tools-model", "/c/q.gguf"),
+            ("port", "8000"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        // vLLM's folder: the digest its provisioner printed beside it.
+        let vllm = args(&["{python}", "-m", "vllm.entrypoints.openai.api_server", "--model", "{model-dir}"]);
+        assert_eq!(
+            served_model(&vllm, &values),
+            Some(ServedModel { path: "/c/SmolLM2-bf16".into(), sha256: Some("abc123".into()) })
+        );
+        // llama-server's file, by either flag or `=`: no digest printed, the
+        // host hashes the file itself.
+        for cmd in [
+            args(&["{server}", "--model", "{tools-model}", "--port", "{port}"]),
+            args(&["{server}", "-m", "{tools-model}"]),
+            args(&["{server}", "--model={tools-model}"]),
+        ] {
+            assert_eq!(served_model(&cmd, &values), Some(ServedModel { path: "/c/q.gguf".into(), sha256: None }));
+        }
+        // `-m` as python's module flag is followed by no placeholder; a model
+        // named literally, or by nothing provisioned, is not the launch's.
+        assert_eq!(served_model(&args(&["{python}", "-m", "vllm", "--model", "/x"]), &values), None);
+        assert_eq!(served_model(&args(&["serve", "--model", "{nope}"]), &values), None);
+    }
+
+    /// A provisioning program at `root/prov.sh` that counts its runs in
+    /// `root/runs` and does what `body` says.
+    fn program(root: &Path, body: &str) {
+        use std::os::unix::fs::PermissionsExt;
+        let file = root.join("prov.sh");
+        std::fs::write(&file, format!("#!/bin/bash\necho run >>\"$(dirname \"$0\")/runs\"\n{body}\n")).unwrap();
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+
+    fn runs(root: &Path) -> usize {
+        std::fs::read_to_string(root.join("runs")).unwrap_or_default().lines().count()
+    }
+
+    #[test]
+    fn a_provisioning_program_that_crashes_is_said_to_and_run_once_more() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        // The first run dies of a segmentation fault, the second works.
+        program(
+            root,
+            "if [ \"$(wc -l <\"$(dirname \"$0\")/runs\")\" = 1 ]; then kill -SEGV $$; fi\necho model=/m.gguf",
+        );
+        let values = provision(root, "prov.sh", root).unwrap();
+        assert_eq!(values.get("model").map(String::as_str), Some("/m.gguf"));
+        assert_eq!(runs(root), 2);
+        // Crashing every time: said as a crash, not blamed on the index.
+        std::fs::remove_file(root.join("runs")).unwrap();
+        program(root, "kill -SEGV $$");
+        let err = provision(root, "prov.sh", root).unwrap_err();
+        assert_eq!(err.kind, ErrorKind::Target);
+        assert!(err.message.contains("crashed (killed by SIGSEGV, a segmentation fault) twice"), "{err}");
+        assert!(err.message.contains("not the package index's"), "{err}");
+        assert_eq!(runs(root), 2);
+        // A plain failure has said why itself: not run again.
+        std::fs::remove_file(root.join("runs")).unwrap();
+        program(root, "echo 'prov: no such version' >&2; exit 1");
+        let err = provision(root, "prov.sh", root).unwrap_err();
+        assert!(err.message.contains("failed (exit status: 1)") && !err.message.contains("crashed"), "{err}");
+        assert_eq!(runs(root), 1);
+        // Stopped (not crashed): not run again either.
+        std::fs::remove_file(root.join("runs")).unwrap();
+        program(root, "kill -KILL $$");
+        let err = provision(root, "prov.sh", root).unwrap_err();
+        assert!(err.message.contains("stopped by signal 9"), "{err}");
+        assert_eq!(runs(root), 1);
+    }
+
+    #[test]
     fn a_launched_server_and_its_children_stop_with_the_group() {
         let dir = tempfile::tempdir().unwrap();
         let log = dir.path().join("log");
@@ -641,6 +817,7 @@ mod tests {
             log: log.clone(),
             pid,
             provisioned_digests: Vec::new(),
+            model: None,
             name: "t".into(),
             health: "/".into(),
             startup: Duration::from_secs(1),
