@@ -109,10 +109,19 @@ pub fn read_measurements(dir: &Path) -> Result<Measurements, Error> {
     let mut read = Vec::new();
     let mut damage = Vec::new();
     let mut transcripts = std::collections::BTreeSet::new();
-    for (f, checked) in files.iter().zip(on_every_core(&files, check_file)) {
+    // Run id → the file that holds it: a run given twice is read once.
+    let mut runs: BTreeMap<String, String> = BTreeMap::new();
+    for (f, checked) in files.iter().zip(on_every_core(&files, |f| check_file(f))) {
         let name = f.file_name().map_or_else(String::new, |n| n.to_string_lossy().into_owned());
         match checked? {
-            Checked::Kept { text, damaged, named } => {
+            Checked::Kept { run_id, .. } if runs.contains_key(&run_id) => {
+                let message =
+                    format!("a second file of run {run_id} (the first is {}): the run is read once", runs[&run_id]);
+                eprintln!("sparktest: warning: {name}: {message}; this file is left out");
+                damage.push(Damage { file: name, line: 1, message, kept: false });
+            }
+            Checked::Kept { text, damaged, named, run_id } => {
+                runs.insert(run_id, name.clone());
                 if let Some(d) = damaged {
                     eprintln!(
                         "sparktest: warning: {name}: line {}: {}; the records before it are used",
@@ -138,33 +147,28 @@ pub fn read_measurements(dir: &Path) -> Result<Measurements, Error> {
 /// One measurement file, read and checked.
 enum Checked {
     /// Its whole lines, the damage after them if any, the transcripts its
-    /// records name.
-    Kept { text: String, damaged: Option<sparktest_record::ReadError>, named: Vec<String> },
+    /// records name, its run id.
+    Kept { text: String, damaged: Option<sparktest_record::ReadError>, named: Vec<String>, run_id: String },
     /// No readable manifest: left out.
     Left(sparktest_record::ReadError),
 }
 
-fn check_file(f: &PathBuf) -> Result<Checked, Error> {
-    let bytes = std::fs::read(f).map_err(|e| setup(format!("failed to read {}: {e}", f.display())))?;
-    // Valid UTF-8 (every file the harness writes) is taken as it is;
-    // anything else is read with replacement characters.
-    let mut text = String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
-    match sparktest_record::parse_partial(&text) {
-        Ok(p) => {
-            let named = p
-                .lines
-                .into_iter()
-                .filter_map(|line| match line {
-                    sparktest_record::Line::Case(c) => Some(c.transcript_sha256),
-                    _ => None,
-                })
-                .collect();
+/// Read through the record crate's reader, each line once and the calls
+/// skipped unread (the reporter reads them).
+fn check_file(f: &Path) -> Result<Checked, Error> {
+    use sparktest_record::reader::{File, FileErrorKind};
+    match File::<sparktest_record::reader::Unread>::read_text(f) {
+        Ok((file, mut text)) => {
+            let named = file.run.cases.into_iter().map(|c| c.transcript_sha256).collect();
             // Only the whole lines go on: the reporter reads them strictly.
-            text.truncate(p.whole_bytes);
-            Ok(Checked::Kept { text, damaged: p.damage, named })
+            text.truncate(file.whole_bytes);
+            Ok(Checked::Kept { text, damaged: file.damage, named, run_id: file.run.manifest.run_id })
         }
-        Err(e) if e.message.contains("format version") => Err(setup(format!("{}: {e}", f.display()))),
-        Err(e) => Ok(Checked::Left(e)),
+        Err(e) if e.is_other_version() => Err(setup(e.to_string())),
+        Err(e) => match e.kind {
+            FileErrorKind::Io(io) => Err(setup(format!("failed to read {}: {io}", f.display()))),
+            FileErrorKind::Format(e) => Ok(Checked::Left(e)),
+        },
     }
 }
 
@@ -305,16 +309,10 @@ pub fn board(args: BoardArgs) -> Result<i32, Error> {
 }
 
 /// The measurement files (`*.jsonl`) of a folder, sorted by name: what the
-/// board and `diff` both read.
+/// board and `diff` both read ([`sparktest_record::reader::list`]).
 pub(crate) fn measurement_files(dir: &Path) -> Result<Vec<PathBuf>, Error> {
-    let entries = std::fs::read_dir(dir)
-        .map_err(|e| setup(format!("failed to read measurements folder {}: {e}", dir.display())))?;
-    let mut files: Vec<PathBuf> = entries
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
-        .collect();
-    files.sort();
-    Ok(files)
+    sparktest_record::reader::list(dir)
+        .map_err(|e| setup(format!("failed to read measurements folder {}: {e}", dir.display())))
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use serde_json::Value;
-use sparktest_record::{CaseRecord, Line};
+use sparktest_record::{CallRecord, CaseRecord};
 
 use crate::config::Config;
 use crate::error::{Error, ErrorKind};
@@ -40,15 +40,12 @@ pub fn show(args: ShowArgs) -> Result<i32, Error> {
         return Err(setup(format!("{run:?} is not a run id")));
     }
     let file = dir.join(format!("{run}.jsonl"));
-    let text = std::fs::read_to_string(&file).map_err(|e| setup(format!("failed to read {}: {e}", file.display())))?;
-    let lines = sparktest_record::parse_partial(&text).map_err(|e| setup(format!("{}: {e}", file.display())))?.lines;
-    let record = lines
+    let read = sparktest_record::reader::File::<CallRecord>::read(&file).map_err(|e| setup(e.to_string()))?;
+    let record = read
+        .run
+        .cases
         .into_iter()
-        .filter_map(|l| match l {
-            Line::Case(c) if c.id == case => Some(c),
-            _ => None,
-        })
-        .next_back()
+        .rfind(|c| c.id == case)
         .ok_or_else(|| setup(format!("{}: no record of case {case}", file.display())))?;
     // The address comes from a file: only a sha256 becomes a path.
     let transcript: Option<Transcript> = TranscriptStore::path(&dir, &record.transcript_sha256)

@@ -1392,9 +1392,17 @@ fn lost_is_never_a_score_and_a_dead_later_run_replaces_no_measurement() {
     write(&m, "d1.jsonl", m1, c1, true);
     let (m2, c2) = part("2026-04-02T00:00:00Z", 3);
     write(&m, "d2.jsonl", m2, c2, true);
+    // A copy of a file under another name: one run, read once.
+    std::fs::copy(m.join("b.jsonl"), m.join("zz-copy-of-b.jsonl")).unwrap();
 
     let out = board(&p, &m, "out");
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(
+        text(&out)
+            .contains("zz-copy-of-b.jsonl: a second file of run 2026-04-01T00:00:00Z-beta (the first is b.jsonl)"),
+        "{}",
+        text(&out)
+    );
     let s = standings(&p.path().join("out"));
     const D: &str = "delta · m4";
     let probe = |col: &str| cell(&s, "Corruption probe", col).clone();
@@ -1436,7 +1444,12 @@ fn lost_is_never_a_score_and_a_dead_later_run_replaces_no_measurement() {
     let readout = md.lines().find(|l| l.starts_with(&format!("| {D} |"))).unwrap_or_else(|| panic!("{md}"));
     assert!(readout.contains("| 3/3 |"), "{readout}");
     // The run log keeps every run as its own row.
-    for id in ["2026-04-01T00:00:00Z-delta", "2026-04-02T00:00:00Z-delta", "2026-04-02T00:00:00Z-alpha"] {
+    for id in [
+        "2026-04-01T00:00:00Z-delta",
+        "2026-04-02T00:00:00Z-delta",
+        "2026-04-02T00:00:00Z-alpha",
+        "2026-04-01T00:00:00Z-beta",
+    ] {
         let logged = md.lines().filter(|l| l.contains(" passed, ") && l.contains(&format!("| {id}"))).count();
         assert_eq!(logged, 1, "{id}: {md}");
     }

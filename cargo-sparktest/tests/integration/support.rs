@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use sparktest_record::{CaseRecord, Line, Manifest, Outcome, Summary};
+use sparktest_record::{CaseRecord, Manifest, Outcome, Summary};
 
 pub fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
@@ -75,8 +75,8 @@ impl Project {
         let Some(text) = files.first().and_then(|f| std::fs::read_to_string(f).ok()) else {
             return 0;
         };
-        sparktest_record::parse_partial(&text)
-            .map(|p| p.lines.iter().filter(|l| matches!(l, sparktest_record::Line::Case(_))).count())
+        sparktest_record::reader::File::<sparktest_record::reader::Unread>::parse(&text)
+            .map(|f| f.run.cases.len())
             .unwrap_or(0)
     }
 }
@@ -89,19 +89,11 @@ pub struct Run {
 }
 
 impl Run {
+    /// A whole file: a damaged line fails the test.
     pub fn parse(text: &str) -> Self {
-        let lines = sparktest_record::parse(text).unwrap();
-        let mut manifest = None;
-        let mut cases = Vec::new();
-        let mut summary = None;
-        for line in lines {
-            match line {
-                Line::Manifest(m) => manifest = Some(m),
-                Line::Case(c) => cases.push(c),
-                Line::Summary(s) => summary = Some(s),
-            }
-        }
-        Run { manifest: manifest.unwrap(), cases, summary }
+        let file = sparktest_record::reader::File::<sparktest_record::CallRecord>::parse(text).unwrap();
+        assert!(file.damage.is_none(), "{:?}", file.damage);
+        Run { manifest: file.run.manifest, cases: file.run.cases, summary: file.run.summary }
     }
 
     pub fn case(&self, id: &str) -> &CaseRecord {

@@ -137,7 +137,7 @@ pub struct LoadWindow {
 }
 
 /// One finished case. `C` is what a reader keeps of each endpoint call
-/// ([`parse_with`](crate::parse_with)); the whole [`CallRecord`] by default.
+/// ([`crate::reader::File`]); the whole [`CallRecord`] by default.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct CaseRecord<C = CallRecord> {
     /// `instrument::group::case`.

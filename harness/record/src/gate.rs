@@ -43,7 +43,7 @@ pub enum GateFailure {
 
 impl GateFailure {
     /// A record that did not pass; None for a pass.
-    pub fn of(record: &CaseRecord) -> Option<GateFailure> {
+    pub fn of<C>(record: &CaseRecord<C>) -> Option<GateFailure> {
         (record.outcome != Outcome::Pass).then(|| GateFailure::Case {
             id: record.id.clone(),
             outcome: record.outcome,

@@ -17,7 +17,8 @@
 //! - `summary`: the last line ([`Summary`]) and the efficiency readout;
 //! - `verdict`: how a case ended ([`Outcome`], [`Verdict`]);
 //! - `gate`: a gate suite's verdict ([`Gate`], [`GateFailure`]);
-//! - `read`: parsing a file, strictly or as far as it is whole;
+//! - [`reader`]: the one reader: files as far as they are whole, folders,
+//!   runs read together (parts, resumes, each case once), a run's failure;
 //! - [`exit_code`]: the process exit codes.
 #![warn(missing_docs)]
 
@@ -26,6 +27,7 @@ pub mod exit_code;
 mod gate;
 mod manifest;
 mod read;
+pub mod reader;
 mod summary;
 mod verdict;
 
@@ -37,7 +39,7 @@ pub use manifest::{
     Accelerator, ArmInfo, ClientCeiling, FilePin, HarnessInfo, HostInfo, InstrumentInfo, Manifest, Partition, Repeat,
     SuiteInfo, TargetInfo,
 };
-pub use read::{Partial, ReadError, parse, parse_each, parse_partial, parse_with};
+pub use read::ReadError;
 pub use summary::{Efficiency, InstrumentSummary, Summary};
 pub use verdict::{Outcome, Verdict};
 
@@ -46,7 +48,7 @@ pub use verdict::{Outcome, Verdict};
 pub const FORMAT_VERSION: &str = "1.4";
 
 /// One line of a measurement file. `C` is what a reader keeps of each
-/// endpoint call ([`parse_with`]); the whole [`CallRecord`] by default.
+/// endpoint call ([`reader::File`]); the whole [`CallRecord`] by default.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(tag = "type", content = "data", rename_all = "kebab-case")]
 #[allow(clippy::large_enum_variant)] // one manifest per file; boxing buys nothing

@@ -5,7 +5,8 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use sparktest_record::{CaseRecord, Line, Manifest, Summary};
+use sparktest_record::reader::{self, File, Run};
+use sparktest_record::{CallRecord, CaseRecord, Manifest};
 
 use crate::error::{Error, ErrorKind};
 
@@ -36,12 +37,10 @@ fn setup(message: String) -> Error {
     Error::new(ErrorKind::Setup, message)
 }
 
-/// The rows a case feeds, as the board groups records: the tags that are
-/// row titles, else the row the instrument describes itself with, else the
-/// instrument's name. A built-in instrument's row titles are the
-/// contract's ([`sparktest_contract::ROWS`]); an instrument outside it is
-/// read by the convention the built-in ones follow (rows are capitalised
-/// titles; lower-case tags are categories such as `a-tool` or `kind:…`).
+/// The rows a case feeds, as the board groups records: a built-in
+/// instrument's are its tags that are its rows in the contract
+/// ([`sparktest_contract::ROWS`]); any other instrument's is the row it
+/// describes itself with, else its name.
 pub fn rows_of(case: &CaseRecord, manifest: &Manifest) -> Vec<String> {
     let tagged = row_tags(&case.instrument, &case.tags);
     if !tagged.is_empty() {
@@ -51,67 +50,10 @@ pub fn rows_of(case: &CaseRecord, manifest: &Manifest) -> Vec<String> {
     vec![described.filter(|r| !r.is_empty()).unwrap_or_else(|| case.instrument.clone())]
 }
 
-/// The tags of a case that name rows.
+/// The tags of a case that are its instrument's rows in the contract.
 fn row_tags(instrument: &str, tags: &[String]) -> Vec<String> {
-    let built_in = sparktest_contract::ROWS.iter().any(|r| r.instrument == instrument);
-    let is_row = |t: &String| {
-        if built_in {
-            sparktest_contract::ROWS.iter().any(|r| r.instrument == instrument && r.title == t)
-        } else {
-            t.starts_with(|c: char| c.is_ascii_uppercase())
-        }
-    };
+    let is_row = |t: &String| sparktest_contract::ROWS.iter().any(|r| r.instrument == instrument && r.title == t);
     tags.iter().filter(|t| is_row(t)).cloned().collect()
-}
-
-/// One file as a side reads it.
-struct Read {
-    manifest: Manifest,
-    cases: Vec<CaseRecord>,
-    summary: Option<Summary>,
-    /// The damaged line, if the file has one: `line N: why`.
-    damage: Option<String>,
-}
-
-/// A file's whole records; a damaged tail is warned about, not fatal.
-fn read(path: &Path) -> Result<Read, Error> {
-    let bytes = std::fs::read(path).map_err(|e| setup(format!("failed to read {}: {e}", path.display())))?;
-    let text = String::from_utf8_lossy(&bytes);
-    let partial = sparktest_record::parse_partial(&text).map_err(|e| setup(format!("{}: {e}", path.display())))?;
-    let damage = partial.damage.as_ref().map(|d| format!("line {}: {}", d.line, d.message));
-    if let Some(d) = &damage {
-        eprintln!("sparktest: warning: {}: {d}; the records before it are used", path.display());
-    }
-    let mut manifest = None;
-    let mut cases = Vec::new();
-    let mut summary = None;
-    for line in partial.lines {
-        match line {
-            Line::Manifest(m) if manifest.is_none() => manifest = Some(m),
-            Line::Case(c) => cases.push(c),
-            Line::Summary(s) => summary = Some(s),
-            _ => {}
-        }
-    }
-    let manifest = manifest.ok_or_else(|| setup(format!("{}: no manifest", path.display())))?;
-    Ok(Read { manifest, cases, summary, damage })
-}
-
-/// Why a run's records may fall short of what it meant to record: it
-/// stopped early, was interrupted, never finished, or its file is damaged.
-fn unfinished(r: &Read, path: &Path) -> Option<String> {
-    let id = &r.manifest.run_id;
-    if let Some(d) = &r.damage {
-        return Some(format!("{id}: its file {} is damaged at {d}", path.display()));
-    }
-    match &r.summary {
-        None => Some(format!("{id}: never finished (no summary line: it crashed or was killed)")),
-        Some(s) => match (&s.interrupted, &s.stopped) {
-            (Some(signal), _) => Some(format!("{id}: interrupted by {signal}")),
-            (None, Some(why)) => Some(format!("{id}: stopped early: {why}")),
-            (None, None) => None,
-        },
-    }
 }
 
 /// The files `spec` names: a file, a folder, a run id in `dir` (with the
@@ -133,7 +75,11 @@ fn files_for(spec: &str, cwd: &Path, dir: &Path) -> Result<Vec<PathBuf>, Error> 
     if names_a_run && dir.is_dir() {
         let mut found = Vec::new();
         for f in crate::board::measurement_files(dir)? {
-            let Ok(Read { manifest: m, .. }) = read(&f) else { continue };
+            // Only the manifest is asked for: the calls are skipped unread.
+            let Ok(File { run: Run { manifest: m, .. }, .. }) = File::<sparktest_record::reader::Unread>::read(&f)
+            else {
+                continue;
+            };
             let group = m.partition.as_ref().is_some_and(|p| p.group == spec)
                 || m.repeat.as_ref().is_some_and(|r| r.group == spec);
             if m.run_id == spec || m.resumes.as_deref() == Some(spec) || group {
@@ -150,30 +96,37 @@ fn files_for(spec: &str, cwd: &Path, dir: &Path) -> Result<Vec<PathBuf>, Error> 
     )))
 }
 
-/// Read one side.
+/// Read one side through the record crate's reader: the parts of a
+/// partitioned run and a run with its resumes read as one, each case once
+/// (its later record winning); the runs of a repeat group stay apart, each
+/// record a sample.
 pub fn side(spec: &str, cwd: &Path, dir: &Path) -> Result<Side, Error> {
     let mut runs = Vec::new();
+    let mut manifests = Vec::new();
+    let mut unfinished = Vec::new();
     for f in files_for(spec, cwd, dir)? {
-        let r = read(&f)?;
-        let why = unfinished(&r, &f);
-        runs.push((r, why));
+        let file = File::<CallRecord>::read(&f).map_err(|e| setup(e.to_string()))?;
+        if let Some(d) = &file.damage {
+            eprintln!("sparktest: warning: {}: {d}; the records before it are used", f.display());
+            unfinished.push(format!("{}: its file {} is damaged at {d}", file.run.manifest.run_id, f.display()));
+        }
+        manifests.push(file.run.manifest.clone());
+        runs.push(file.run);
     }
-    runs.sort_by(|(a, _), (b, _)| {
-        (&a.manifest.started_at, &a.manifest.run_id).cmp(&(&b.manifest.started_at, &b.manifest.run_id))
-    });
-    // A run that a later run on this side resumed is finished by it: the
-    // resume's own ending is what counts.
-    let resumed: std::collections::BTreeSet<String> =
-        runs.iter().filter_map(|(r, _)| r.manifest.resumes.clone()).collect();
+    manifests.sort_by(|a, b| (&a.started_at, &a.run_id).cmp(&(&b.started_at, &b.run_id)));
+    let merged = reader::merge(runs);
     let mut side = Side {
         spec: spec.to_string(),
-        manifests: Vec::new(),
+        manifests,
         records: BTreeMap::new(),
         rows: BTreeMap::new(),
         row_order: Vec::new(),
-        unfinished: Vec::new(),
+        unfinished,
     };
-    for (Read { manifest, cases, .. }, why) in runs {
+    for run in merged.runs {
+        // A run folded with its resumes is finished by the last of them.
+        side.unfinished.extend(run.failed().map(|why| format!("{}: {why}", run.manifest.run_id)));
+        let Run { manifest, cases, origin, .. } = run;
         for c in cases {
             let key = (c.arm.clone(), c.id.clone());
             let rows = rows_of(&c, &manifest);
@@ -183,10 +136,9 @@ pub fn side(spec: &str, cwd: &Path, dir: &Path) -> Result<Side, Error> {
                 }
             }
             side.rows.insert(key.clone(), rows);
-            side.records.entry(key).or_default().push((manifest.run_id.clone(), c));
+            let from = origin.get(&c.id).unwrap_or(&manifest.run_id).clone();
+            side.records.entry(key).or_default().push((from, c));
         }
-        side.unfinished.extend(why.filter(|_| !resumed.contains(&manifest.run_id)));
-        side.manifests.push(manifest);
     }
     Ok(side)
 }
@@ -200,12 +152,11 @@ mod tests {
     }
 
     #[test]
-    fn a_built_in_case_feeds_the_contracts_rows_and_another_its_capitalised_tags() {
-        // A built-in instrument: only its own rows in the contract count,
-        // whatever their case.
+    fn a_case_feeds_only_its_instruments_rows_in_the_contract() {
         assert_eq!(row_tags("a-bench", &tags(&["Agent tasks", "a-tool", "Kind"])), tags(&["Agent tasks"]));
         assert_eq!(row_tags("a-bench", &tags(&["Prose speed"])), tags(&[]));
-        // Outside the contract, the convention: rows are capitalised titles.
-        assert_eq!(row_tags("capitals", &tags(&["Capitals", "geo"])), tags(&["Capitals"]));
+        // Outside the contract no tag is a row: the instrument's own
+        // description names it.
+        assert_eq!(row_tags("capitals", &tags(&["Capitals", "geo"])), tags(&[]));
     }
 }

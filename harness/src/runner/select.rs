@@ -7,7 +7,8 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use sha2::{Digest, Sha256};
-use sparktest_record::{Line, Manifest, Outcome, Partition};
+use sparktest_record::reader::File;
+use sparktest_record::{Manifest, Outcome, Partition};
 
 use crate::error::{Error, ErrorKind};
 
@@ -98,27 +99,20 @@ pub fn resumed(dir: &Path, run_id: &str) -> Result<Resumed, Error> {
             break;
         }
         let file = dir.join(format!("{id}.jsonl"));
-        let text = std::fs::read_to_string(&file)
-            .map_err(|e| setup(format!("--resume {id}: failed to read {}: {e}", file.display())))?;
-        let partial = sparktest_record::parse_partial(&text).map_err(|e| setup(format!("{}: {e}", file.display())))?;
-        let manifest = partial.lines.iter().find_map(|l| match l {
-            Line::Manifest(m) => Some(m.clone()),
-            _ => None,
-        });
-        let manifest = manifest.ok_or_else(|| setup(format!("{}: no manifest", file.display())))?;
-        next = manifest.resumes.clone();
-        chain.push(manifest);
-        files.push((id, partial.lines));
+        // A damaged end is what a killed run leaves: its whole lines count.
+        let read =
+            File::<sparktest_record::reader::Unread>::read(&file).map_err(|e| setup(format!("--resume {id}: {e}")))?;
+        next = read.run.manifest.resumes.clone();
+        chain.push(read.run.manifest.clone());
+        files.push((id, read.run));
     }
     // Oldest first, so a later record of a case replaces an earlier one.
-    for (_, lines) in files.into_iter().rev() {
-        for line in lines {
-            if let Line::Case(c) = line {
-                if matches!(c.outcome, Outcome::Lost | Outcome::Interrupted) {
-                    done.remove(&c.id);
-                } else {
-                    done.insert(c.id.clone(), sparktest_record::GateFailure::of(&c));
-                }
+    for (_, run) in files.into_iter().rev() {
+        for c in run.cases {
+            if matches!(c.outcome, Outcome::Lost | Outcome::Interrupted) {
+                done.remove(&c.id);
+            } else {
+                done.insert(c.id.clone(), sparktest_record::GateFailure::of(&c));
             }
         }
     }

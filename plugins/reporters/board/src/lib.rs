@@ -1,7 +1,8 @@
 //! `board`: the reporter plugin of cargo-sparktest. Measurement files in;
 //! `board.html` (self-contained), `board.md` and `standings.json` out.
 //!
-//! - [`model`]: runs → columns (one per serving configuration) → rows →
+//! - [`model`]: runs (read and merged by `sparktest_record::reader`) →
+//!   columns (one per serving configuration) → rows →
 //!   cells with a 0–10 standing within the row, the raw figure, the
 //!   configuration line and the records behind it, or N/A with its reason.
 //! - [`rows`]: which records feed each row and its scoring rule.
@@ -16,26 +17,30 @@ pub mod config;
 pub mod figure;
 pub mod html;
 pub mod markdown;
-pub mod merge;
 pub mod model;
 pub mod rows;
 pub mod run;
 pub mod sections;
 
 use config::{Config, Judgements, References};
-use model::{Run, Runs};
+use model::Runs;
 
-/// Parse every file (named by position in errors), order the runs by start
-/// time then run id, and read the parts of one run as one ([`merge`]).
+/// Read every file (named by position in errors) through the record
+/// crate's reader: runs in start order, each run id once, the parts of one
+/// run and a run with its resumes read as one, each case once.
 pub fn runs(measurements: &[String]) -> Result<Runs, String> {
-    let mut runs =
-        measurements.iter().enumerate().map(|(i, text)| Run::parse(text, i + 1)).collect::<Result<Vec<_>, _>>()?;
-    runs.sort_by(|a, b| {
-        (&a.manifest.started_at, &a.manifest.run_id).cmp(&(&b.manifest.started_at, &b.manifest.run_id))
-    });
-    let (mut runs, log) = merge::merge(runs);
-    model::assign_columns(&mut runs);
-    Ok(Runs::new(runs, log))
+    let mut read = Vec::with_capacity(measurements.len());
+    for (i, text) in measurements.iter().enumerate() {
+        let file = sparktest_record::reader::File::<run::Call>::parse(text)
+            .map_err(|e| format!("measurement file #{}: {e}", i + 1))?;
+        // The host hands over whole lines only: damage here is a bug of
+        // whoever called, said as such.
+        if let Some(e) = file.damage {
+            return Err(format!("measurement file #{}: {e}", i + 1));
+        }
+        read.push(file.run);
+    }
+    Ok(Runs::new(sparktest_record::reader::merge(read)))
 }
 
 /// Row overrides must name a row, and only rows whose figure is a standing

@@ -4,7 +4,8 @@
 
 use std::collections::BTreeMap;
 
-use sparktest_record::{Line, Manifest, Outcome, Summary, TargetInfo};
+use sparktest_record::TargetInfo;
+use sparktest_record::reader::Logged;
 use sparktest_sdk::contract::{Fact, Metric, Note, facts};
 
 /// What the board reads of an endpoint call: its HTTP status (and, by the
@@ -19,34 +20,17 @@ pub struct Call {
 /// A case as the board reads it.
 pub type CaseRecord = sparktest_record::CaseRecord<Call>;
 
-/// One run: a measurement file, or several read as one (the parts of a
-/// partitioned run; a run and the runs that resumed it).
+/// A run as the board reads it: the reader's run (a measurement file, or
+/// the parts of a partitioned run and a run with its resumes read as one),
+/// its column, and what every cell asks of it, found once by
+/// [`Runs::new`], the only way a board run is made.
 #[derive(Debug, Clone)]
 pub struct Run {
-    pub manifest: Manifest,
-    pub cases: Vec<CaseRecord>,
-    pub summary: Option<Summary>,
+    read: sparktest_record::reader::Run<Call>,
     /// The column of the run's target ([`assign_columns`]).
     pub column: String,
     /// The column of its `bare` arm, for paired instruments.
     pub bare_column: Option<String>,
-    /// Case id → the run id its record came from, where that is not this
-    /// run's own (merged parts and resumes).
-    pub origin: BTreeMap<String, String>,
-    /// The runs that resumed this one, folded into it.
-    pub resumed_by: Vec<String>,
-    /// The other parts of a partitioned run read with it, by run id.
-    pub parts: Vec<String>,
-    /// The part indices read into it (a part run twice appears twice).
-    pub part_indices: Vec<u32>,
-    /// What every cell asks of the run, found once by [`Runs::new`] (after
-    /// merging, which changes the cases).
-    found: Option<Found>,
-}
-
-/// What [`Runs::new`] finds once per run.
-#[derive(Debug, Clone)]
-struct Found {
     /// Each case's record id, by the case's place in `cases`, shared by
     /// every cell that names the record.
     ids: Vec<Id>,
@@ -56,42 +40,18 @@ struct Found {
     recorded: BTreeMap<String, u64>,
 }
 
+impl std::ops::Deref for Run {
+    type Target = sparktest_record::reader::Run<Call>;
+    fn deref(&self) -> &Self::Target {
+        &self.read
+    }
+}
+
 /// A record id, shared: the same record is named by a cell, each of its
 /// repeats, and the three files of the board.
 pub type Id = std::rc::Rc<str>;
 
 impl Run {
-    /// Parse one file; `n` names it in errors (1-based, in the host's order).
-    pub fn parse(text: &str, n: usize) -> Result<Run, String> {
-        let mut run: Option<Run> = None;
-        sparktest_record::parse_each::<Call>(text, |line| {
-            match (line, &mut run) {
-                (Line::Manifest(manifest), None) => {
-                    run = Some(Run {
-                        manifest,
-                        cases: Vec::new(),
-                        summary: None,
-                        column: String::new(),
-                        bare_column: None,
-                        origin: BTreeMap::new(),
-                        resumed_by: Vec::new(),
-                        parts: Vec::new(),
-                        part_indices: Vec::new(),
-                        found: None,
-                    })
-                }
-                (Line::Manifest(_), Some(_)) => return Err("a second manifest".into()),
-                (Line::Case(c), Some(r)) => r.cases.push(c),
-                (Line::Summary(s), Some(r)) => r.summary = Some(s),
-                // The first line is a manifest, or parse_each refused the file.
-                (_, None) => return Err("no manifest".into()),
-            }
-            Ok(())
-        })
-        .map_err(|e| format!("measurement file #{n}: {e}"))?;
-        run.ok_or_else(|| format!("measurement file #{n}: no manifest"))
-    }
-
     /// `run-id#case-id`: names the record behind a figure (the run the
     /// record came from, for merged runs).
     pub fn record_id(&self, case: &CaseRecord) -> Id {
@@ -99,68 +59,26 @@ impl Run {
         // built once. Anything else (a case from elsewhere) is named anew.
         let at = (case as *const CaseRecord as usize).wrapping_sub(self.cases.as_ptr() as usize)
             / std::mem::size_of::<CaseRecord>().max(1);
-        match (self.cases.get(at), self.found.as_ref().and_then(|f| f.ids.get(at))) {
+        match (self.cases.get(at), self.ids.get(at)) {
             (Some(c), Some(id)) if std::ptr::eq(c, case) => id.clone(),
-            _ => self.format_id(case).into(),
+            _ => self.read.record_id(case).into(),
         }
-    }
-
-    fn format_id(&self, case: &CaseRecord) -> String {
-        let run = self.origin.get(&case.id).unwrap_or(&self.manifest.run_id);
-        let mut id = String::with_capacity(run.len() + 1 + case.id.len());
-        id.push_str(run);
-        id.push('#');
-        id.push_str(&case.id);
-        id
     }
 
     /// How many different cases of `instrument` the run recorded (a case
     /// run again by a resume counts once).
     pub fn recorded(&self, instrument: &str) -> u64 {
-        let counted = |r: &BTreeMap<String, u64>| r.get(instrument).copied().unwrap_or(0);
-        match &self.found {
-            Some(f) => counted(&f.recorded),
-            None => counted(&count_recorded(&self.cases)),
-        }
+        self.recorded.get(instrument).copied().unwrap_or(0)
     }
 
     /// The configuration line of the run's target ([`config_line`]).
     pub fn config(&self) -> String {
-        match &self.found {
-            Some(f) => f.config.clone(),
-            None => config_line(&self.manifest.target),
-        }
-    }
-
-    /// Why this run cannot stand as a measurement over an earlier one of
-    /// the same column: it answered nothing (every case it measured was
-    /// lost), it was stopped early (too many lost in a row, refused
-    /// credentials), interrupted, or never finished (no summary line).
-    /// None for a run that ran its course and answered something.
-    pub fn failed(&self) -> Option<String> {
-        let lost = self.measured().filter(|c| c.outcome == Outcome::Lost).count();
-        if lost > 0 && lost == self.measured().count() {
-            return Some(format!("the server did not answer ({lost} lost)"));
-        }
-        match &self.summary {
-            None => Some("never finished (no summary line: it crashed or was killed)".into()),
-            Some(s) => match (&s.interrupted, &s.stopped) {
-                (Some(signal), _) => Some(format!("interrupted by {signal}")),
-                (None, Some(why)) => Some(format!("stopped early: {why}")),
-                (None, None) => None,
-            },
-        }
+        self.config.clone()
     }
 
     /// This run's cases of one instrument.
     pub fn cases_of<'a>(&'a self, instrument: &'a str) -> impl Iterator<Item = &'a CaseRecord> + 'a {
         self.measured().filter(move |c| c.instrument == instrument)
-    }
-
-    /// The cases that ended in a verdict: an interrupted case (the harness
-    /// was stopped while it ran) measured nothing and counts for no row.
-    pub fn measured(&self) -> impl Iterator<Item = &CaseRecord> + '_ {
-        self.cases.iter().filter(|c| c.outcome != Outcome::Interrupted)
     }
 }
 
@@ -183,7 +101,8 @@ fn digest8(s: &str) -> String {
 /// One column per serving configuration: `name · model`, or, where the
 /// records hold several configurations (flags, build, pins, engine) under
 /// one name and model, `name · model · <digest of the configuration>`.
-pub fn assign_columns(runs: &mut [Run]) {
+/// Each run's column and its `bare` arm's, in the runs' order.
+pub fn assign_columns(runs: &[sparktest_record::reader::Run<Call>]) -> Vec<(String, Option<String>)> {
     let mut configs: BTreeMap<String, std::collections::BTreeSet<String>> = BTreeMap::new();
     for r in runs.iter() {
         let bare = r.manifest.arms.iter().find(|a| a.name == "bare").map(|a| &a.target);
@@ -199,10 +118,9 @@ pub fn assign_columns(runs: &mut [Run]) {
             base
         }
     };
-    for r in runs.iter_mut() {
-        r.column = key(&r.manifest.target);
-        r.bare_column = r.manifest.arms.iter().find(|a| a.name == "bare").map(|a| key(&a.target));
-    }
+    runs.iter()
+        .map(|r| (key(&r.manifest.target), r.manifest.arms.iter().find(|a| a.name == "bare").map(|a| key(&a.target))))
+        .collect()
 }
 
 /// The configuration line of a target: what produced a figure.
@@ -274,7 +192,7 @@ pub struct Runs {
     by_group: BTreeMap<String, Vec<usize>>,
     by_id: BTreeMap<String, usize>,
     /// Every file's run, as the run log shows it.
-    log: Vec<crate::merge::Logged>,
+    log: Vec<Logged>,
 }
 
 impl std::ops::Deref for Runs {
@@ -285,16 +203,13 @@ impl std::ops::Deref for Runs {
 }
 
 impl Runs {
-    /// Index runs that are merged and have their columns.
-    pub fn new(mut runs: Vec<Run>, log: Vec<crate::merge::Logged>) -> Runs {
-        let mut index = Runs { log, ..Runs::default() };
-        for (i, r) in runs.iter_mut().enumerate() {
-            r.found = Some(Found {
-                ids: r.cases.iter().map(|c| r.format_id(c).into()).collect(),
-                config: config_line(&r.manifest.target),
-                recorded: count_recorded(&r.cases),
-            });
-            index.by_column.entry(r.column.clone()).or_default().push(i);
+    /// The board's runs from the reader's: each run's column, record ids,
+    /// configuration line and counts found once, and the indexes built.
+    pub fn new(read: sparktest_record::reader::Merged<Call>) -> Runs {
+        let columns = assign_columns(&read.runs);
+        let mut index = Runs { log: read.log, ..Runs::default() };
+        for (i, (r, (column, bare_column))) in read.runs.into_iter().zip(columns).enumerate() {
+            index.by_column.entry(column.clone()).or_default().push(i);
             if let Some(rep) = &r.manifest.repeat {
                 index.by_group.entry(rep.group.clone()).or_default().push(i);
             }
@@ -306,14 +221,21 @@ impl Runs {
                     index.by_id.insert(origin.clone(), i);
                 }
             }
+            index.runs.push(Run {
+                ids: r.cases.iter().map(|c| r.record_id(c).into()).collect(),
+                config: config_line(&r.manifest.target),
+                recorded: count_recorded(&r.cases),
+                column,
+                bare_column,
+                read: r,
+            });
         }
-        index.runs = runs;
         index
     }
 
     /// Every file's run in start order, each its own entry, whatever the
     /// board read it with.
-    pub fn log(&self) -> &[crate::merge::Logged] {
+    pub fn log(&self) -> &[Logged] {
         &self.log
     }
 
