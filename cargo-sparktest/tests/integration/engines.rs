@@ -72,6 +72,11 @@ fn vllm_reference_target_measures_what_llama_cpp_cannot() {
         "the converted model's digest is recorded: {:?}",
         target.facts
     );
+    // vLLM reports no model file: the launch's folder and its digest are
+    // the configuration's model, as llama.cpp's /props path is.
+    assert!(target.model_path.as_deref().is_some_and(|p| p.ends_with("SmolLM2-135M-Instruct-bf16")), "{target:?}");
+    let digest = target.facts.iter().find(|(k, _)| k == "provisioned.model-digest").map(|(_, v)| v.clone());
+    assert_eq!(target.model_sha256, digest, "{target:?}");
     assert_eq!(run.count(Outcome::Lost), 0, "{said}");
 
     // likelihood: a real bits-per-character figure from vLLM's echoed

@@ -266,8 +266,22 @@ fn target_info(
             format!("{}: {} of {} bytes free", p.device, p.free_bytes, p.total_bytes),
         ));
     }
+    // The model file: the engine's own word (llama.cpp's /props), else
+    // what the launch gave it (vLLM reports none); a folder's digest is the
+    // one its provisioning program printed.
+    let served = launched.and_then(|l| l.model.as_ref());
+    let model_path = facts.model_path.clone().or_else(|| served.map(|m| m.path.clone()));
     let model_sha256 = launched.and_then(|_| {
-        let path = facts.model_path.as_deref()?;
+        let path = model_path.as_deref()?;
+        if Path::new(path).is_dir() {
+            let printed = served.filter(|m| m.path == path).and_then(|m| m.sha256.clone());
+            if printed.is_none() {
+                crate::warn_line!(
+                    "sparktest: warning: model digest not taken: {path} is a folder and no digest of it was provisioned"
+                );
+            }
+            return printed;
+        }
         crate::hostinfo::file_sha256(Path::new(path), &cache_dir(config))
             .map_err(|e| crate::warn_line!("sparktest: warning: model digest not taken: {e}"))
             .ok()
@@ -278,7 +292,7 @@ fn target_info(
         model_id: facts.model_id.clone(),
         engine: facts.engine.clone(),
         build: facts.build.clone(),
-        model_path: facts.model_path.clone(),
+        model_path,
         model_sha256,
         launch_command: launched.map(|l| l.command.clone()),
         facts: target_facts,
