@@ -176,6 +176,38 @@ fn three_partitions_merge_into_one_column_and_a_missing_part_is_said() {
         .unwrap()["cells"]["endpoint · SmolLM2-135M-Instruct-Q4_1"]
         .clone();
     assert_eq!(cell["partial"], "partial: 8 of 12 corruption cases recorded", "{cell}");
+
+    // Part 1 run again in the same run group: each case counts once, from
+    // its later record, and both runs of the part stay in the run log.
+    let again = p.run(&[
+        "--suite",
+        &suite("smoke"),
+        "--endpoint",
+        &server.url,
+        "--model",
+        "SmolLM2-135M-Instruct-Q4_1",
+        "--partition",
+        "count:1/3",
+        "--run-group",
+        "ci-123",
+        "--measurements",
+        "merged",
+        "corruption::",
+    ]);
+    assert!(matches!(again.status.code(), Some(0) | Some(101)), "{}", text(&again));
+    let (s, md) = board("merged", "b3");
+    let cell = s["board"]["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["title"] == "Corruption probe")
+        .unwrap()["cells"]["endpoint · SmolLM2-135M-Instruct-Q4_1"]
+        .clone();
+    assert_eq!(cell["partial"], "partial: 8 of 12 corruption cases recorded", "still 8 items: {cell}");
+    assert_eq!(cell["spread"]["n"], 8, "the interval counts each item once: {cell}");
+    assert_eq!(cell["records"].as_array().unwrap().len(), 8, "{cell}");
+    assert!(cell["raw"].as_str().unwrap().split(" (").next().unwrap().ends_with("/8 correct"), "{cell}");
+    assert_eq!(md.matches("part 1/3 of run group ci-123 again").count(), 1, "{md}");
 }
 
 #[test]
