@@ -21,6 +21,7 @@
 //!   resent.
 #![warn(missing_docs)]
 
+mod call_error;
 pub mod ceiling;
 mod client;
 pub mod engines;
@@ -34,7 +35,7 @@ mod types;
 pub use client::{
     Client, ClientConfig, RetryBudget, Secret, Timeouts, chat_body, completion_body, http_builder, redact_url,
 };
-pub use engines::{DraftCounters, EngineKind, KvBytes, LiveLoad};
+pub use engines::{DraftCounters, EngineKind, KvBytes, LiveLoad, Reading};
 pub use logprobs::{parse_echo_logprobs, parse_sglang_logprobs};
 pub use metrics::parse_metrics;
 pub use probe::ProbeError;
@@ -45,6 +46,16 @@ use std::time::Duration;
 /// How often the server's own load is read while concurrent calls run.
 const LOAD_SAMPLE_EVERY: Duration = Duration::from_millis(50);
 pub use types::*;
+
+/// An error answer as the engine's own words make it: a refusal keeps its
+/// status and sends, an unsupported feature is N/A.
+fn read_as(err: CallError, reading: Reading) -> CallError {
+    match (reading, err.status()) {
+        (Reading::AsIs, _) | (_, None) => err,
+        (Reading::Refusal(body), Some(status)) => CallError::Rejected { status, body, attempts: err.attempts() },
+        (Reading::Unsupported(why), Some(_)) => CallError::Unsupported(why),
+    }
+}
 
 fn has_images(req: &ChatRequest) -> bool {
     req.messages.iter().any(|m| m.content.iter().any(|p| matches!(p, ContentPart::ImageUrl(_))))
@@ -118,15 +129,15 @@ impl Endpoint {
     pub async fn chat(&self, req: &ChatRequest) -> Result<Reply, CallError> {
         let req = self.as_sent(req);
         let req = req.as_ref();
-        match self.client.chat(req).await {
-            Err(CallError::Unanswered { status, body }) => {
-                Err(self.engine.read_error(status, body, has_images(req), !req.tools.is_empty()))
-            }
-            Err(CallError::Rejected { status, body }) => {
-                Err(self.engine.read_rejection(status, body, !req.tools.is_empty()))
-            }
-            other => other,
-        }
+        self.client.chat(req).await.map_err(|err| {
+            let reading = match &err {
+                CallError::Unanswered { status, body, .. } | CallError::Rejected { status, body, .. } => {
+                    self.engine.read_error(*status, body, has_images(req), !req.tools.is_empty())
+                }
+                _ => Reading::AsIs,
+            };
+            read_as(err, reading)
+        })
     }
 
     /// Several chat completions sent at once; results in request order.

@@ -6,7 +6,7 @@ use serde_json::Value;
 use crate::types::{CallError, TokenLogprob};
 
 fn malformed(what: &str) -> CallError {
-    CallError::Lost(format!("malformed prompt-logprobs response: {what}"))
+    CallError::lost(format!("malformed prompt-logprobs response: {what}"))
 }
 
 /// The prompt's tokens from an OpenAI-style completion with `echo: true` and

@@ -25,7 +25,7 @@ pub async fn scrape(client: &Client) -> Result<Vec<MetricSample>, CallError> {
     // exhausted. Parse on a blocking-pool thread instead.
     tokio::task::spawn_blocking(move || parse_metrics(&text))
         .await
-        .unwrap_or_else(|err| Err(CallError::Lost(format!("metrics parser failed: {err}"))))
+        .unwrap_or_else(|err| Err(CallError::lost(format!("metrics parser failed: {err}"))))
 }
 
 /// Parse Prometheus text format into samples, sorted by name then labels.
@@ -33,7 +33,7 @@ pub async fn scrape(client: &Client) -> Result<Vec<MetricSample>, CallError> {
 pub fn parse_metrics(text: &str) -> Result<Vec<MetricSample>, CallError> {
     use openmetrics_parser::PrometheusValue;
     let exposition = openmetrics_parser::prometheus::parse_prometheus(text)
-        .map_err(|err| CallError::Lost(format!("/metrics is not Prometheus text: {err:?}")))?;
+        .map_err(|err| CallError::lost(format!("/metrics is not Prometheus text: {err:?}")))?;
     let mut out = Vec::new();
     for (name, family) in &exposition.families {
         for sample in family.iter_samples() {

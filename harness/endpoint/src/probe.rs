@@ -50,7 +50,9 @@ pub async fn probe(client: &Client) -> Result<(&'static dyn EngineKind, ServerFa
     let models_url = format!("{url}/v1/models");
     let expected = client.model().to_string();
     let models_text = client.get_text("/v1/models").await.map_err(|err| match err {
-        CallError::Unauthorized { status, body } => ProbeError::Unauthorized { url: models_url.clone(), status, body },
+        CallError::Unauthorized { status, body, .. } => {
+            ProbeError::Unauthorized { url: models_url.clone(), status, body }
+        }
         other => ProbeError::Unreachable { url: models_url.clone(), reason: other.to_string() },
     })?;
     let models: Value = serde_json::from_str(&models_text).map_err(|err| ProbeError::Unreachable {

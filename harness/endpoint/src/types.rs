@@ -3,6 +3,8 @@
 
 use serde::Serialize;
 
+pub use crate::call_error::{CallError, Class, Effect};
+
 /// A part of a message's content.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub enum ContentPart {
@@ -260,115 +262,6 @@ pub struct Reply {
     /// transcript's address.
     #[serde(skip)]
     pub attempts: u32,
-}
-
-/// Why a call produced no reply.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub enum CallError {
-    /// The server never answered (refused, reset, timeout, cut stream,
-    /// unparseable or oversized reply).
-    Lost(String),
-    /// The server answered only with a status that is no answer: a 5xx, or
-    /// a 429/408/503 that outlasted the retries. The case is lost; the
-    /// status is known.
-    Unanswered {
-        /// HTTP status.
-        status: u16,
-        /// Response body (clipped).
-        body: String,
-    },
-    /// The server refused the client's credentials (401, 403): the setup's
-    /// fault, not the model's nor the serve's. The run stops.
-    Unauthorized {
-        /// HTTP status.
-        status: u16,
-        /// Response body (clipped).
-        body: String,
-    },
-    /// The server refused cleanly with a 4xx.
-    Rejected {
-        /// HTTP status.
-        status: u16,
-        /// Response body.
-        body: String,
-    },
-    /// The engine cannot do this.
-    Unsupported(String),
-    /// The setup points at the wrong place: a redirect, or a chat path that
-    /// is not there (404, 405) on a server whose `/v1/models` answered.
-    /// Not the serve's fault: the run stops (exit 4).
-    Misdirected(String),
-    /// The request itself was malformed (an instrument's bug, e.g. a tool
-    /// schema that is not JSON). Never sent; the case fails with it.
-    Invalid(String),
-}
-
-impl CallError {
-    /// The word used in records.
-    pub fn kind(&self) -> &'static str {
-        match self {
-            CallError::Lost(_) | CallError::Unanswered { .. } => "lost",
-            CallError::Unauthorized { .. } => "unauthorized",
-            CallError::Misdirected(_) => "misdirected",
-            CallError::Rejected { .. } => "rejected",
-            CallError::Unsupported(_) => "unsupported",
-            CallError::Invalid(_) => "invalid",
-        }
-    }
-}
-
-impl CallError {
-    /// The server never gave an answer: the case is lost.
-    pub fn is_lost(&self) -> bool {
-        matches!(
-            self,
-            CallError::Lost(_)
-                | CallError::Unanswered { .. }
-                | CallError::Unauthorized { .. }
-                | CallError::Misdirected(_)
-        )
-    }
-
-    /// Why, without the kind word: what a lost case's reason says.
-    pub fn reason(&self) -> String {
-        match self {
-            CallError::Lost(r) | CallError::Unsupported(r) | CallError::Invalid(r) | CallError::Misdirected(r) => {
-                r.clone()
-            }
-            CallError::Unanswered { status, body } | CallError::Rejected { status, body } => {
-                format!("HTTP {status}: {body}")
-            }
-            CallError::Unauthorized { status, body } => {
-                format!("HTTP {status}: the server refused the credentials ({body})")
-            }
-        }
-    }
-
-    /// The HTTP status, when the server answered with one.
-    pub fn status(&self) -> Option<u16> {
-        match self {
-            CallError::Unanswered { status, .. }
-            | CallError::Rejected { status, .. }
-            | CallError::Unauthorized { status, .. } => Some(*status),
-            _ => None,
-        }
-    }
-}
-
-impl std::fmt::Display for CallError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            CallError::Lost(reason) => write!(f, "lost: {reason}"),
-            CallError::Unanswered { status, body } => write!(f, "lost: HTTP {status}: {body}"),
-            CallError::Unauthorized { status, body } => {
-                write!(f, "unauthorized: HTTP {status}: the server refused the credentials: {body}")
-            }
-            CallError::Rejected { status, body } => write!(f, "rejected: HTTP {status}: {body}"),
-            CallError::Unsupported(reason) => write!(f, "unsupported: {reason}"),
-            CallError::Invalid(reason) => write!(f, "invalid request: {reason}"),
-            CallError::Misdirected(reason) => write!(f, "misdirected: {reason}"),
-        }
-    }
 }
 
 /// A token and its log-probability under teacher forcing.

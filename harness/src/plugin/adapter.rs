@@ -1,11 +1,13 @@
 //! What every interface version adapts to: the host's own view of a guest
-//! ([`GuestInfo`], [`GuestOutcome`]), and the pieces of the adapters that
-//! are the same in every version, written once as macros that each
+//! ([`GuestInfo`], [`GuestOutcome`], [`Seen`]), and the pieces of the
+//! adapters that are the same in every version, written once as macros that each
 //! version's file (`v1.rs`, `v2.rs`, `v3.rs`) expands against its own
 //! bindings. A new version is a new file here that expands them and adds
 //! what it changed.
 
 use sparktest_record::{Metric, Verdict};
+
+use crate::endpoint::{CallError, Effect};
 
 /// What a guest's `run` returned, in host types.
 pub struct GuestOutcome {
@@ -17,6 +19,40 @@ pub struct GuestOutcome {
     pub notes: Vec<(String, String)>,
     /// Its snapshots: name and content.
     pub snapshots: Vec<(String, String)>,
+}
+
+/// A call error as an instrument sees it, in every interface version.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Seen {
+    /// The server never answered (refused credentials and a wrong place
+    /// included: the host stops the run on those).
+    Lost {
+        /// Why.
+        reason: String,
+        /// The status, where one came.
+        status: Option<u16>,
+    },
+    /// A clean refusal, with the server's words.
+    Rejected {
+        /// HTTP status.
+        status: u16,
+        /// Response body.
+        body: String,
+    },
+    /// The engine cannot do this.
+    Unsupported(String),
+}
+
+/// What an instrument sees of a call error, from the error's class; `Err`
+/// for an invalid request, which it never sees: the host traps it.
+pub fn seen(err: &CallError) -> Result<Seen, String> {
+    let class = err.class();
+    Ok(match class.effect {
+        Effect::Invalid => return Err(class.reason()),
+        Effect::Refused => Seen::Rejected { status: class.status.unwrap_or_default(), body: class.said.to_string() },
+        Effect::Unsupported => Seen::Unsupported(class.reason()),
+        Effect::Lost | Effect::Stops(_) => Seen::Lost { reason: class.reason(), status: class.status },
+    })
 }
 
 /// A guest's self-description, in host types.
@@ -327,18 +363,14 @@ macro_rules! since_v0_2 {
                 }
             }
 
-            /// A call error, with its status. `Invalid` traps.
+            /// A call error as the instrument sees it, with its status.
+            /// `Invalid` traps.
             pub fn call_error(e: dom::CallError) -> Result<wit::CallError, String> {
-                let status = e.status();
-                Ok(match e {
-                    dom::CallError::Invalid(r) => return Err(r),
-                    dom::CallError::Rejected { status, body } => {
-                        wit::CallError::Rejected(wit::Rejection { status, body })
-                    }
-                    dom::CallError::Unsupported(reason) => {
-                        wit::CallError::Unsupported(wit::Failure { reason, status: None })
-                    }
-                    lost => wit::CallError::Lost(wit::Failure { reason: lost.reason(), status }),
+                use crate::plugin::adapter::{Seen, seen};
+                Ok(match seen(&e)? {
+                    Seen::Lost { reason, status } => wit::CallError::Lost(wit::Failure { reason, status }),
+                    Seen::Rejected { status, body } => wit::CallError::Rejected(wit::Rejection { status, body }),
+                    Seen::Unsupported(reason) => wit::CallError::Unsupported(wit::Failure { reason, status: None }),
                 })
             }
 

@@ -55,7 +55,7 @@ impl CallLog {
         who: Option<&str>,
     ) {
         // A request the host refused to build was never sent: no call.
-        if matches!(result, Err(dom::CallError::Invalid(_))) {
+        if matches!(result, Err(err) if err.class().effect == dom::Effect::Invalid) {
             return;
         }
         let record = match result {
@@ -94,7 +94,8 @@ impl CallLog {
                     token_source: dom::TokenSource::None.as_str().into(),
                     server_load: None,
                     cached_tokens: None,
-                    attempts: 1,
+                    // Every send, the resends and retries included.
+                    attempts: err.attempts(),
                     invalid_counts: None,
                 }
             }
@@ -105,21 +106,16 @@ impl CallLog {
     /// A lost call loses the case; refused credentials stop the run.
     /// `who` names a target other than the one under test (the judge).
     fn note_error(&mut self, err: &dom::CallError, who: Option<&str>) {
-        if !err.is_lost() {
+        let class = err.class();
+        if !class.effect.is_lost() {
             return;
         }
         let reason = match who {
-            Some(w) => format!("{w}: {}", err.reason()),
-            None => err.reason(),
+            Some(w) => format!("{w}: {}", class.reason()),
+            None => class.reason(),
         };
-        match err {
-            dom::CallError::Unauthorized { .. } => {
-                self.stop.get_or_insert_with(|| format!("a server refused the credentials ({reason})"));
-            }
-            dom::CallError::Misdirected(_) => {
-                self.stop.get_or_insert_with(|| format!("the target is not where the setup points ({reason})"));
-            }
-            _ => {}
+        if let dom::Effect::Stops(why) = class.effect {
+            self.stop.get_or_insert_with(|| format!("{why} ({reason})"));
         }
         self.first_lost.get_or_insert(reason);
     }
@@ -297,7 +293,7 @@ impl CaseState {
         let result = tokio::task::spawn_blocking(move || restart()).await.unwrap_or_else(|e| Err(e.to_string()));
         self.log.endpoint_time += started.elapsed();
         Ok(result.map_err(|why| {
-            let err = dom::CallError::Lost(format!("the server did not come back after a restart: {why}"));
+            let err = dom::CallError::lost(format!("the server did not come back after a restart: {why}"));
             self.log.note_error(&err, None);
             err
         }))

@@ -31,11 +31,11 @@ pub mod convert {
     /// traps the instance instead, because the request was the instrument's
     /// bug.
     pub fn call_error(e: dom::CallError) -> Result<wit::CallError, String> {
-        Ok(match e {
-            dom::CallError::Invalid(r) => return Err(r),
-            dom::CallError::Rejected { status, body } => wit::CallError::Rejected(wit::Rejection { status, body }),
-            dom::CallError::Unsupported(r) => wit::CallError::Unsupported(r),
-            lost => wit::CallError::Lost(lost.reason()),
+        use crate::plugin::adapter::{Seen, seen};
+        Ok(match seen(&e)? {
+            Seen::Lost { reason, .. } => wit::CallError::Lost(reason),
+            Seen::Rejected { status, body } => wit::CallError::Rejected(wit::Rejection { status, body }),
+            Seen::Unsupported(reason) => wit::CallError::Unsupported(reason),
         })
     }
 

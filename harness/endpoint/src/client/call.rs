@@ -115,10 +115,13 @@ impl Client {
         self.post("/v1/chat/completions", body, req.stream, Shape::Chat).await.map_err(|err| match err {
             // The probe read /v1/models before any case: a chat path that
             // is not there is the setup's error, not a lost serve.
-            CallError::Unanswered { status: status @ (404 | 405), body } => CallError::Misdirected(format!(
-                "POST {}/v1/chat/completions answered HTTP {status} ({body}) where /v1/models answered: is the base URL right?",
-                self.base_url()
-            )),
+            CallError::Unanswered { status: status @ (404 | 405), body, attempts } => CallError::Misdirected {
+                reason: format!(
+                    "POST {}/v1/chat/completions answered HTTP {status} ({body}) where /v1/models answered: is the base URL right?",
+                    self.base_url()
+                ),
+                attempts,
+            },
             other => other,
         })
     }
@@ -151,7 +154,11 @@ impl Client {
     /// `POST` a JSON body to a path and return the JSON answer; 4xx is
     /// `Rejected`, 5xx, a dropped connection or non-JSON is lost.
     pub async fn post_json(&self, path: &str, body: &Value) -> Result<Value, CallError> {
-        let (resp, _, _) = self.send(path, body).await?;
+        let (resp, attempts, _) = self.send(path, body).await?;
+        self.json_answer(resp).await.map_err(|err| err.sent(attempts))
+    }
+
+    async fn json_answer(&self, resp: reqwest::Response) -> Result<Value, CallError> {
         let status = resp.status().as_u16();
         if !(200..300).contains(&status) {
             let body = self.error_body(resp).await;
@@ -161,7 +168,7 @@ impl Client {
         let bytes = self.read_body(resp, self.config.max_reply_bytes).await?;
         let text = String::from_utf8_lossy(&bytes);
         let value: Value = serde_json::from_str(&text)
-            .map_err(|err| CallError::Lost(format!("malformed JSON in the response ({err}): {}", clip(&text))))?;
+            .map_err(|err| CallError::lost(format!("malformed JSON in the response ({err}): {}", clip(&text))))?;
         self.check_model(value.get("model").and_then(Value::as_str))?;
         Ok(value)
     }
@@ -169,6 +176,22 @@ impl Client {
     async fn post(&self, path: &str, body: Value, stream: bool, shape: Shape) -> Result<Reply, CallError> {
         // Timing starts at the send that was answered, not at the first.
         let (resp, attempts, started) = self.send(path, &body).await?;
+        // Whatever becomes of the answer, the call took every send.
+        let mut reply = self.answer(resp, started, stream, shape).await.map_err(|err| err.sent(attempts))?;
+        bound_counts(&mut reply.usage, completion_cap(&body), self.context);
+        reply.attempts = attempts;
+        reply.timing.total_ms = millis(started);
+        Ok(reply)
+    }
+
+    /// The answer to a send: a reply, or why there is none.
+    async fn answer(
+        &self,
+        resp: reqwest::Response,
+        started: Instant,
+        stream: bool,
+        shape: Shape,
+    ) -> Result<Reply, CallError> {
         let status = resp.status().as_u16();
         let is_sse = resp
             .headers()
@@ -184,7 +207,7 @@ impl Client {
             let bytes = self.read_body(resp, self.config.max_reply_bytes).await?;
             let text = String::from_utf8_lossy(&bytes);
             let value: Value = serde_json::from_str(&text)
-                .map_err(|err| CallError::Lost(format!("malformed JSON in the response ({err}): {}", clip(&text))))?;
+                .map_err(|err| CallError::lost(format!("malformed JSON in the response ({err}): {}", clip(&text))))?;
             let reply = parse_whole(&value, shape)?;
             self.check_model(reply.model.as_deref())?;
             reply
@@ -192,10 +215,7 @@ impl Client {
             // Every chunk's model is checked as it arrives.
             self.read_stream(resp, started, shape).await?
         };
-        bound_counts(&mut reply.usage, completion_cap(&body), self.context);
         reply.status = status;
-        reply.attempts = attempts;
-        reply.timing.total_ms = millis(started);
         Ok(reply)
     }
 }
@@ -217,7 +237,7 @@ fn unrequested_encoding(resp: &reqwest::Response) -> Result<(), CallError> {
     if encoding.is_empty() || encoding.eq_ignore_ascii_case("identity") {
         return Ok(());
     }
-    Err(CallError::Lost(format!(
+    Err(CallError::lost(format!(
         "protocol break: the server sent its reply in content-encoding {}, which the client did not request",
         clip(&encoding)
     )))
@@ -225,7 +245,7 @@ fn unrequested_encoding(resp: &reqwest::Response) -> Result<(), CallError> {
 
 /// The reply came from another model than the target's.
 pub(super) fn another_model(name: &str) -> CallError {
-    CallError::Lost(format!("answered by another model: {}", clip(name)))
+    CallError::lost(format!("answered by another model: {}", clip(name)))
 }
 
 pub(super) fn clip(text: &str) -> String {

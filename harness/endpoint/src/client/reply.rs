@@ -140,7 +140,7 @@ pub(super) fn str_of(v: Option<&Value>) -> Option<String> {
 pub(super) fn parse_whole(value: &Value, shape: Shape) -> Result<Reply, CallError> {
     let choice = value
         .pointer("/choices/0")
-        .ok_or_else(|| CallError::Lost(format!("response has no choices: {}", clip(&value.to_string()))))?;
+        .ok_or_else(|| CallError::lost(format!("response has no choices: {}", clip(&value.to_string()))))?;
     let mut reply = Reply {
         model: str_of(value.get("model")),
         finish_reason: str_of(choice.get("finish_reason")),

@@ -5,7 +5,7 @@ use std::time::Instant;
 use serde_json::Value;
 
 use super::reply::{server_timings, usage_of};
-use super::transport::{Idle, too_large};
+use super::transport::{Idle, refusal, too_large};
 use super::{Client, Shape, another_model, clip, millis};
 use crate::sse;
 use crate::types::*;
@@ -38,14 +38,14 @@ impl Client {
         while !done {
             let chunk = match idle.next(&mut resp).await {
                 None if !idle.started() => {
-                    return Err(CallError::Lost(format!(
+                    return Err(CallError::lost(format!(
                         "no content within {:.0} s of the send (head-timeout-secs bounds the head and the first content together) after {read} bytes and {} keep-alive comments",
                         cfg.timeouts.head.as_secs_f64(),
                         parser.comments
                     )));
                 }
                 None => {
-                    return Err(CallError::Lost(format!(
+                    return Err(CallError::lost(format!(
                         "stream stalled: no content for {:.0} s (idle-timeout-secs) after {read} bytes, {} content chunks and {} keep-alive comments",
                         cfg.timeouts.idle.as_secs_f64(),
                         acc.arrivals.len(),
@@ -69,7 +69,7 @@ impl Client {
             if read > cfg.max_reply_bytes {
                 return Err(too_large(cfg.max_reply_bytes));
             }
-            parser.push(&chunk, &mut events).map_err(|err| CallError::Lost(format!("reply too large: {err}")))?;
+            parser.push(&chunk, &mut events).map_err(|err| CallError::lost(format!("reply too large: {err}")))?;
             let before = acc.progress();
             for event in events.drain(..) {
                 if acc.event(&event.data, at, shape)? {
@@ -82,7 +82,7 @@ impl Client {
             }
         }
         if !done && acc.finish_reason.is_none() {
-            return Err(CallError::Lost(format!(
+            return Err(CallError::lost(format!(
                 "stream cut before its finish reason after {} content chunks{}",
                 acc.arrivals.len(),
                 if acc.cut_line { " (the last line was cut short)" } else { "" }
@@ -199,13 +199,13 @@ impl StreamAcc<'_> {
             return self.checked();
         }
         let value: Value = serde_json::from_str(data)
-            .map_err(|err| CallError::Lost(format!("malformed JSON in a stream chunk ({err}): {}", clip(data))))?;
+            .map_err(|err| CallError::lost(format!("malformed JSON in a stream chunk ({err}): {}", clip(data))))?;
         if let Some(err) = value.get("error").filter(|e| !e.is_null()) {
             // vLLM reports some request errors after the stream started,
             // with their HTTP code: a 4xx there is still a clean refusal.
             let code = err.get("code").and_then(Value::as_u64).and_then(|c| u16::try_from(c).ok());
-            if let Some(status @ (400 | 413 | 422)) = code {
-                return Err(CallError::Rejected { status, body: clip(&err.to_string()) });
+            if let Some(status) = code.filter(|s| refusal(*s)) {
+                return Err(CallError::Rejected { status, body: clip(&err.to_string()), attempts: 1 });
             }
             // A 5xx said mid-stream (llama.cpp: a tool call its template
             // could not parse) is the same answer as that status before the
@@ -214,16 +214,17 @@ impl StreamAcc<'_> {
                 return Err(CallError::Unanswered {
                     status,
                     body: format!("the server reported an error mid-stream: {}", clip(&err.to_string())),
+                    attempts: 1,
                 });
             }
-            return Err(CallError::Lost(format!(
+            return Err(CallError::lost(format!(
                 "the server reported an error mid-stream: {}",
                 clip(&err.to_string())
             )));
         }
         self.chunk(&value, at, shape);
         if self.too_many_calls {
-            return Err(CallError::Lost(format!("reply too large: more than {MAX_TOOL_CALLS} tool calls")));
+            return Err(CallError::lost(format!("reply too large: more than {MAX_TOOL_CALLS} tool calls")));
         }
         self.checked()
     }
@@ -235,7 +236,7 @@ impl StreamAcc<'_> {
             return Err(another_model(&name));
         }
         match self.broken.take() {
-            Some(why) => Err(CallError::Lost(format!("protocol break: {why}"))),
+            Some(why) => Err(CallError::lost(format!("protocol break: {why}"))),
             None => Ok(false),
         }
     }
@@ -471,7 +472,7 @@ mod tests {
         // the tool-call deltas of a 200 stream: the status it names.
         let peg = r#"{"error":{"code":500,"message":"The model produced output that does not match the expected peg-native format","type":"server_error"}}"#;
         match StreamAcc::default().event(peg, 0.0, Shape::Chat) {
-            Err(CallError::Unanswered { status: 500, body }) => assert!(body.contains("peg-native"), "{body}"),
+            Err(CallError::Unanswered { status: 500, body, .. }) => assert!(body.contains("peg-native"), "{body}"),
             other => panic!("{other:?}"),
         }
     }

@@ -261,7 +261,7 @@ fn retryable(status: u16) -> bool {
 
 impl Client {
     pub(super) fn lost(&self, err: reqwest::Error) -> CallError {
-        lost(err, self.config.timeouts)
+        CallError::lost(lost_reason(err, self.config.timeouts))
     }
 
     /// Send, coming back later while the server asks to (429, 408, 503)
@@ -281,11 +281,14 @@ impl Client {
                 match tokio::time::timeout(self.config.timeouts.head, sending).await {
                     Ok(answer) => answer,
                     Err(_) => {
-                        return Err(CallError::Lost(format!(
-                            "no complete response head within {:.0} s (head-timeout-secs){}",
-                            self.config.timeouts.head.as_secs_f64(),
-                            if attempt > 1 { format!(" (after {attempt} sends)") } else { String::new() }
-                        )));
+                        return Err(CallError::Lost {
+                            reason: format!(
+                                "no complete response head within {:.0} s (head-timeout-secs){}",
+                                self.config.timeouts.head.as_secs_f64(),
+                                if attempt > 1 { format!(" (after {attempt} sends)") } else { String::new() }
+                            ),
+                            attempts: attempt,
+                        });
                     }
                 }
             } else {
@@ -317,15 +320,13 @@ impl Client {
                 }
                 Err(err) => {
                     let note = sends(attempt, resent_fresh, &err);
-                    return Err(match self.lost(err) {
-                        CallError::Lost(why) => CallError::Lost(format!("{why}{note}")),
-                        other => other,
-                    });
+                    let why = lost_reason(err, self.config.timeouts);
+                    return Err(CallError::Lost { reason: format!("{why}{note}"), attempts: attempt });
                 }
             };
             let status = resp.status().as_u16();
             if let Some(err) = redirected(&resp) {
-                return Err(err);
+                return Err(err.sent(attempt));
             }
             if !retryable(status) {
                 return Ok((resp, attempt, sent));
@@ -352,7 +353,11 @@ impl Client {
                         retry.left().as_secs_f64()
                     )
                 };
-                return Err(CallError::Unanswered { status, body: format!("{} ({why})", clip(&body)) });
+                return Err(CallError::Unanswered {
+                    status,
+                    body: format!("{} ({why})", clip(&body)),
+                    attempts: attempt,
+                });
             }
             drop(resp);
             tokio::time::sleep(wait).await;
@@ -490,11 +495,14 @@ pub(super) fn redirected(resp: &reqwest::Response) -> Option<CallError> {
         return None;
     }
     let location = resp.headers().get(reqwest::header::LOCATION).and_then(|v| v.to_str().ok()).unwrap_or("(none)");
-    Some(CallError::Misdirected(format!(
-        "the server answered HTTP {} with Location: {} (redirects are not followed: the other server would be measured as this one)",
-        status.as_u16(),
-        redact_url(location)
-    )))
+    Some(CallError::Misdirected {
+        reason: format!(
+            "the server answered HTTP {} with Location: {} (redirects are not followed: the other server would be measured as this one)",
+            status.as_u16(),
+            redact_url(location)
+        ),
+        attempts: 1,
+    })
 }
 
 /// A `Retry-After` value: seconds, or an HTTP date (RFC 9110 §10.2.3;
@@ -530,17 +538,19 @@ fn http_date(value: &str) -> Option<std::time::SystemTime> {
 }
 
 pub(super) fn too_large(cap: usize) -> CallError {
-    CallError::Lost(format!("reply too large: more than {} bytes (max-reply-mib)", cap))
+    CallError::lost(format!("reply too large: more than {} bytes (max-reply-mib)", cap))
 }
 
 fn stalled(idle: Duration, read: usize) -> CallError {
-    CallError::Lost(format!(
+    CallError::lost(format!(
         "stream stalled: no byte for {:.0} s (idle-timeout-secs) after {read} bytes",
         idle.as_secs_f64()
     ))
 }
 
-fn lost(err: reqwest::Error, timeouts: Timeouts) -> CallError {
+/// What a failed send or read says of itself: timeout, failed
+/// connection, cut body, with its source chain.
+fn lost_reason(err: reqwest::Error, timeouts: Timeouts) -> String {
     let what = if err.is_timeout() {
         format!("timed out (connect {:?}, request {:?})", timeouts.connect, timeouts.request)
     } else if err.is_connect() {
@@ -560,23 +570,29 @@ fn lost(err: reqwest::Error, timeouts: Timeouts) -> CallError {
         detail.push_str(&s.to_string());
         source = s.source();
     }
-    CallError::Lost(format!("{what}: {detail}"))
+    format!("{what}: {detail}")
+}
+
+/// A 4xx about the request itself (400 invalid or too long, 413 too
+/// large, 422 unprocessable), before a stream or in the middle of one: a
+/// clean refusal.
+pub(super) fn refusal(status: u16) -> bool {
+    matches!(status, 400 | 413 | 422)
 }
 
 /// Who is to blame decides: 401/403/407 are the setup's (credentials); a
-/// 4xx about the request itself (400 invalid or too long, 413 too large,
-/// 422 unprocessable) is a clean refusal; 501 says the server does not
-/// implement the call (the instrument's N/A); anything else (5xx, 404, 405,
-/// 409, a 408/429 that outlasted the retries …) is no answer.
+/// [`refusal`] is clean; 501 says the server does not implement the call
+/// (the instrument's N/A); anything else (5xx, 404, 405, 409, a 408/429
+/// that outlasted the retries …) is no answer. What each class does to a
+/// case is [`CallError::class`]'s; the caller counts the sends.
 pub(super) fn classify_status(status: u16, body: &str) -> Result<(), CallError> {
+    let body = clip(body);
     match status {
         200..=299 => Ok(()),
-        401 | 403 | 407 => Err(CallError::Unauthorized { status, body: clip(body) }),
-        400 | 413 | 422 => Err(CallError::Rejected { status, body: clip(body) }),
-        501 => {
-            Err(CallError::Unsupported(format!("the server does not implement this call (HTTP 501: {})", clip(body))))
-        }
-        _ => Err(CallError::Unanswered { status, body: clip(body) }),
+        401 | 403 | 407 => Err(CallError::Unauthorized { status, body, attempts: 1 }),
+        s if refusal(s) => Err(CallError::Rejected { status, body, attempts: 1 }),
+        501 => Err(CallError::Unsupported(format!("the server does not implement this call (HTTP 501: {body})"))),
+        _ => Err(CallError::Unanswered { status, body, attempts: 1 }),
     }
 }
 

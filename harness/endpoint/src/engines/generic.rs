@@ -36,12 +36,13 @@ impl EngineKind for Generic {
         Box::pin(async move {
             match super::vllm::echo_logprobs(client, text).await {
                 Err(
-                    CallError::Rejected { status, body } | CallError::Unanswered { status: status @ (404 | 405), body },
+                    CallError::Rejected { status, body, .. }
+                    | CallError::Unanswered { status: status @ (404 | 405), body, .. },
                 ) => Err(CallError::Unsupported(format!(
                     "engine returns no prompt logprobs (echo refused: HTTP {status}: {body})"
                 ))),
                 // A 200 without logprobs: the server ignored `echo`.
-                Err(CallError::Lost(why)) if why.starts_with("malformed prompt-logprobs response") => {
+                Err(CallError::Lost { reason: why, .. }) if why.starts_with("malformed prompt-logprobs response") => {
                     Err(CallError::Unsupported(format!("engine returns no prompt logprobs ({why})")))
                 }
                 other => other,

@@ -5,10 +5,10 @@ use futures_util::future::BoxFuture;
 use serde_json::Value;
 
 use super::{
-    DraftCounters, EngineKind, Identity, KvBytes, LiveLoad, get_json, load_from_metrics, push, token_counters,
+    DraftCounters, EngineKind, Identity, KvBytes, LiveLoad, Reading, get_json, load_from_metrics, push, token_counters,
 };
 use crate::client::Client;
-use crate::types::{CallError, MetricSample, ServerFacts};
+use crate::types::{MetricSample, ServerFacts};
 
 /// llama.cpp's `llama-server`.
 #[derive(Debug)]
@@ -120,23 +120,20 @@ impl EngineKind for LlamaCpp {
     /// model whose tool call the chat template's parser cannot read gets
     /// HTTP 500 "The model produced output that does not match the expected
     /// peg-native format" (or "Failed to parse …"): the model wrote it.
-    fn read_error(&self, status: u16, body: String, has_images: bool, has_tools: bool) -> CallError {
+    fn read_error(&self, status: u16, body: &str, has_images: bool, has_tools: bool) -> Reading {
         let b = body.to_lowercase();
         if status != 500 {
-            return CallError::Unanswered { status, body };
+            return Reading::AsIs;
         }
         if has_images && (b.contains("image input is not supported") || b.contains("mmproj")) {
-            return CallError::Rejected { status, body };
+            return Reading::Refusal(body.to_string());
         }
         let unparsed =
             b.contains("does not match the expected") || (b.contains("failed to parse") && b.contains("tool"));
         if has_tools && unparsed {
-            return CallError::Rejected {
-                status,
-                body: format!("the engine could not parse the tool call the model wrote: {body}"),
-            };
+            return Reading::Refusal(format!("the engine could not parse the tool call the model wrote: {body}"));
         }
-        CallError::Unanswered { status, body }
+        Reading::AsIs
     }
 
     fn draft_counters(&self, samples: &[MetricSample]) -> Option<DraftCounters> {
@@ -224,21 +221,21 @@ mod tests {
     #[test]
     fn an_image_refused_with_a_500_is_a_refusal_of_the_request() {
         let body = r#"{"error":{"code":500,"message":"image input is not supported - hint: if this is unexpected, you may need to provide the mmproj","type":"server_error"}}"#;
-        let read = |status, body: &str, images, tools| LlamaCpp.read_error(status, body.to_string(), images, tools);
-        assert!(matches!(read(500, body, true, false), CallError::Rejected { status: 500, .. }));
-        assert!(matches!(read(500, body, false, false), CallError::Unanswered { .. }));
-        assert!(matches!(read(500, "out of memory", true, false), CallError::Unanswered { .. }));
+        let read = |status, body: &str, images, tools| LlamaCpp.read_error(status, body, images, tools);
+        assert_eq!(read(500, body, true, false), Reading::Refusal(body.to_string()));
+        assert_eq!(read(500, body, false, false), Reading::AsIs);
+        assert_eq!(read(500, "out of memory", true, false), Reading::AsIs);
         // The tool call the model wrote, unparsed by the template: the
         // model's failure, said so; without tools offered, no answer.
         let peg = r#"{"error":{"code":500,"message":"The model produced output that does not match the expected peg-native format","type":"server_error"}}"#;
         match read(500, peg, false, true) {
-            CallError::Rejected { status: 500, body } => {
+            Reading::Refusal(body) => {
                 assert!(body.starts_with("the engine could not parse the tool call the model wrote"), "{body}")
             }
             other => panic!("{other:?}"),
         }
-        assert!(matches!(read(500, peg, false, false), CallError::Unanswered { .. }));
-        assert!(matches!(read(503, peg, false, true), CallError::Unanswered { .. }));
+        assert_eq!(read(500, peg, false, false), Reading::AsIs);
+        assert_eq!(read(503, peg, false, true), Reading::AsIs);
     }
 
     #[test]

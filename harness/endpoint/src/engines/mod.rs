@@ -74,6 +74,20 @@ pub struct KvBytes {
     pub source: String,
 }
 
+/// What an engine's own words make of an error answer
+/// ([`EngineKind::read_error`]). The engine reads words only: what each
+/// class does to a case is [`CallError::class`]'s.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reading {
+    /// What its status says.
+    AsIs,
+    /// A clean refusal of the request itself, in these words.
+    Refusal(String),
+    /// The engine cannot do this (a feature its flags turned off), for this
+    /// reason.
+    Unsupported(String),
+}
+
 /// One serving engine.
 pub trait EngineKind: Send + Sync + std::fmt::Debug + 'static {
     /// The name used in records: `llama.cpp`, `vllm`, `sglang`, `ollama`,
@@ -111,21 +125,16 @@ pub trait EngineKind: Send + Sync + std::fmt::Debug + 'static {
         Box::pin(async { Err(CallError::Unsupported("engine returns no prompt logprobs".into())) })
     }
 
-    /// What an error answer that would be lost (a 5xx, a 404 …) means in
-    /// this engine's own words. llama.cpp answers an image it cannot read,
-    /// and a tool call it could not parse from the model's output, with
-    /// HTTP 500: a clean refusal and the model's failure, not a lost call.
-    /// Anything not recognised stays no answer.
-    fn read_error(&self, status: u16, body: String, _has_images: bool, _has_tools: bool) -> CallError {
-        CallError::Unanswered { status, body }
-    }
-
-    /// What a clean refusal (a 4xx about the request) means in this
-    /// engine's own words: vLLM refuses a tool choice it was not started to
-    /// serve, which is a feature turned off by a flag (N/A naming the flag),
-    /// not the model's failure.
-    fn read_rejection(&self, status: u16, body: String, _has_tools: bool) -> CallError {
-        CallError::Rejected { status, body }
+    /// What an error answer to a chat request (a no-answer status such as
+    /// a 5xx, or a clean refusal) means in this engine's own words; its
+    /// class is the status's ([`Reading::AsIs`]) unless the words say
+    /// otherwise. llama.cpp answers an image it cannot read, and a tool
+    /// call it could not parse from the model's output, with HTTP 500: a
+    /// clean refusal and the model's failure, not a lost call. vLLM refuses
+    /// a tool choice it was not started to serve with HTTP 400: a feature
+    /// turned off by a flag (N/A naming the flag), not the model's failure.
+    fn read_error(&self, _status: u16, _body: &str, _has_images: bool, _has_tools: bool) -> Reading {
+        Reading::AsIs
     }
 
     /// The draft counters in a metrics scrape, where the engine has them.

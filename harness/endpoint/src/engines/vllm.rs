@@ -6,7 +6,7 @@ use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
 
 use super::{
-    DraftCounters, EngineKind, Identity, KvBytes, LiveLoad, get_json, load_from_metrics, push, token_counters,
+    DraftCounters, EngineKind, Identity, KvBytes, LiveLoad, Reading, get_json, load_from_metrics, push, token_counters,
 };
 use crate::client::Client;
 use crate::logprobs::parse_echo_logprobs;
@@ -93,17 +93,17 @@ impl EngineKind for Vllm {
     /// --enable-auto-tool-choice and --tool-call-parser to be set`,
     /// `tool_choice="required" requires --tool-call-parser to be set`. The
     /// feature is off, not the model wrong: N/A naming the flags.
-    fn read_rejection(&self, status: u16, body: String, has_tools: bool) -> CallError {
+    fn read_error(&self, status: u16, body: &str, _has_images: bool, has_tools: bool) -> Reading {
         let flags: Vec<&str> =
             ["--enable-auto-tool-choice", "--tool-call-parser"].into_iter().filter(|f| body.contains(f)).collect();
         let about_tools = body.contains("tool choice") || body.contains("tool_choice");
         if has_tools && status == 400 && about_tools && !flags.is_empty() {
-            return CallError::Unsupported(format!(
+            return Reading::Unsupported(format!(
                 "vLLM serves tool calls only when started with {}: {body}",
                 flags.join(" and ")
             ));
         }
-        CallError::Rejected { status, body }
+        Reading::AsIs
     }
 
     /// From the startup log: `Available KV cache memory: 12.34 GiB` (GPU)
@@ -161,14 +161,14 @@ mod tests {
             r#"{"error":{"message":"\"auto\" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set","type":"BadRequestError","param":null,"code":400}}"#,
             r#"{"error":{"message":"tool_choice=\"required\" requires --tool-call-parser to be set","type":"BadRequestError","param":null,"code":400}}"#,
         ] {
-            match Vllm.read_rejection(400, body.into(), true) {
-                CallError::Unsupported(why) => assert!(why.contains("--tool-call-parser"), "{why}"),
+            match Vllm.read_error(400, body, false, true) {
+                Reading::Unsupported(why) => assert!(why.contains("--tool-call-parser"), "{why}"),
                 other => panic!("{other:?}"),
             }
             // The same words without tools offered are not about this.
-            assert!(matches!(Vllm.read_rejection(400, body.into(), false), CallError::Rejected { .. }));
+            assert_eq!(Vllm.read_error(400, body, false, false), Reading::AsIs);
         }
         let too_long = r#"{"error":{"message":"This model's maximum context length is 2048 tokens","type":"BadRequestError","param":"input_tokens","code":400}}"#;
-        assert!(matches!(Vllm.read_rejection(400, too_long.into(), true), CallError::Rejected { status: 400, .. }));
+        assert_eq!(Vllm.read_error(400, too_long, false, true), Reading::AsIs);
     }
 }

@@ -80,7 +80,7 @@ async fn error_event_mid_stream_is_lost() {
     let script = Script::sse().data(&openai::role()).data(&openai::content("Hel")).data(error).done();
     let server = FakeServer::start(script).await;
     match client(&server.url()).chat(&request(true)).await {
-        Err(CallError::Unanswered { status: 500, body }) => {
+        Err(CallError::Unanswered { status: 500, body, .. }) => {
             assert!(body.starts_with("the server reported an error mid-stream"), "{body}");
             assert!(body.contains("CUDA out of memory"), "{body}");
         }

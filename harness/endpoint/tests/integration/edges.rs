@@ -101,7 +101,7 @@ async fn retry_after_as_an_http_date_is_honoured() {
         .header("Retry-After", &http_date(SystemTime::now() + Duration::from_secs(3600)));
     let server = FakeServer::start(busy).await;
     match client_config(&server.url(), retrying()).chat(&request(true)).await {
-        Err(CallError::Unanswered { status: 503, body }) => assert!(body.contains("asked to wait"), "{body}"),
+        Err(CallError::Unanswered { status: 503, body, .. }) => assert!(body.contains("asked to wait"), "{body}"),
         other => panic!("expected 503 unanswered, got {other:?}"),
     }
     assert_eq!(server.exchanges().len(), 1);
@@ -199,7 +199,7 @@ async fn redirects_are_not_followed_and_name_the_location() {
             .framing(crate::fake_server::Framing::Length(0));
         let server = FakeServer::start(moved).await;
         match client(&server.url()).chat(&request(true)).await {
-            Err(CallError::Misdirected(why)) => {
+            Err(CallError::Misdirected { reason: why, .. }) => {
                 assert!(
                     why.contains(&format!("HTTP {status}")) && why.contains("http://127.0.0.1:9/elsewhere"),
                     "{why}"
@@ -216,7 +216,7 @@ async fn a_missing_chat_path_is_the_setups_error() {
     for status in [404, 405] {
         let server = FakeServer::start(Script::json(status, r#"{"error":"no such path"}"#)).await;
         match client(&server.url()).chat(&request(true)).await {
-            Err(CallError::Misdirected(why)) => {
+            Err(CallError::Misdirected { reason: why, .. }) => {
                 assert!(why.contains(&format!("HTTP {status}")) && why.contains("/v1/chat/completions"), "{why}")
             }
             other => panic!("expected misdirected, got {other:?}"),

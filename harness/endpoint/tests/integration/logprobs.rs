@@ -85,7 +85,9 @@ fn sglang_input_token_logprobs() {
     assert_eq!(tokens[1].logprob, Some(-8.5));
     assert_eq!(tokens[2].token, " of");
     let bad = json!({"meta_info": {}});
-    assert!(matches!(parse_sglang_logprobs(&bad), Err(CallError::Lost(r)) if r.contains("input_token_logprobs")));
+    assert!(
+        matches!(parse_sglang_logprobs(&bad), Err(CallError::Lost { reason: r, .. }) if r.contains("input_token_logprobs"))
+    );
 }
 
 #[tokio::test]

@@ -55,7 +55,7 @@ fn request(stream: bool) -> ChatRequest {
 /// The reason of a `Lost`, or a panic naming what came instead.
 fn lost(result: Result<Reply, CallError>) -> String {
     match result {
-        Err(CallError::Lost(reason)) => reason,
+        Err(CallError::Lost { reason, .. }) => reason,
         other => panic!("expected Lost, got {other:?}"),
     }
 }

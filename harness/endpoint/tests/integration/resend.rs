@@ -98,7 +98,9 @@ async fn a_resend_that_fails_too_is_lost_naming_both_sends() {
     assert_eq!(ok(client.chat(&request(true)).await).attempts, 1);
     // Reused and closed with no byte of reply: sent once more, on a new
     // connection, which the server reads and resets: lost, never a third.
-    let reason = lost(client.chat(&request(true)).await);
+    let err = client.chat(&request(true)).await.unwrap_err();
+    assert_eq!(err.attempts(), 2, "both sends counted: {err}");
+    let reason = lost(Err(err));
     assert!(reason.to_lowercase().contains("reset"), "{reason}");
     assert!(reason.contains("(2 sends: one on a reused connection"), "{reason}");
     assert_eq!(posts.load(Ordering::SeqCst), 3, "one answered, then two sends of the second call");

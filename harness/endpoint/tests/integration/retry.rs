@@ -49,13 +49,36 @@ async fn a_spent_budget_ends_in_a_lost_call_naming_the_status() {
     let server = FakeServer::start(busy).await;
     let started = Instant::now();
     let err = client_config(&server.url(), retrying(Duration::from_secs(1), 5)).chat(&request(true)).await.unwrap_err();
-    assert!(matches!(&err, CallError::Unanswered { status: 429, body } if body.contains("retry budget")), "{err}");
+    assert!(matches!(&err, CallError::Unanswered { status: 429, body, .. } if body.contains("retry budget")), "{err}");
     assert!(err.is_lost());
+    assert_eq!(err.attempts(), 1, "the wait asked for is more than the budget: one send");
     assert!(started.elapsed() < Duration::from_secs(3), "did not wait past the budget");
     // Out of attempts before the budget.
     let server = FakeServer::start(Script::json(503, "{}").header("Retry-After", "0")).await;
     let err =
         client_config(&server.url(), retrying(Duration::from_secs(60), 3)).chat(&request(false)).await.unwrap_err();
-    assert!(matches!(&err, CallError::Unanswered { status: 503, body } if body.contains("after 3 attempts")), "{err}");
-    assert_eq!(server.exchanges().len(), 3);
+    assert!(
+        matches!(&err, CallError::Unanswered { status: 503, body, .. } if body.contains("after 3 attempts")),
+        "{err}"
+    );
+    assert_eq!((err.attempts(), server.exchanges().len()), (3, 3));
+}
+
+#[tokio::test]
+async fn a_call_lost_after_a_retry_counts_every_send() {
+    // Answered on the second send, then cut before its finish reason; or
+    // refused cleanly on the second: the call took both sends either way.
+    let busy = Script::json(503, r#"{"error":"busy"}"#).header("Retry-After", "0");
+    let cut = Script::sse().data(&openai::content("half"));
+    let server = FakeServer::sequence(vec![busy.clone(), cut]).await;
+    let err =
+        client_config(&server.url(), retrying(Duration::from_secs(10), 5)).chat(&request(true)).await.unwrap_err();
+    assert!(err.is_lost() && err.reason().contains("finish reason"), "{err}");
+    assert_eq!((err.attempts(), server.exchanges().len()), (2, 2));
+    let refused = Script::json(400, r#"{"error":"too long"}"#);
+    let server = FakeServer::sequence(vec![busy, refused]).await;
+    let err =
+        client_config(&server.url(), retrying(Duration::from_secs(10), 5)).chat(&request(true)).await.unwrap_err();
+    assert!(matches!(&err, CallError::Rejected { status: 400, .. }), "{err}");
+    assert_eq!(err.attempts(), 2);
 }

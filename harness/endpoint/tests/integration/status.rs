@@ -29,7 +29,7 @@ async fn http_400_context_exceeded_is_rejected_with_body() {
     let body = r#"{"error":{"code":400,"message":"the request exceeds the available context size, try increasing it","type":"exceed_context_size_error","n_prompt_tokens":5000,"n_ctx":4096}}"#;
     let server = FakeServer::start(Script::json(400, body)).await;
     match client(&server.url()).chat(&request(true)).await {
-        Err(CallError::Rejected { status, body: kept }) => {
+        Err(CallError::Rejected { status, body: kept, .. }) => {
             assert_eq!(status, 400);
             assert_eq!(kept, body);
         }
