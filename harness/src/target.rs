@@ -10,9 +10,10 @@
 //! GPU and a port.
 //!
 //! A stop signal while cases run does not stop the servers under the run's
-//! feet: it is recorded ([`interrupted`]), the cases in flight are cancelled
-//! and recorded as interrupted, no case starts, and the run ends itself
-//! (stopping its servers on the way out) with 128 + the signal.
+//! feet: the runner's signal module (`runner::signal`) interrupts the
+//! cases and lets the run end itself, stopping its servers on the way out.
+//! Every live server's process group is known to that module, so that a
+//! signal that ends the process stops them all.
 
 use std::collections::BTreeMap;
 use std::os::unix::process::CommandExt;
@@ -25,6 +26,7 @@ use std::time::{Duration, Instant};
 use crate::config::{Config, LaunchConfig};
 use crate::error::{Error, ErrorKind};
 use crate::redact::Redactor;
+use crate::runner::signal;
 
 /// The provisioning programs shipped inside the binary, so that
 /// `builtin:NAME` works from any project: each is a script and the files
@@ -45,128 +47,13 @@ fn target_err(message: String) -> Error {
     Error::new(ErrorKind::Target, message)
 }
 
-/// Process groups of the servers running now, for the signal handler.
-static LIVE_GROUPS: Mutex<Vec<i32>> = Mutex::new(Vec::new());
-
-fn live_groups() -> std::sync::MutexGuard<'static, Vec<i32>> {
-    LIVE_GROUPS.lock().unwrap_or_else(|p| p.into_inner())
-}
-
 /// Signal a whole process group.
-fn signal_group(pgid: i32, signal: i32) {
+pub(crate) fn signal_group(pgid: i32, signal: i32) {
     // SAFETY: kill(2) with a negative pid signals the group; no memory is
     // touched.
     unsafe {
         libc::kill(-pgid, signal);
     }
-}
-
-/// Stop every server this process launched: SIGTERM, a moment to let GPU
-/// engines release their memory, then SIGKILL. For the signal handler.
-pub fn stop_all_now() {
-    let groups: Vec<i32> = live_groups().clone();
-    for g in &groups {
-        signal_group(*g, libc::SIGTERM);
-    }
-    std::thread::sleep(Duration::from_millis(1500));
-    for g in &groups {
-        signal_group(*g, libc::SIGKILL);
-    }
-}
-
-/// The stop signal received while cases ran, if any (0: none).
-static INTERRUPTED: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
-/// Set while the run's cases run: a stop signal then ends the run in order
-/// instead of exiting at once.
-static CASES_RUNNING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-
-fn interrupt_channel() -> &'static tokio::sync::watch::Sender<i32> {
-    static CHANNEL: OnceLock<tokio::sync::watch::Sender<i32>> = OnceLock::new();
-    CHANNEL.get_or_init(|| tokio::sync::watch::channel(0).0)
-}
-
-/// The signal that interrupted the cases (`SIGINT`, `SIGTERM`, `SIGHUP`),
-/// if one did.
-pub fn interrupted() -> Option<i32> {
-    match INTERRUPTED.load(std::sync::atomic::Ordering::SeqCst) {
-        0 => None,
-        s => Some(s),
-    }
-}
-
-/// The name of a stop signal.
-pub fn signal_name(signal: i32) -> &'static str {
-    match signal {
-        libc::SIGINT => "SIGINT",
-        libc::SIGTERM => "SIGTERM",
-        libc::SIGHUP => "SIGHUP",
-        _ => "a signal",
-    }
-}
-
-/// Resolves once a stop signal interrupted the cases: what a case in flight
-/// races against.
-pub async fn until_interrupted() -> i32 {
-    let mut rx = interrupt_channel().subscribe();
-    match rx.wait_for(|s| *s != 0).await {
-        Ok(s) => *s,
-        Err(_) => std::future::pending().await,
-    }
-}
-
-/// Mark the span in which a stop signal interrupts cases instead of ending
-/// the process: from the first case to the run's summary.
-pub fn cases_running(running: bool) {
-    CASES_RUNNING.store(running, std::sync::atomic::Ordering::SeqCst);
-}
-
-/// On SIGINT, SIGTERM or SIGHUP. While cases run: record the signal, which
-/// cancels the cases in flight and starts no other, and let the run end
-/// itself (a second signal, or 30 s without an end, stops the servers and
-/// exits at once). Otherwise (launching, probing): stop the launched
-/// servers and exit with 128 + the signal. Installed once per process, on
-/// the run's runtime.
-pub fn stop_servers_on_signals(rt: &tokio::runtime::Runtime) {
-    static INSTALLED: OnceLock<()> = OnceLock::new();
-    if INSTALLED.set(()).is_err() {
-        return;
-    }
-    use tokio::signal::unix::{SignalKind, signal};
-    rt.spawn(async {
-        let (Ok(mut int), Ok(mut term), Ok(mut hup)) =
-            (signal(SignalKind::interrupt()), signal(SignalKind::terminate()), signal(SignalKind::hangup()))
-        else {
-            return;
-        };
-        let mut first = true;
-        loop {
-            let signal = tokio::select! {
-                _ = int.recv() => libc::SIGINT,
-                _ = term.recv() => libc::SIGTERM,
-                _ = hup.recv() => libc::SIGHUP,
-            };
-            if first && CASES_RUNNING.load(std::sync::atomic::Ordering::SeqCst) {
-                first = false;
-                INTERRUPTED.store(signal, std::sync::atomic::Ordering::SeqCst);
-                interrupt_channel().send_replace(signal);
-                eprintln!(
-                    "sparktest: {}: interrupting the run (the cases in flight are recorded as interrupted; no other starts)",
-                    signal_name(signal)
-                );
-                // The run should end in moments; if it does not, end it.
-                std::thread::spawn(move || {
-                    std::thread::sleep(Duration::from_secs(30));
-                    eprintln!("sparktest: the run did not end within 30 s of {}; stopping", signal_name(signal));
-                    stop_all_now();
-                    std::process::exit(128 + signal);
-                });
-                continue;
-            }
-            eprintln!("sparktest: {}; stopping the servers it launched", signal_name(signal));
-            tokio::task::spawn_blocking(stop_all_now).await.ok();
-            std::process::exit(128 + signal);
-        }
-    });
 }
 
 type SpawnRequest = (Command, mpsc::Sender<std::io::Result<Child>>);
@@ -248,7 +135,7 @@ impl Launched {
         // Whatever is left of the group, the server's children included.
         signal_group(pgid, libc::SIGKILL);
         let _ = self.child.wait();
-        live_groups().retain(|g| *g != pgid);
+        signal::forget_group(pgid);
     }
 
     /// Stop the server and start it again with the same command on the same
@@ -541,7 +428,7 @@ fn spawn_server(argv: &[String], log: &Path, name: &str) -> Result<Spawned, Erro
     let child =
         spawn_on_launcher(cmd).map_err(|e| target_err(format!("failed to start target {name} ({program}): {e}")))?;
     let pid = child.id();
-    live_groups().push(pid as i32);
+    signal::watch_group(pid as i32);
     // Without /bin/sh the server still dies with the harness (parent-death
     // signal); only its own children would not.
     let watchdog = match spawn_watchdog(pid) {
@@ -633,7 +520,7 @@ async fn wait_healthy(launched: &mut Launched, path: &str, timeout: Duration) ->
     let started = Instant::now();
     loop {
         if let Ok(Some(status)) = launched.child.try_wait() {
-            live_groups().retain(|g| *g != launched.pid as i32);
+            signal::forget_group(launched.pid as i32);
             let log = launched.log_text();
             let lower = log.to_lowercase();
             let port_taken = lower.contains("address already in use")
@@ -834,9 +721,9 @@ mod tests {
             assert!(started.elapsed() < Duration::from_secs(10), "the child never started");
             std::thread::sleep(Duration::from_millis(20));
         };
-        assert!(live_groups().contains(&(pid as i32)));
+        assert!(signal::watches_group(pid as i32));
         launched.stop();
-        assert!(!live_groups().contains(&(pid as i32)));
+        assert!(!signal::watches_group(pid as i32));
         // Its own child went with it (a zombie at most, reaped by init).
         std::thread::sleep(Duration::from_millis(200));
         let state = std::fs::read_to_string(format!("/proc/{grandchild}/stat")).unwrap_or_default();
@@ -883,6 +770,6 @@ mod tests {
             std::thread::sleep(Duration::from_millis(50));
         }
         let _ = watchdog.wait();
-        live_groups().retain(|g| *g != pid as i32);
+        signal::forget_group(pid as i32);
     }
 }

@@ -11,6 +11,7 @@ use sparktest_record::{CallRecord, CaseRecord, ClientCeiling, Latency, Percentil
 
 use super::control::RunControl;
 use super::prepare::{Broken, Instrument};
+use super::signal;
 use crate::endpoint::Endpoint;
 use crate::events::{Event, Finished, Sinks};
 use crate::plugin::{CaseInfo, Judge, PluginHost, Reach, Restarter};
@@ -175,8 +176,8 @@ fn run_case(shared: &Shared, inst: &Instrument, case: &CaseInfo) -> Result<Compl
     // Checked once the turn is ours: the run may have been interrupted or
     // have stopped while this case waited for it. After a stop signal no
     // case starts, and none is recorded: `--resume` runs them.
-    if let Some(signal) = crate::target::interrupted() {
-        return Ok(Completion::ignored_with(format!("not run: interrupted by {}", crate::target::signal_name(signal))));
+    if let Some(signal) = signal::interrupted() {
+        return Ok(Completion::ignored_with(format!("not run: interrupted by {}", signal::name(signal))));
     }
     if let Some(stop) = shared.control.stopped() {
         let mut record = bare_record(
@@ -201,7 +202,7 @@ fn run_case(shared: &Shared, inst: &Instrument, case: &CaseInfo) -> Result<Compl
     let result = shared.rt.block_on(async {
         tokio::select! {
             result = shared.host.run(&inst.plugin, endpoint, shared.files.clone(), reach, &inst.config, &case.name) => Ok(result),
-            signal = crate::target::until_interrupted() => Err(signal),
+            signal = signal::until_interrupted() => Err(signal),
         }
     });
     let result = match result {
@@ -213,7 +214,7 @@ fn run_case(shared: &Shared, inst: &Instrument, case: &CaseInfo) -> Result<Compl
                 &case.name,
                 Verdict::Interrupted(format!(
                     "the harness was stopped by {} while this case ran; `--resume` runs it again",
-                    crate::target::signal_name(signal)
+                    signal::name(signal)
                 )),
             );
             record.tags = case.tags.clone();
@@ -233,12 +234,12 @@ fn run_case(shared: &Shared, inst: &Instrument, case: &CaseInfo) -> Result<Compl
     let mut verdict = result.verdict.clone();
     // A case that ended as the signal came in, lost or failed for want of
     // an answer, lost it to the harness's stop.
-    if let Some(signal) = crate::target::interrupted()
+    if let Some(signal) = signal::interrupted()
         && matches!(verdict, Verdict::Lost(_))
     {
         verdict = Verdict::Interrupted(format!(
             "the harness was stopped by {} while this case ran ({}); `--resume` runs it again",
-            crate::target::signal_name(signal),
+            signal::name(signal),
             verdict.reason().unwrap_or_default()
         ));
     }

@@ -10,7 +10,8 @@
 //! - [`select`]: partitions and resumed runs.
 //! - [`connect`]: launch and probe the targets (under test, arms, judge).
 //! - [`case`]: one case, from trial to record.
-//! - [`control`]: when a run stops early. [`gate`]: a gate suite's verdict.
+//! - [`control`]: when a run stops early; [`signal`]: stop signals.
+//!   [`gate`]: a gate suite's verdict.
 
 pub mod case;
 pub mod connect;
@@ -19,6 +20,7 @@ pub mod gate;
 pub mod plan;
 pub mod prepare;
 pub mod select;
+pub mod signal;
 pub mod tally;
 
 use std::path::PathBuf;
@@ -34,7 +36,7 @@ use crate::events::{Event, Sinks};
 use crate::sinks::measurement::{MeasurementWriter, rfc3339};
 use crate::sinks::summary::TerminalSummary;
 use crate::sinks::{junit::JunitSink, progress::ProgressSink, transcripts::TranscriptStore};
-use crate::{snapshot, suite, target};
+use crate::{snapshot, suite};
 use tally::TallySink;
 
 /// Which server to measure.
@@ -98,7 +100,7 @@ pub fn run(args: RunArgs) -> Result<i32, Error> {
     let suite = suite::load(&suite::locate(&config.root, &args.suite)?)?;
     prepare::check_arm_overrides(&suite, &args.arms)?;
     let rt = runtime()?;
-    target::stop_servers_on_signals(&rt);
+    signal::install(&rt);
     let files = Arc::new(suite.files.clone());
     let prepared = prepare::prepare(&rt, &config, &suite, &files, &args.arms)?;
     let plan = plan::Plan::new(&config, &args, &suite, &prepared)?;
@@ -170,19 +172,19 @@ pub fn run(args: RunArgs) -> Result<i32, Error> {
         });
         let trials = case::trials(&shared, &instruments, &broken, &selected);
         let started = Instant::now();
-        target::cases_running(true);
+        signal::cases_running(true);
         let conclusion = libtest_mimic::run(&args.libtest, trials);
-        let interrupted = target::interrupted();
+        let interrupted = signal::interrupted();
         let stop = shared.control.stopped();
         let mut summary = summary(&tally, started, checks.clone(), stop.as_ref(), &plan.redactor);
         if let Some(signal) = interrupted {
-            summary.interrupted = Some(target::signal_name(signal).to_string());
+            summary.interrupted = Some(signal::name(signal).to_string());
         }
         // A gate fails the exit code even where libtest saw nothing fail: a
         // check not applicable, or one a filter skipped.
         let gate_failed = summary.gate.as_ref().is_some_and(|g| !g.passed);
         sinks.emit(&Event::RunFinished(Box::new(summary)))?;
-        target::cases_running(false);
+        signal::cases_running(false);
         if let Some(signal) = interrupted {
             return Ok(128 + signal);
         }
