@@ -1,6 +1,6 @@
 //! What every interface version adapts to: the host's own view of a guest
-//! ([`GuestInfo`], [`GuestOutcome`], [`Seen`]), and the pieces of the
-//! adapters that are the same in every version, written once as macros that each
+//! ([`GuestInfo`], [`Finding`], [`Seen`]), and the pieces of the adapters
+//! that are the same in every version, written once as macros that each
 //! version's file (`v1.rs`, `v2.rs`, `v3.rs`) expands against its own
 //! bindings. A new version is a new file here that expands them and adds
 //! what it changed.
@@ -9,8 +9,10 @@ use sparktest_record::{Metric, Verdict};
 
 use crate::endpoint::{CallError, Effect};
 
-/// What a guest's `run` returned, in host types.
-pub struct GuestOutcome {
+/// What a guest's `run` returned, in host types: its finding, which the
+/// host's rules (`runner::verdict`) may overrule.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Finding {
     /// How the instrument judged the case.
     pub verdict: Verdict,
     /// Its figures.
@@ -102,7 +104,7 @@ macro_rules! shared_conversions {
         pub mod shared {
             use super::sparktest::plugin::{endpoint as wit, plugin_types, types};
             use crate::endpoint as dom;
-            use crate::plugin::adapter::{GuestInfo, GuestOutcome};
+            use crate::plugin::adapter::{Finding, GuestInfo};
             use sparktest_record::{Metric, Verdict};
 
             impl From<wit::ContentPart> for dom::ContentPart {
@@ -241,9 +243,11 @@ macro_rules! shared_conversions {
                 }
             }
 
-            impl From<plugin_types::Outcome> for GuestOutcome {
+            // The interface's `outcome` record is frozen under that name;
+            // the host calls it a finding (an outcome is pass, fail, lost …).
+            impl From<plugin_types::Outcome> for Finding {
                 fn from(o: plugin_types::Outcome) -> Self {
-                    GuestOutcome {
+                    Finding {
                         verdict: match o.verdict {
                             plugin_types::Verdict::Pass => Verdict::Pass,
                             plugin_types::Verdict::Fail(r) => Verdict::Fail(r),

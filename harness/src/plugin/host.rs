@@ -6,9 +6,10 @@
 //! always fire), a reporter's is bounded by the wall-clock limit alone
 //! (epoch interruption: it yields every tick), and what it hands the host
 //! in one call is capped. `describe`, `cases`,
-//! `render` and `run` each have a wall-clock limit. A case that runs out of
-//! time while waiting on the server is lost; one that runs out while the
-//! instrument computes (or sleeps) is the instrument's failure.
+//! `render` and `run` each have a wall-clock limit. How a case's run ended
+//! ([`Ended`]: the guest's finding, out of time while waiting on the server
+//! or not, a trap) is reported as it is; what verdict that makes is the
+//! runner's (`runner::verdict`).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -16,13 +17,13 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use sparktest_record::{InstrumentInfo, Metric, Verdict};
+use sparktest_record::InstrumentInfo;
 use wasmtime::component::{Component, HasSelf, Linker, ResourceTable};
 use wasmtime::{Cache, CacheConfig, Config, Engine, Store, StoreLimitsBuilder, Trap};
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::{HostMonotonicClock, HostWallClock, WasiCtxBuilder};
 
-use super::adapter::{GuestInfo, GuestOutcome};
+use super::adapter::{Finding, GuestInfo};
 use super::state::{CallLog, CaseState, Judge, Restarter};
 use super::{v1, v2, v3};
 use crate::endpoint::Endpoint;
@@ -180,20 +181,42 @@ pub struct CaseInfo {
     pub tags: Vec<String>,
 }
 
-/// Everything a finished case produced.
+/// How a guest's `run` ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Ended {
+    /// It returned its finding.
+    Returned(Finding),
+    /// It ran past its wall-clock limit: while a call to the server was in
+    /// flight, or while it computed or slept.
+    OutOfTime {
+        /// A call was in flight when the limit fired.
+        waiting_on_server: bool,
+        /// The limit.
+        limit: Duration,
+    },
+    /// It trapped (its CPU or memory limit, a panic …), in words.
+    Trapped(String),
+}
+
+/// Everything a finished case produced, as it happened: the verdict is the
+/// runner's to make from it (`runner::verdict`).
 pub struct CaseResult {
-    /// The verdict after the host's rules (a lost call loses the case).
-    pub verdict: Verdict,
-    /// The instrument's figures.
-    pub metrics: Vec<Metric>,
-    /// The instrument's notes.
-    pub notes: Vec<(String, String)>,
-    /// Snapshots to check: name and content.
-    pub snapshots: Vec<(String, String)>,
+    /// How the guest's run ended: its finding, or why there is none.
+    pub ended: Ended,
     /// The endpoint calls.
     pub log: CallLog,
     /// Wall time of the case.
     pub elapsed: Duration,
+}
+
+impl CaseResult {
+    /// The guest's finding, when it returned one.
+    pub fn finding(&self) -> Option<&Finding> {
+        match &self.ended {
+            Ended::Returned(finding) => Some(finding),
+            _ => None,
+        }
+    }
 }
 
 /// What a case may reach besides its own target.
@@ -524,67 +547,20 @@ impl PluginHost {
         let started = Instant::now();
         let (mut store, stderr, in_call) = self.store(Meter::Fuel, Some(endpoint), files, reach);
         let run = async {
-            Ok::<GuestOutcome, wasmtime::Error>(each_version!(&plugin.pre, p => {
+            Ok::<Finding, wasmtime::Error>(each_version!(&plugin.pre, p => {
                 p.instantiate_async(&mut store).await?.call_run(&mut store, config, case).await?.into()
             }))
         };
-        let outcome = tokio::time::timeout(self.limits.case_timeout, run).await;
+        let limit = self.limits.case_timeout;
+        let ended = match tokio::time::timeout(limit, run).await {
+            // Who used the time is known only here: the server (a call
+            // was in flight) or the instrument.
+            Err(_) => Ended::OutOfTime { waiting_on_server: in_call.load(Ordering::SeqCst), limit },
+            Ok(Err(trap)) => Ended::Trapped(trap_message("instrument", &trap, &stderr, &self.limits)),
+            Ok(Ok(finding)) => Ended::Returned(finding),
+        };
         let log = std::mem::take(&mut store.data_mut().log);
-        let mut result = CaseResult {
-            verdict: Verdict::Pass,
-            metrics: Vec::new(),
-            notes: Vec::new(),
-            snapshots: Vec::new(),
-            log,
-            elapsed: Duration::ZERO,
-        };
-        let limit = self.limits.case_timeout.as_secs();
-        result.verdict = match outcome {
-            // Who used the time decides: the server (a call was in flight)
-            // or the instrument.
-            Err(_) if in_call.load(Ordering::SeqCst) => {
-                Verdict::Lost(format!("the case exceeded its wall-clock limit of {limit}s while waiting on the server"))
-            }
-            Err(_) => Verdict::Fail(format!(
-                "instrument exceeded its wall-clock limit of {limit}s while computing or sleeping, not waiting on the server"
-            )),
-            Ok(Err(trap)) => Verdict::Fail(trap_message("instrument", &trap, &stderr, &self.limits)),
-            Ok(Ok(outcome)) => {
-                result.metrics = outcome.metrics;
-                result.notes = outcome.notes;
-                result.snapshots = outcome.snapshots;
-                // NaN and infinities have no JSON form: a record holding one
-                // could not be read back. Such a figure fails the case by name.
-                let bad: Vec<String> = result
-                    .metrics
-                    .iter()
-                    .filter(|m| !m.value.is_finite())
-                    .map(|m| format!("{} = {}", m.name, m.value))
-                    .collect();
-                result.metrics.retain(|m| m.value.is_finite());
-                if bad.is_empty() {
-                    outcome.verdict
-                } else {
-                    Verdict::Fail(format!(
-                        "instrument reported figures that are not finite numbers: {}",
-                        bad.join(", ")
-                    ))
-                }
-            }
-        };
-        result.verdict = lost_wins(result.verdict, result.log.first_lost.as_deref());
-        result.elapsed = started.elapsed();
-        result
-    }
-}
-
-/// A lost call loses the case whatever the instrument concluded: a dead
-/// server is never scored as a wrong answer, nor a swallowed error as a pass.
-fn lost_wins(verdict: Verdict, first_lost: Option<&str>) -> Verdict {
-    match (verdict, first_lost) {
-        (Verdict::Lost(r), _) => Verdict::Lost(r),
-        (_, Some(reason)) => Verdict::Lost(reason.to_string()),
-        (other, None) => other,
+        CaseResult { ended, log, elapsed: started.elapsed() }
     }
 }
 
@@ -620,26 +596,19 @@ fn trap_message(who: &str, err: &wasmtime::Error, stderr: &MemoryOutputPipe, lim
 mod tests {
     use super::*;
 
-    #[test]
-    fn a_lost_call_overrides_any_other_verdict() {
-        let lost = Some("connection refused");
-        assert_eq!(lost_wins(Verdict::Pass, lost), Verdict::Lost("connection refused".into()));
-        assert_eq!(lost_wins(Verdict::Fail("wrong".into()), lost), Verdict::Lost("connection refused".into()));
-        assert_eq!(lost_wins(Verdict::NotApplicable("n/a".into()), lost), Verdict::Lost("connection refused".into()));
-        assert_eq!(lost_wins(Verdict::Lost("own".into()), lost), Verdict::Lost("own".into()));
-        assert_eq!(lost_wins(Verdict::Pass, None), Verdict::Pass);
-    }
-
-    #[test]
-    fn a_file_that_is_not_a_component_is_the_files_error_not_a_broken_instrument() {
-        let limits = Limits {
+    fn limits() -> Limits {
+        Limits {
             fuel: 1_000_000,
             memory_bytes: 1 << 20,
             case_timeout: Duration::from_secs(5),
             setup_timeout: Duration::from_secs(5),
             hostcall_bytes: 1 << 20,
-        };
-        let host = PluginHost::new(None, limits).unwrap();
+        }
+    }
+
+    #[test]
+    fn a_file_that_is_not_a_component_is_the_files_error_not_a_broken_instrument() {
+        let host = PluginHost::new(None, limits()).unwrap();
         let dir = tempfile::tempdir().unwrap();
         let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
         // Text, and a core module (a wasm file, not a component).

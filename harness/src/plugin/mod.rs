@@ -17,7 +17,8 @@ mod v1;
 mod v2;
 mod v3;
 
+pub use adapter::Finding;
 pub use build::{component_for, trusted_workspaces};
-pub use host::{CaseInfo, CaseResult, InstrumentPlugin, Limits, PluginHost, Reach};
+pub use host::{CaseInfo, CaseResult, Ended, InstrumentPlugin, Limits, PluginHost, Reach};
 pub use names::check_segments;
 pub use state::{CallLog, Judge, Restarter};

@@ -1,5 +1,6 @@
 //! One case, from libtest trial to record: run it in the sandbox (or not,
-//! when the run has stopped), check its snapshots, and emit its events.
+//! when the run has stopped), check its snapshots, give it its verdict by
+//! the host's rules ([`super::verdict`]), and emit its events.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -11,7 +12,7 @@ use sparktest_record::{CallRecord, CaseRecord, ClientCeiling, Latency, Percentil
 
 use super::control::RunControl;
 use super::prepare::{Broken, Instrument};
-use super::signal;
+use super::{signal, verdict};
 use crate::endpoint::Endpoint;
 use crate::events::{Event, Finished, Sinks};
 use crate::plugin::{CaseInfo, Judge, PluginHost, Reach, Restarter};
@@ -77,13 +78,8 @@ pub fn trials(
                             .cloned()
                             .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()));
                         let id = format!("{}::{}", inst.prefix(), case.name);
-                        // Neither the model's fault nor the plugin's: no
-                        // answer was measured, as when a server is lost.
-                        let why = format!(
-                            "the harness failed while running this case (a bug in cargo-sparktest, not the model): {}",
-                            what.unwrap_or_default()
-                        );
-                        let mut record = bare_record(&id, &inst.plugin.info.name, &case.name, Verdict::Lost(why));
+                        let why = verdict::harness_failed(&what.unwrap_or_default());
+                        let mut record = bare_record(&id, &inst.plugin.info.name, &case.name, why);
                         record.tags = case.tags.clone();
                         record.arm = inst.arm.as_ref().map(|(a, _)| a.clone());
                         finish(&shared, record, None)
@@ -100,7 +96,7 @@ pub fn trials(
         let (shared, b) = (shared.clone(), b.clone());
         trials.push(Trial::ignorable_test(id.clone(), move || {
             let _ = shared.sinks.emit(&Event::CaseStarted { id: id.clone() });
-            let record = bare_record(&id, &b.name, "setup::load", Verdict::Fail(b.message.clone()));
+            let record = bare_record(&id, &b.name, "setup::load", verdict::broken(&b.message));
             finish(&shared, record, None)
         }));
     }
@@ -180,12 +176,7 @@ fn run_case(shared: &Shared, inst: &Instrument, case: &CaseInfo) -> Result<Compl
         return Ok(Completion::ignored_with(format!("not run: interrupted by {}", signal::name(signal))));
     }
     if let Some(stop) = shared.control.stopped() {
-        let mut record = bare_record(
-            &id,
-            &inst.plugin.info.name,
-            &case.name,
-            Verdict::Lost(format!("not run: the run stopped: {}", stop.reason)),
-        );
+        let mut record = bare_record(&id, &inst.plugin.info.name, &case.name, verdict::stopped(&stop.reason));
         record.tags = case.tags.clone();
         record.arm = inst.arm.as_ref().map(|(a, _)| a.clone());
         return finish(shared, record, None);
@@ -208,15 +199,7 @@ fn run_case(shared: &Shared, inst: &Instrument, case: &CaseInfo) -> Result<Compl
     let result = match result {
         Ok(result) => result,
         Err(signal) => {
-            let mut record = bare_record(
-                &id,
-                &inst.plugin.info.name,
-                &case.name,
-                Verdict::Interrupted(format!(
-                    "the harness was stopped by {} while this case ran; `--resume` runs it again",
-                    signal::name(signal)
-                )),
-            );
+            let mut record = bare_record(&id, &inst.plugin.info.name, &case.name, verdict::cancelled(signal));
             record.tags = case.tags.clone();
             record.arm = inst.arm.as_ref().map(|(a, _)| a.clone());
             record.started_at = started_at;
@@ -231,30 +214,18 @@ fn run_case(shared: &Shared, inst: &Instrument, case: &CaseInfo) -> Result<Compl
     {
         drop(l.lock().unwrap_or_else(|p| p.into_inner()));
     }
-    let mut verdict = result.verdict.clone();
-    // A case that ended as the signal came in, lost or failed for want of
-    // an answer, lost it to the harness's stop.
-    if let Some(signal) = signal::interrupted()
-        && matches!(verdict, Verdict::Lost(_))
-    {
-        verdict = Verdict::Interrupted(format!(
-            "the harness was stopped by {} while this case ran ({}); `--resume` runs it again",
-            signal::name(signal),
-            verdict.reason().unwrap_or_default()
-        ));
-    }
+    // A signal that came in as the case ended is read now.
+    let mut verdict = verdict::of_run(&result.ended, result.log.first_lost.as_deref(), signal::interrupted());
+    let finding = result.finding();
     let mut snapshots = Vec::new();
     let snap_dir = shared.snapshots.join(inst.prefix().replace("::", "/"));
-    for (snap_name, content) in &result.snapshots {
+    for (snap_name, content) in finding.map_or(&[][..], |f| &f.snapshots) {
         // Snapshots are committed files: a reply that echoes a key is
         // redacted like every other output.
         let content = shared.redactor.redact(content);
         let status = snapshot::check(&snap_dir, &format!("{}__{snap_name}", case.name.replace("::", "__")), &content);
-        if status == SnapshotStatus::Changed && verdict == Verdict::Pass {
-            verdict = Verdict::Fail(format!(
-                "snapshot {snap_name} changed since the baseline in {}; review with `cargo insta review`",
-                shared.snapshots.display()
-            ));
+        if status == SnapshotStatus::Changed {
+            verdict = verdict::snapshot_changed(verdict, snap_name, &shared.snapshots);
         }
         snapshots.push((snap_name.clone(), status.as_str().to_string()));
     }
@@ -262,8 +233,9 @@ fn run_case(shared: &Shared, inst: &Instrument, case: &CaseInfo) -> Result<Compl
         let counts: Vec<u64> = result.log.calls.iter().filter_map(|c| f(c).map(u64::from)).collect();
         (!counts.is_empty()).then(|| counts.iter().sum())
     };
-    let mut notes = result.notes.clone();
-    notes.extend(ceiling_notes(shared.ceiling.as_ref(), &result.metrics));
+    let metrics = finding.map(|f| verdict::finite(&f.metrics)).unwrap_or_default();
+    let mut notes = finding.map(|f| f.notes.clone()).unwrap_or_default();
+    notes.extend(ceiling_notes(shared.ceiling.as_ref(), &metrics));
     if !snapshots.is_empty() {
         // Which baseline the case was compared with.
         let folder = shared.snapshots.file_name().map_or_else(String::new, |f| f.to_string_lossy().into_owned());
@@ -277,7 +249,7 @@ fn run_case(shared: &Shared, inst: &Instrument, case: &CaseInfo) -> Result<Compl
         tags: case.tags.clone(),
         outcome: verdict.outcome(),
         reason: verdict.reason().map(str::to_string),
-        metrics: result.metrics.clone(),
+        metrics,
         notes,
         started_at,
         seconds: result.elapsed.as_secs_f64(),

@@ -9,7 +9,8 @@
 //! - [`prepare`]: build, load and list the instruments.
 //! - [`select`]: partitions and resumed runs.
 //! - [`connect`]: launch and probe the targets (under test, arms, judge).
-//! - [`case`]: one case, from trial to record.
+//! - [`case`]: one case, from trial to record; [`verdict`]: the host's
+//!   rules over a case's verdict.
 //! - [`control`]: when a run stops early; [`signal`]: stop signals.
 //!   [`gate`]: a gate suite's verdict.
 
@@ -22,6 +23,7 @@ pub mod prepare;
 pub mod select;
 pub mod signal;
 pub mod tally;
+pub mod verdict;
 
 use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
