@@ -82,18 +82,27 @@ enum Meter {
 struct Ticker(Option<std::sync::mpsc::Sender<()>>, Option<std::thread::JoinHandle<()>>);
 
 impl Ticker {
-    fn start(engine: &Engine) -> Ticker {
+    fn start(engine: &Engine) -> Result<Ticker, Error> {
+        Self::start_on(engine, std::thread::Builder::new().name("sparktest-reporter-ticker".into()))
+    }
+
+    /// Without its thread a reporter never yields and its wall-clock limit
+    /// cannot fire: no render starts then.
+    fn start_on(engine: &Engine, thread: std::thread::Builder) -> Result<Ticker, Error> {
         let (stop, stopped) = std::sync::mpsc::channel::<()>();
         let engine = engine.clone();
-        let thread = std::thread::Builder::new()
-            .name("sparktest-reporter-ticker".into())
+        let thread = thread
             .spawn(move || {
                 while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(REPORTER_TICK) {
                     engine.increment_epoch();
                 }
             })
-            .ok();
-        Ticker(Some(stop), thread)
+            .map_err(|e| {
+                plugin_err(format!(
+                    "failed to start the reporter's clock thread, without which its wall-clock limit cannot fire: {e}"
+                ))
+            })?;
+        Ok(Ticker(Some(stop), Some(thread)))
     }
 }
 
@@ -487,7 +496,7 @@ impl PluginHost {
                 .map(|list| list.into_iter().map(|a| (a.path, a.content)).collect::<Vec<_>>()));
             Ok::<_, wasmtime::Error>(out)
         };
-        let ticking = Ticker::start(&self.reporter_engine);
+        let ticking = Ticker::start(&self.reporter_engine)?;
         let result = self.setup("render", &stderr, call).await;
         drop(ticking);
         let result = result.map_err(|e| plugin_err(format!("reporter {} failed: {e}", wasm.display())))?;
@@ -604,6 +613,20 @@ mod tests {
             setup_timeout: Duration::from_secs(5),
             hostcall_bytes: 1 << 20,
         }
+    }
+
+    #[test]
+    fn a_reporter_whose_clock_thread_cannot_start_does_not_run() {
+        let host = PluginHost::new(None, limits()).unwrap();
+        // A stack no machine can map: the thread cannot be made.
+        let thread = std::thread::Builder::new().stack_size(1 << 60);
+        let Err(err) = Ticker::start_on(&host.reporter_engine, thread) else {
+            panic!("a thread with a stack of 2^60 bytes started")
+        };
+        assert_eq!(err.kind, ErrorKind::Plugin, "{err}");
+        assert!(err.message.starts_with("failed to start the reporter's clock thread"), "{err}");
+        // The usual thread starts, and stops with its ticker.
+        drop(Ticker::start(&host.reporter_engine).unwrap());
     }
 
     #[test]
