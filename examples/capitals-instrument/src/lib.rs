@@ -53,7 +53,7 @@ impl Instrument for Capitals {
         Ok(items()?.into_iter().map(|i| Case::new(format!("country::{}", slug(&i.country)), i)).collect())
     }
 
-    fn run(_config: &NoConfig, item: &Item) -> Outcome {
+    fn run(_config: &NoConfig, item: &Item) -> Finding {
         let question = format!("What is the capital of {}? Answer with the city name only.", item.country);
         let reply = match chat(&ChatRequest::new(vec![Message::user(&question)]).greedy().max_tokens(16)) {
             Ok(reply) => reply,
@@ -61,7 +61,7 @@ impl Instrument for Capitals {
             Err(err) => return err.into(),
         };
         let named = reply.text.to_lowercase().contains(&item.capital.to_lowercase());
-        Outcome::judge(named, format!("expected {}, got {:?}", item.capital, reply.text.trim()))
+        Finding::judge(named, format!("expected {}, got {:?}", item.capital, reply.text.trim()))
             .metric("completion-tokens", f64::from(reply.usage.completion_tokens.unwrap_or(0)), "tokens")
     }
 }

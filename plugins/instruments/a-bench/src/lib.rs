@@ -113,7 +113,7 @@ impl Instrument for ABench {
         Ok(cases)
     }
 
-    fn run(_config: &Config, task: &Task) -> Outcome {
+    fn run(_config: &Config, task: &Task) -> Finding {
         let mut messages = task.messages.clone();
         let mut structured = task.response_format.as_ref().map(|_| "json_schema");
         let mut turns = 0;
@@ -134,7 +134,7 @@ impl Instrument for ABench {
                     continue;
                 }
                 Err(CallError::Rejected(r)) if is_context_refusal(&r.body) => {
-                    return Outcome::fail(format!(
+                    return Finding::fail(format!(
                         "context: HTTP {}: {}",
                         r.status,
                         r.body.chars().take(200).collect::<String>()
@@ -142,7 +142,7 @@ impl Instrument for ABench {
                     .note(names::TURNS, turns.to_string())
                     .note(names::TOOL_CALLS, tool_calls.to_string());
                 }
-                Err(err) => return Outcome::from(err).note(names::TOOL_CALLS, tool_calls.to_string()),
+                Err(err) => return Finding::from(err).note(names::TOOL_CALLS, tool_calls.to_string()),
             };
             turns += 1;
             tool_calls += reply.tool_calls.len();
@@ -155,8 +155,8 @@ impl Instrument for ABench {
             }
         }
         let outcome = match task.check(&reply) {
-            Ok(()) => Outcome::pass(),
-            Err(why) => Outcome::fail(why),
+            Ok(()) => Finding::pass(),
+            Err(why) => Finding::fail(why),
         };
         let mut outcome = outcome.note(names::TURNS, turns.to_string()).note(names::TOOL_CALLS, tool_calls.to_string());
         if let Some(mode) = structured {

@@ -179,12 +179,12 @@ enum Graded {
 
 /// Ask the judge, once more if its reply cannot be read; `Ok(None)` when the
 /// run has no judge.
-fn ask_judge(c: &Config, item: &Item, reply: &Reply) -> Result<Option<Graded>, Outcome> {
+fn ask_judge(c: &Config, item: &Item, reply: &Reply) -> Result<Option<Graded>, Finding> {
     let Some(info) = judge_info() else {
         return Ok(None);
     };
-    let template = read_text(&c.rubric).map_err(Outcome::fail)?;
-    let system = read_text(&c.rubric_system).map_err(Outcome::fail)?;
+    let template = read_text(&c.rubric).map_err(Finding::fail)?;
+    let system = read_text(&c.rubric_system).map_err(Finding::fail)?;
     let text = rubric::prompt(&template, &item.prompt, &as_judged(reply));
     let mut req = ChatRequest::new(vec![Message::system(system.trim()), Message::user(&text)])
         .greedy()
@@ -223,13 +223,13 @@ fn ask_judge(c: &Config, item: &Item, reply: &Reply) -> Result<Option<Graded>, O
         last = answer.text;
     }
     let clip: String = last.chars().take(300).collect();
-    Err(Outcome::lost(format!("judge {}: no verdict the rubric can read, twice (last reply: {clip:?})", info.target)))
+    Err(Finding::lost(format!("judge {}: no verdict the rubric can read, twice (last reply: {clip:?})", info.target)))
 }
 
-fn judge_error(info: &JudgeInfo, err: CallError) -> Outcome {
+fn judge_error(info: &JudgeInfo, err: CallError) -> Finding {
     match err {
-        CallError::Lost(f) => Outcome::lost(format!("judge {}: {}", info.target, f.reason)),
-        other => Outcome::lost(format!("judge {}: no verdict: {}", info.target, other.reason())),
+        CallError::Lost(f) => Finding::lost(format!("judge {}: {}", info.target, f.reason)),
+        other => Finding::lost(format!("judge {}: no verdict: {}", info.target, other.reason())),
     }
 }
 
@@ -280,13 +280,13 @@ impl Instrument for Compliance {
         Ok(cases)
     }
 
-    fn run(c: &Config, asked: &Asked) -> Outcome {
+    fn run(c: &Config, asked: &Asked) -> Finding {
         let (item, context) = (&asked.item, asked.context.as_str());
         let req = match request(c, item, context) {
             Ok(r) => r,
-            Err(err) => return Outcome::fail(err),
+            Err(err) => return Finding::fail(err),
         };
-        let notes = |o: Outcome| {
+        let notes = |o: Finding| {
             o.note(names::KIND, item.kind.clone())
                 .note(names::CATEGORY, item.category.clone())
                 .note(names::CONTEXT, context)
@@ -297,7 +297,7 @@ impl Instrument for Compliance {
             // A clean 4xx is its own class, with the server's words.
             Err(CallError::Rejected(r)) => {
                 return notes(
-                    Outcome::fail(format!("rejected: HTTP {}: {}", r.status, r.body))
+                    Finding::fail(format!("rejected: HTTP {}: {}", r.status, r.body))
                         .note(names::CLASS, names::class::REJECTED),
                 );
             }
@@ -328,10 +328,10 @@ impl Instrument for Compliance {
         };
         let legit = item.kind == names::kind::LEGITIMATE;
         let mut outcome = match class {
-            Class::Complied => Outcome::pass(),
-            Class::Refused if legit => Outcome::fail("refused a legitimate request"),
-            Class::Refused => Outcome::fail("refused"),
-            Class::Empty => Outcome::fail("empty: no final answer (not a refusal)"),
+            Class::Complied => Finding::pass(),
+            Class::Refused if legit => Finding::fail("refused a legitimate request"),
+            Class::Refused => Finding::fail("refused"),
+            Class::Empty => Finding::fail("empty: no final answer (not a refusal)"),
         };
         outcome = notes(outcome)
             .note(names::CLASS, class.as_str())

@@ -56,10 +56,10 @@ fn prompts(c: &Config) -> Result<Vec<String>, String> {
     Ok(list)
 }
 
-fn level_case(c: &Config, level: u32) -> Outcome {
+fn level_case(c: &Config, level: u32) -> Finding {
     let prompts = match prompts(c) {
         Ok(p) => p,
-        Err(err) => return Outcome::fail(err),
+        Err(err) => return Finding::fail(err),
     };
     let reqs: Vec<ChatRequest> = (0..level as usize)
         .map(|i| {
@@ -79,14 +79,14 @@ fn level_case(c: &Config, level: u32) -> Outcome {
     for (i, r) in replies.into_iter().enumerate() {
         let reply = match r {
             Ok(reply) => reply,
-            Err(err) => return Outcome::from(err).note(names::REQUEST, (i + 1).to_string()),
+            Err(err) => return Finding::from(err).note(names::REQUEST, (i + 1).to_string()),
         };
         let s = match sample(&reply) {
             Ok(s) => s,
             // A limit of the timing (a reply sent in one burst), not the
             // model's failure: the figure is N/A with its reason.
             Err(why) => {
-                return Outcome::not_applicable(format!("request {}: the decode rate cannot be taken: {why}", i + 1));
+                return Finding::not_applicable(format!("request {}: the decode rate cannot be taken: {why}", i + 1));
             }
         };
         if !sources.contains(&s.token_source) {
@@ -100,10 +100,10 @@ fn level_case(c: &Config, level: u32) -> Outcome {
         ttfts.push(s.ttft_ms);
     }
     let (Some(stats), Some(e2e)) = (Stats::of(&per_request), Stats::of(&end_to_end)) else {
-        return Outcome::fail("no requests");
+        return Finding::fail("no requests");
     };
     let aggregate = f64::from(tokens) / (wall_ms / 1000.0);
-    let mut outcome = Outcome::pass()
+    let mut outcome = Finding::pass()
         .metric(names::CONCURRENCY, f64::from(level), "requests")
         .metric(names::PER_REQUEST_TOK_S, stats.mean, "tok/s")
         .metric(names::PER_REQUEST_TOK_S_MIN, stats.min, "tok/s")
@@ -195,7 +195,7 @@ impl Instrument for Concurrency {
         Ok(c.levels.iter().map(|&l| Case::new(format!("level::c{l}"), l).tag(names::ROW.title)).collect())
     }
 
-    fn run(c: &Config, level: &u32) -> Outcome {
+    fn run(c: &Config, level: &u32) -> Finding {
         level_case(c, *level)
     }
 }

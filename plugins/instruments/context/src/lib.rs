@@ -32,13 +32,13 @@ impl Instrument for Context {
         Ok(vec![Case::new("kv::pool", ()).tag(names::ROW.title)])
     }
 
-    fn run(_config: &NoConfig, _case: &()) -> Outcome {
+    fn run(_config: &NoConfig, _case: &()) -> Finding {
         let f = server_facts();
         let extra = |k: &str| f.extra.iter().find(|p| p.key == k).map(|p| p.value.clone());
         let Some(pool) = f.kv_pool_tokens else {
-            return Outcome::not_applicable(format!("the engine ({}) reports no KV-cache pool", f.engine));
+            return Finding::not_applicable(format!("the engine ({}) reports no KV-cache pool", f.engine));
         };
-        let mut outcome = Outcome::pass().metric(names::KV_POOL_TOKENS, pool as f64, "tokens");
+        let mut outcome = Finding::pass().metric(names::KV_POOL_TOKENS, pool as f64, "tokens");
         if let Some(ctx) = f.context_per_request {
             outcome = outcome.metric(names::CONTEXT_PER_REQUEST_TOKENS, ctx as f64, "tokens");
         }

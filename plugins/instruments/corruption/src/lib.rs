@@ -102,7 +102,7 @@ impl Instrument for Corruption {
         Ok(probes.into_iter().map(|p| Case::new(format!("{}::{}", p.group, p.name), p).tag(names::ROW.title)).collect())
     }
 
-    fn run(config: &Config, probe: &Probe) -> Outcome {
+    fn run(config: &Config, probe: &Probe) -> Finding {
         let req =
             ChatRequest::new(vec![Message::system(SYSTEM), Message::user(&format!("Repeat exactly:\n{}", probe.text))])
                 .greedy()
@@ -113,17 +113,17 @@ impl Instrument for Corruption {
         };
         let j = judge(&probe.text, &reply.text);
         let outcome = if j.byte_exact {
-            Outcome::pass()
+            Finding::pass()
         } else if j.intact_within {
             // The serve kept every byte; the model said more than asked.
-            Outcome::pass()
+            Finding::pass()
                 .note(names::MODEL_ADDED_WORDS, "the text came back intact, with words the model added around it")
         } else if j.replacement_char {
-            Outcome::fail("reply holds U+FFFD: bytes were mangled")
+            Finding::fail("reply holds U+FFFD: bytes were mangled")
         } else if j.nfc_equal {
-            Outcome::fail("NFC-equal but not byte-exact: normalisation changed the bytes")
+            Finding::fail("NFC-equal but not byte-exact: normalisation changed the bytes")
         } else {
-            Outcome::fail(format!("reply differs from the text: got {:?}", clip(reply.text.trim())))
+            Finding::fail(format!("reply differs from the text: got {:?}", clip(reply.text.trim())))
         };
         outcome
             .note(names::BYTE_EXACT_NOTE, yes_no(j.byte_exact))

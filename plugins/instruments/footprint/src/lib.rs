@@ -36,14 +36,14 @@ impl Instrument for Footprint {
         Ok(vec![Case::new("idle::memory", ()).tag(names::ROW.title)])
     }
 
-    fn run(_config: &NoConfig, _case: &()) -> Outcome {
+    fn run(_config: &NoConfig, _case: &()) -> Finding {
         let f = server_facts();
         let Some(fp) = f.footprint else {
-            return Outcome::not_applicable(
+            return Finding::not_applicable(
                 f.footprint_unmeasured.unwrap_or_else(|| "the host could not read the launched server's memory".into()),
             );
         };
-        let mut outcome = Outcome::pass().metric(names::RESIDENT_GIB, fp.resident_bytes as f64 / GIB, "GiB");
+        let mut outcome = Finding::pass().metric(names::RESIDENT_GIB, fp.resident_bytes as f64 / GIB, "GiB");
         if let (Some(before), Some(after)) = (fp.mem_available_before_bytes, fp.mem_available_after_bytes) {
             outcome = outcome
                 .metric(names::MEM_AVAILABLE_BEFORE_GIB, before as f64 / GIB, "GiB")

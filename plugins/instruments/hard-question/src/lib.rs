@@ -46,11 +46,11 @@ impl Instrument for HardQuestion {
             .collect()
     }
 
-    fn run(_config: &Config, task: &Task) -> Outcome {
+    fn run(_config: &Config, task: &Task) -> Finding {
         match chat(&task.request(task.messages.clone(), task.response_format.is_some())) {
             Ok(reply) => match task.check(&reply) {
-                Ok(()) => Outcome::pass(),
-                Err(why) => Outcome::fail(format!("wrong answer: {why}")),
+                Ok(()) => Finding::pass(),
+                Err(why) => Finding::fail(format!("wrong answer: {why}")),
             },
             Err(err) => err.into(),
         }

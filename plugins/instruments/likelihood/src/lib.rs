@@ -60,21 +60,21 @@ impl Instrument for Likelihood {
         Ok(vec![Case::new("corpus::bpc", texts(config)?).tag(names::ROW.title)])
     }
 
-    fn run(_config: &Config, paths: &Vec<String>) -> Outcome {
+    fn run(_config: &Config, paths: &Vec<String>) -> Finding {
         let mut scores = Vec::new();
-        let mut outcome = Outcome::pass();
+        let mut outcome = Finding::pass();
         for path in paths {
             let text = match read_text(path) {
                 Ok(t) if !t.is_empty() => t,
-                Ok(_) => return Outcome::fail(format!("{path}: the text is empty")),
-                Err(err) => return Outcome::fail(err),
+                Ok(_) => return Finding::fail(format!("{path}: the text is empty")),
+                Err(err) => return Finding::fail(err),
             };
             let logprobs = match prompt_logprobs(&text) {
                 Ok(l) => l,
-                Err(err) => return Outcome::from(err).note(names::TEXT, path.clone()),
+                Err(err) => return Finding::from(err).note(names::TEXT, path.clone()),
             };
             if logprobs.iter().all(|t| t.logprob.is_none()) {
-                return Outcome::fail(format!("{path}: the engine scored none of its tokens"));
+                return Finding::fail(format!("{path}: the engine scored none of its tokens"));
             }
             let s = bpc::score(&text, logprobs.iter().map(|t| t.logprob));
             let stem = path.rsplit('/').next().unwrap_or(path).trim_end_matches(".txt");

@@ -78,29 +78,29 @@ fn names_the_limit(status: u16, body: &str) -> bool {
         .any(|w| b.contains(w))
 }
 
-fn run_needle(c: &Config, n: &Needle) -> Outcome {
+fn run_needle(c: &Config, n: &Needle) -> Finding {
     // Paste paths are relative to the needles file's folder.
     let path = beside(&c.needles, &n.paste);
     let paste = match read_text(&path) {
         Ok(p) => p,
-        Err(err) => return Outcome::fail(err),
+        Err(err) => return Finding::fail(err),
     };
     let chars = paste.chars().count();
     let prompt = format!("{paste}\n\n{}", n.question);
     let req = ChatRequest::new(vec![Message::user(&prompt)]).greedy().max_tokens(c.max_tokens).streamed();
-    let base = Outcome::pass().metric(names::PASTE_CHARS, chars as f64, "chars");
+    let base = Finding::pass().metric(names::PASTE_CHARS, chars as f64, "chars");
     match chat(&req) {
         Ok(reply) => {
             let seconds = reply.timing.total_ms / 1000.0;
             let mut outcome =
-                Outcome::pass().metric(names::PASTE_CHARS, chars as f64, "chars").metric(names::SECONDS, seconds, "s");
+                Finding::pass().metric(names::PASTE_CHARS, chars as f64, "chars").metric(names::SECONDS, seconds, "s");
             if let Some(t) = reply.timing.ttft_ms {
                 outcome = outcome.metric(names::TTFT_MS, t, "ms");
             }
             if let Some(p) = reply.usage.prompt_tokens {
                 outcome = outcome.metric(names::PROMPT_TOKENS, f64::from(p), "tokens");
                 if (p as f64) < chars as f64 / c.max_chars_per_token {
-                    return Outcome::fail(format!(
+                    return Finding::fail(format!(
                         "truncated silently: the server counted {p} prompt tokens for a {chars}-character paste"
                     ))
                     .note(names::OUTCOME, names::outcome::TRUNCATED_SILENTLY);
@@ -110,7 +110,7 @@ fn run_needle(c: &Config, n: &Needle) -> Outcome {
                 outcome.note(names::OUTCOME, names::outcome::ANSWERED)
             } else {
                 let shown: String = reply.text.chars().take(120).collect();
-                Outcome::fail(format!("answered wrongly: expected {} in {shown:?}", n.answer))
+                Finding::fail(format!("answered wrongly: expected {} in {shown:?}", n.answer))
                     .note(names::OUTCOME, names::outcome::ANSWERED_WRONG)
                     .metric(names::SECONDS, seconds, "s")
             }
@@ -122,10 +122,10 @@ fn run_needle(c: &Config, n: &Needle) -> Outcome {
         }
         Err(CallError::Rejected(r)) => {
             let body: String = r.body.chars().take(300).collect();
-            Outcome::fail(format!("refused without naming a limit: HTTP {}: {body}", r.status))
+            Finding::fail(format!("refused without naming a limit: HTTP {}: {body}", r.status))
                 .note(names::OUTCOME, names::outcome::REFUSED_UNCLEARLY)
         }
-        Err(err) => Outcome::from(err),
+        Err(err) => Finding::from(err),
     }
 }
 
@@ -151,7 +151,7 @@ impl Instrument for LongPrompt {
         Ok(needles.into_iter().map(|n| Case::new(format!("paste::{}", n.name), n).tag(names::ROW.title)).collect())
     }
 
-    fn run(c: &Config, needle: &Needle) -> Outcome {
+    fn run(c: &Config, needle: &Needle) -> Finding {
         run_needle(c, needle)
     }
 }

@@ -113,10 +113,10 @@ impl Instrument for Media {
         Ok(c.budgets.iter().map(|b| Case::new(format!("fits::{}", b.id), b.clone()).tag(names::ROW.title)).collect())
     }
 
-    fn run(c: &Config, budget: &Budget) -> Outcome {
+    fn run(c: &Config, budget: &Budget) -> Finding {
         let f = server_facts();
         let Some(pool) = best_pool(&f.memory_pools) else {
-            return Outcome::not_applicable(
+            return Finding::not_applicable(
                 f.memory_unseen.unwrap_or_else(|| "the box's memory could not be read".into()),
             );
         };
@@ -132,11 +132,11 @@ impl Instrument for Media {
         let (v, why) = verdict::verdict(&inputs);
         let free_gib = inputs.free / GIB;
         let mut outcome = match v {
-            Fit::No => Outcome::fail(format!(
+            Fit::No => Finding::fail(format!(
                 "{} does not fit: {free_gib:.1} GiB free with the media stack loaded vs {} needed",
                 budget.name, budget.gib
             )),
-            _ => Outcome::pass(),
+            _ => Finding::pass(),
         }
         .note(names::VERDICT, v.word())
         .note(names::BUDGET, budget.name.clone())

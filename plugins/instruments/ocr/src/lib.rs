@@ -88,7 +88,7 @@ impl Instrument for Ocr {
         Ok(pages(c)?.into_iter().map(|p| Case::new(format!("page::{}", p.id), p).tag(names::ROW.title)).collect())
     }
 
-    fn run(c: &Config, page: &Page) -> Outcome {
+    fn run(c: &Config, page: &Page) -> Finding {
         let reply = match chat_with_images(&c.prompt, &[&page.image], c.max_tokens) {
             Ok(r) => r,
             Err(not_read) => return not_read,
@@ -96,9 +96,9 @@ impl Instrument for Ocr {
         let s = score::score(&page.lines, &reply.text);
         let ok = s.accuracy() >= c.pass_accuracy && s.struck.noticed == s.struck.total && s.struck.wrong == 0;
         let outcome = if ok {
-            Outcome::pass()
+            Finding::pass()
         } else {
-            Outcome::fail(format!(
+            Finding::fail(format!(
                 "word accuracy {:.1}%, {}/{} crossed-out words noticed ({} read as live, {} live words struck)",
                 s.accuracy(),
                 s.struck.noticed,

@@ -111,7 +111,7 @@ impl Instrument for Repro {
         Ok(probes.into_iter().map(|p| Case::new(format!("probe::{}", p.name), p).tag(names::ROW.title)).collect())
     }
 
-    fn run(config: &Config, probe: &Probe) -> Outcome {
+    fn run(config: &Config, probe: &Probe) -> Finding {
         let mut req = ChatRequest::new(vec![Message::user(&probe.prompt)]).greedy().max_tokens(probe.max_tokens);
         req.seed = Some(42);
         if let Some(schema) = &probe.schema {
@@ -157,19 +157,19 @@ impl Instrument for Repro {
         );
         let outcome = if bytes == 1 {
             match &restart {
-                Restart::Compared { bytes: false, answer } => Outcome::fail(format!(
+                Restart::Compared { bytes: false, answer } => Finding::fail(format!(
                     "identical within the session, but the reply after a server restart differs ({})",
                     if *answer { "same answer, other bytes" } else { "another answer" }
                 )),
-                _ => Outcome::pass(),
+                _ => Finding::pass(),
             }
         } else if answers == 1 {
-            Outcome::fail(format!(
+            Finding::fail(format!(
                 "byte-nondeterministic: {bytes} distinct replies in {} repeats, answers identical",
                 config.repeats
             ))
         } else {
-            Outcome::fail(format!(
+            Finding::fail(format!(
                 "nondeterministic: {bytes} distinct replies, {answers} distinct answers in {} repeats",
                 config.repeats
             ))

@@ -78,7 +78,7 @@ impl Instrument for Screenshots {
             .collect())
     }
 
-    fn run(c: &Config, shown: &Shown) -> Outcome {
+    fn run(c: &Config, shown: &Shown) -> Finding {
         let item = &shown.item;
         let reply = match chat_with_images(&shown.prompt, &[&item.image], c.max_tokens) {
             Ok(r) => r,
@@ -86,9 +86,9 @@ impl Instrument for Screenshots {
         };
         let reading = match key::score(item, &reply.text) {
             Ok(r) => r,
-            Err(err) => return Outcome::fail(err),
+            Err(err) => return Finding::fail(err),
         };
-        let outcome = if reading.score == 1.0 { Outcome::pass() } else { Outcome::fail(reading.why.clone()) };
+        let outcome = if reading.score == 1.0 { Finding::pass() } else { Finding::fail(reading.why.clone()) };
         outcome
             .note(contract::vision::VISION, contract::vision::READ)
             .note(names::READING, reading.why)

@@ -56,7 +56,7 @@ fn counters() -> Result<DraftCounts, String> {
 }
 
 /// Acceptance over the case's window, from counters before and after.
-fn acceptance(outcome: Outcome, before: Result<DraftCounts, String>, after: Result<DraftCounts, String>) -> Outcome {
+fn acceptance(outcome: Finding, before: Result<DraftCounts, String>, after: Result<DraftCounts, String>) -> Finding {
     match (before, after) {
         (Ok(DraftCounts::Tokens(b)), Ok(DraftCounts::Tokens(a))) => {
             let (drafted, accepted) = (a.drafted - b.drafted, a.accepted - b.accepted);
@@ -86,7 +86,7 @@ fn acceptance(outcome: Outcome, before: Result<DraftCounts, String>, after: Resu
     }
 }
 
-fn decode_case(c: &Config, prompt: &Prompt) -> Outcome {
+fn decode_case(c: &Config, prompt: &Prompt) -> Finding {
     let category = prompt.category.as_str();
     if let Err(outcome) = warm_up(c.warmup_tokens) {
         return outcome;
@@ -94,7 +94,7 @@ fn decode_case(c: &Config, prompt: &Prompt) -> Outcome {
     let before = counters();
     match repeat(&prompt_request(&prompt.prompt, c.max_tokens), c.repetitions, |_| Ok(())) {
         Ok(samples) => {
-            let outcome = summarise(Outcome::pass(), &samples)
+            let outcome = summarise(Finding::pass(), &samples)
                 .note(names::ARM, c.arm.clone())
                 .note(contract::workload::CATEGORY, category);
             acceptance(outcome, before, counters())
@@ -103,11 +103,11 @@ fn decode_case(c: &Config, prompt: &Prompt) -> Outcome {
     }
 }
 
-fn structured_case(c: &Config, task: &Task) -> Outcome {
+fn structured_case(c: &Config, task: &Task) -> Finding {
     let before = counters();
     match repeat_task(task, c.repetitions) {
         Ok(samples) => {
-            let outcome = summarise(Outcome::pass(), &samples)
+            let outcome = summarise(Finding::pass(), &samples)
                 .note(names::ARM, c.arm.clone())
                 .note(contract::workload::VALID, "every repetition");
             acceptance(outcome, before, counters())
@@ -138,7 +138,7 @@ impl Instrument for SpecDecode {
         timed_cases(&c.prompts, None, c.structured.as_deref(), names::ROW.title, "structured", "structured-output")
     }
 
-    fn run(c: &Config, case: &Timed) -> Outcome {
+    fn run(c: &Config, case: &Timed) -> Finding {
         match case {
             Timed::Decode(prompt) => decode_case(c, prompt),
             Timed::Task(task) => structured_case(c, task),

@@ -51,20 +51,20 @@ fn check(c: &Config) -> Result<(), String> {
     at_least_one_repetition("speed", c.repetitions)
 }
 
-fn decode_case(c: &Config, prompt: &Prompt) -> Outcome {
+fn decode_case(c: &Config, prompt: &Prompt) -> Finding {
     let category = prompt.category.as_str();
     let timed = warm_up(c.warmup_tokens)
         .and_then(|()| repeat(&prompt_request(&prompt.prompt, c.max_tokens), c.repetitions, |_| Ok(())));
     match timed {
-        Ok(samples) => summarise(Outcome::pass(), &samples).note(contract::workload::CATEGORY, category),
+        Ok(samples) => summarise(Finding::pass(), &samples).note(contract::workload::CATEGORY, category),
         Err(outcome) => outcome,
     }
 }
 
-fn agent_case(c: &Config, task: &Task) -> Outcome {
+fn agent_case(c: &Config, task: &Task) -> Finding {
     match repeat_task(task, c.repetitions) {
         Ok(samples) => {
-            summarise(Outcome::pass(), &samples).note(contract::workload::VALID, format!("{0} of {0}", c.repetitions))
+            summarise(Finding::pass(), &samples).note(contract::workload::VALID, format!("{0} of {0}", c.repetitions))
         }
         Err(outcome) => outcome,
     }
@@ -100,7 +100,7 @@ impl Instrument for Speed {
         )
     }
 
-    fn run(c: &Config, case: &Timed) -> Outcome {
+    fn run(c: &Config, case: &Timed) -> Finding {
         match case {
             Timed::Decode(prompt) => decode_case(c, prompt),
             Timed::Task(task) => agent_case(c, task),

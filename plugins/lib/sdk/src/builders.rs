@@ -1,7 +1,7 @@
 //! Constructors and helpers on the generated types, so instruments read well.
 
 use crate::{
-    CallError, CaseInfo, ChatRequest, ContentPart, Info, Message, Metric, Outcome, Pair, Reply, Role, Snapshot, Verdict,
+    CallError, CaseInfo, ChatRequest, ContentPart, Finding, Info, Message, Metric, Pair, Reply, Role, Snapshot, Verdict,
 };
 
 impl Info {
@@ -99,9 +99,9 @@ impl ChatRequest {
     }
 }
 
-impl Outcome {
+impl Finding {
     fn with(verdict: Verdict) -> Self {
-        Outcome { verdict, metrics: Vec::new(), notes: Vec::new(), snapshots: Vec::new() }
+        Finding { verdict, metrics: Vec::new(), notes: Vec::new(), snapshots: Vec::new() }
     }
 
     /// Passed.
@@ -149,14 +149,16 @@ impl Outcome {
     }
 }
 
-impl From<CallError> for Outcome {
+impl From<CallError> for Finding {
     /// A lost call loses the case; a 4xx fails it with the server's words; an
-    /// unsupported call makes the case not applicable.
+    /// unsupported call makes the case not applicable. The host has decided
+    /// which a call is, and a lost call loses the case whatever the
+    /// instrument returns: this says the same, with the host's reason.
     fn from(err: CallError) -> Self {
         match err {
-            CallError::Lost(f) => Outcome::lost(f.reason),
-            CallError::Rejected(r) => Outcome::fail(format!("rejected: HTTP {}: {}", r.status, r.body)),
-            CallError::Unsupported(f) => Outcome::not_applicable(f.reason),
+            CallError::Lost(f) => Finding::lost(f.reason),
+            CallError::Rejected(r) => Finding::fail(format!("rejected: HTTP {}: {}", r.status, r.body)),
+            CallError::Unsupported(f) => Finding::not_applicable(f.reason),
         }
     }
 }

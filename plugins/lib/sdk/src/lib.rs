@@ -29,13 +29,13 @@
 //!     fn cases(config: &Config) -> Result<Vec<Case<String>>, String> {
 //!         Ok(vec![Case::new(format!("word::{}", config.word), config.word.clone())])
 //!     }
-//!     fn run(_config: &Config, word: &String) -> Outcome {
+//!     fn run(_config: &Config, word: &String) -> Finding {
 //!         let ask = format!("Say {word}.");
 //!         let reply = match chat(&ChatRequest::new(vec![Message::user(&ask)])) {
 //!             Ok(reply) => reply,
 //!             Err(err) => return err.into(),
 //!         };
-//!         Outcome::judge(reply.text.to_lowercase().contains(word.as_str()), "the word is not in the reply")
+//!         Finding::judge(reply.text.to_lowercase().contains(word.as_str()), "the word is not in the reply")
 //!     }
 //! }
 //!
@@ -86,7 +86,14 @@ pub use __private::sparktest::plugin::endpoint::{
     ResponseFormat, Role, ServerFacts, Timing, TokenLogprob, TokenSource, ToolCall, ToolChoice, ToolDef, Usage,
 };
 pub use __private::sparktest::plugin::judge::JudgeInfo;
-pub use __private::sparktest::plugin::plugin_types::{CaseInfo, Info, Outcome, Snapshot, Verdict};
+/// What [`Instrument::run`] found: its [`Verdict`] with figures, notes and
+/// snapshots. The host may overrule the verdict (a lost call loses the
+/// case, a changed snapshot fails a pass); the case's outcome (pass, fail,
+/// lost, not applicable) is what the host records. The interface names
+/// this record `outcome`; the SDK calls it a finding, so that an outcome
+/// means one thing.
+pub use __private::sparktest::plugin::plugin_types::Outcome as Finding;
+pub use __private::sparktest::plugin::plugin_types::{CaseInfo, Info, Snapshot, Verdict};
 pub use __private::sparktest::plugin::types::{Metric, Pair};
 
 use __private::sparktest::plugin::{endpoint, judge, suite_data};
@@ -112,7 +119,7 @@ pub trait Instrument {
     /// with exit 3.
     fn cases(config: &Self::Config) -> Result<Vec<Case<Self::Case>>, String>;
     /// Run one case and judge it.
-    fn run(config: &Self::Config, case: &Self::Case) -> Outcome;
+    fn run(config: &Self::Config, case: &Self::Case) -> Finding;
 }
 
 /// A case as [`Instrument::cases`] lists it: its name and tags for the
@@ -192,14 +199,14 @@ macro_rules! register_instrument {
                     let cases = <$instrument as $crate::Instrument>::cases(&__config(&config)?)?;
                     Ok(cases.into_iter().map(|c| c.info).collect())
                 }
-                fn run(config: ::std::string::String, case: ::std::string::String) -> $crate::Outcome {
+                fn run(config: ::std::string::String, case: ::std::string::String) -> $crate::Finding {
                     let config = match __config(&config) {
                         Ok(config) => config,
-                        Err(err) => return $crate::Outcome::fail(err),
+                        Err(err) => return $crate::Finding::fail(err),
                     };
                     match $crate::__find_case::<$instrument>(&config, &case) {
                         Ok(item) => <$instrument as $crate::Instrument>::run(&config, &item),
-                        Err(err) => $crate::Outcome::fail(err),
+                        Err(err) => $crate::Finding::fail(err),
                     }
                 }
             }
@@ -279,13 +286,13 @@ pub fn data_url(path: &str) -> Result<String, String> {
 /// Ask about pinned images: one user turn with `prompt` and the images, at
 /// temperature 0. A build without vision refuses images with a 4xx (or
 /// llama.cpp's 500 "image input is not supported"); that comes back as a
-/// failed outcome noted `vision: none`, with what the engine's probe said,
+/// failed finding noted `vision: none`, with what the engine's probe said,
 /// never as lost, so a board can score it "could not be tested". A refusal
 /// that is about something else (the request too long or too large for a
 /// build that reports vision) is an ordinary refusal. Any other error is
-/// its usual outcome.
-pub fn chat_with_images(prompt: &str, images: &[&str], max_tokens: u32) -> Result<Reply, Outcome> {
-    let urls = images.iter().map(|p| data_url(p)).collect::<Result<Vec<_>, _>>().map_err(Outcome::fail)?;
+/// its usual finding (`Finding::from`).
+pub fn chat_with_images(prompt: &str, images: &[&str], max_tokens: u32) -> Result<Reply, Finding> {
+    let urls = images.iter().map(|p| data_url(p)).collect::<Result<Vec<_>, _>>().map_err(Finding::fail)?;
     let req = ChatRequest::new(vec![Message::user_with_images(prompt, &urls)]).greedy().max_tokens(max_tokens);
     match chat(&req) {
         Ok(reply) => Ok(reply),
@@ -297,11 +304,11 @@ pub fn chat_with_images(prompt: &str, images: &[&str], max_tokens: u32) -> Resul
                 None => "the engine does not report its modalities",
             };
             if reported == Some(true) || (reported.is_none() && !about_images(&r.body)) {
-                return Err(Outcome::fail(format!("the image request was refused (HTTP {}: {})", r.status, r.body))
+                return Err(Finding::fail(format!("the image request was refused (HTTP {}: {})", r.status, r.body))
                     .note(contract::vision::VISION, contract::vision::REFUSED)
                     .note(contract::vision::VISION_PROBE, probe));
             }
-            Err(Outcome::fail(format!("no vision in this build: images rejected (HTTP {}: {})", r.status, r.body))
+            Err(Finding::fail(format!("no vision in this build: images rejected (HTTP {}: {})", r.status, r.body))
                 .note(contract::vision::VISION, contract::vision::NONE)
                 .note(contract::vision::VISION_PROBE, probe))
         }

@@ -14,7 +14,7 @@
 //!   (llama.cpp `timings.predicted_ms`), kept beside the client's.
 
 use sparktest_sdk::contract::workload as names;
-use sparktest_sdk::{ChatRequest, Message, Outcome, Reply, TokenSource, chat};
+use sparktest_sdk::{ChatRequest, Finding, Message, Reply, TokenSource, chat};
 
 use crate::task::Task;
 
@@ -94,8 +94,8 @@ const WARM_UP: &str = "Say hello, then count from one to twenty in words.";
 
 /// One discarded request: compiled kernels, caches and first-request costs
 /// stay out of the figures.
-pub fn warm_up(tokens: u32) -> Result<(), Outcome> {
-    chat(&prompt_request(WARM_UP, tokens)).map(|_| ()).map_err(|err| Outcome::from(err).note(names::PHASE, "warm-up"))
+pub fn warm_up(tokens: u32) -> Result<(), Finding> {
+    chat(&prompt_request(WARM_UP, tokens)).map(|_| ()).map_err(|err| Finding::from(err).note(names::PHASE, "warm-up"))
 }
 
 /// Send `req` `repetitions` times, timing each; `validate` may refuse a
@@ -104,18 +104,18 @@ pub fn repeat(
     req: &ChatRequest,
     repetitions: u32,
     validate: impl Fn(&Reply) -> Result<(), String>,
-) -> Result<Vec<Sample>, Outcome> {
+) -> Result<Vec<Sample>, Finding> {
     let mut samples = Vec::new();
     for rep in 1..=repetitions {
-        let reply = chat(req).map_err(|err| Outcome::from(err).note(names::PHASE, format!("repetition {rep}")))?;
+        let reply = chat(req).map_err(|err| Finding::from(err).note(names::PHASE, format!("repetition {rep}")))?;
         validate(&reply).map_err(|why| {
-            Outcome::fail(format!("repetition {rep}: output did not validate, so its speed does not count: {why}"))
+            Finding::fail(format!("repetition {rep}: output did not validate, so its speed does not count: {why}"))
                 .note(names::VALID, format!("{} of {repetitions}", rep - 1))
         })?;
         // A reply too short to time is a limit of the timing, not the
         // model's failure: N/A with the reason.
         samples.push(sample(&reply).map_err(|why| {
-            Outcome::not_applicable(format!("repetition {rep}: the decode rate cannot be taken: {why}"))
+            Finding::not_applicable(format!("repetition {rep}: the decode rate cannot be taken: {why}"))
         })?);
     }
     Ok(samples)
@@ -123,7 +123,7 @@ pub fn repeat(
 
 /// Time an agent-shaped task: streamed, with its JSON schema, every
 /// repetition checked against its expectation.
-pub fn repeat_task(task: &Task, repetitions: u32) -> Result<Vec<Sample>, Outcome> {
+pub fn repeat_task(task: &Task, repetitions: u32) -> Result<Vec<Sample>, Finding> {
     let req = task.request(task.messages.clone(), task.response_format.is_some()).streamed();
     repeat(&req, repetitions, |reply| task.check(reply))
 }
@@ -162,7 +162,7 @@ impl Stats {
     }
 
     /// Add `<name>`, `<name>-min`, `<name>-max`, `<name>-stdev` metrics.
-    pub fn metrics(&self, outcome: Outcome, name: &str, unit: &str) -> Outcome {
+    pub fn metrics(&self, outcome: Finding, name: &str, unit: &str) -> Finding {
         outcome
             .metric(name, self.mean, unit)
             .metric(format!("{name}-min"), self.min, unit)
@@ -173,7 +173,7 @@ impl Stats {
 
 /// The samples of several replies: per-repetition metrics
 /// (`decode-tok-s-rep1` …) and the mean and spread of each figure.
-pub fn summarise(mut outcome: Outcome, samples: &[Sample]) -> Outcome {
+pub fn summarise(mut outcome: Finding, samples: &[Sample]) -> Finding {
     for (i, s) in samples.iter().enumerate() {
         outcome = outcome.metric(format!("{}{}", names::DECODE_TOK_S_REP, i + 1), s.decode_tok_s, "tok/s").metric(
             format!("{}{}", names::TTFT_MS_REP, i + 1),
