@@ -311,3 +311,46 @@ impl CaseState {
         self.files.keys().cloned().collect()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn failed(log: &mut CallLog, err: dom::CallError) -> serde_json::Value {
+        let req = dom::ChatRequest::new(vec![dom::Message::text(dom::Role::User, "hi")]);
+        log.record("chat", &req, Duration::from_millis(5), &Err(err), None);
+        serde_json::to_value(log.calls.last().unwrap()).unwrap()
+    }
+
+    #[test]
+    fn a_failed_call_s_record_counts_every_send() {
+        let mut log = CallLog::default();
+        // One send: the record as it always was, no `attempts`.
+        let once = failed(&mut log, dom::CallError::lost("connection refused"));
+        assert_eq!((once["result"].as_str(), once.get("attempts")), (Some("lost"), None), "{once}");
+        // A resend, or retries: every send counted.
+        let twice = failed(&mut log, dom::CallError::lost("reset (2 sends: …)").sent(2));
+        assert_eq!(twice["attempts"], 2, "{twice}");
+        let refused = dom::CallError::Rejected { status: 400, body: "too long".into(), attempts: 3 };
+        let refused = failed(&mut log, refused);
+        assert_eq!((refused["result"].as_str(), refused["attempts"].as_u64()), (Some("rejected"), Some(3)));
+        assert_eq!(log.first_lost.as_deref(), Some("connection refused"), "the first lost call's reason");
+        assert_eq!(log.stop, None);
+    }
+
+    #[test]
+    fn refused_credentials_lose_the_case_and_stop_the_run() {
+        let mut log = CallLog::default();
+        let err = dom::CallError::Unauthorized { status: 401, body: "no".into(), attempts: 1 };
+        let record = failed(&mut log, err);
+        assert_eq!(record["result"], "unauthorized");
+        assert_eq!(log.first_lost.as_deref(), Some("HTTP 401: the server refused the credentials (no)"));
+        assert_eq!(
+            log.stop.as_deref(),
+            Some("a server refused the credentials (HTTP 401: the server refused the credentials (no))")
+        );
+        // The transcript says it as it has since 1.2.
+        let said = serde_json::to_string(&log.recorder.transcript().exchanges[0]).unwrap();
+        assert!(said.contains("unauthorized: HTTP 401: the server refused the credentials: no"), "{said}");
+    }
+}
