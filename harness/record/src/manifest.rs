@@ -186,6 +186,94 @@ pub struct TargetInfo {
     pub description: Option<String>,
 }
 
+impl TargetInfo {
+    /// The launch command as the flags that make the configuration, the
+    /// part of a column's identity (the board's configuration line, `diff`'s
+    /// `launch command`) that a launch contributes. Left out, because they
+    /// make no configuration or repeat what the line already says: a
+    /// wrapper's `env` and its `NAME=value` assignments, the program (and an
+    /// interpreter's `-m module`), `--host` and `--port`, a flag naming the
+    /// model by the model id (`--alias`, `--served-model-name`, or a model
+    /// file or folder whose name is the id). Paths are cut to their file
+    /// names, so two machines' cache folders make one configuration; the
+    /// files' digests are the target's pins. The manifest keeps the exact
+    /// command, which is what reproduces the run. None when the harness
+    /// did not launch the server.
+    pub fn launch_flags(&self) -> Option<String> {
+        let cmd = self.launch_command.as_ref()?;
+        let file_name = |v: &str| -> String {
+            let v = v.trim_end_matches('/');
+            let named_by_path = (v.contains('/') || v.starts_with('~')) && !v.contains("://");
+            if named_by_path { v.rsplit('/').next().unwrap_or(v).to_string() } else { v.to_string() }
+        };
+        // "SmolLM2-135M-Instruct.Q4_1.gguf" names "SmolLM2-135M-Instruct-Q4_1".
+        let same_name = |v: &str| {
+            let squash = |s: &str| s.chars().filter(char::is_ascii_alphanumeric).collect::<String>().to_lowercase();
+            let name = file_name(v);
+            let stem = name.strip_suffix(".gguf").unwrap_or(&name);
+            squash(stem) == squash(&self.model_id)
+        };
+        let mut args = cmd.iter().map(String::as_str).peekable();
+        // The wrapper and its environment, then the program.
+        while let Some(a) = args.peek() {
+            let assignment = a.split_once('=').is_some_and(|(k, _)| {
+                !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') && !k.starts_with('-')
+            });
+            if file_name(a) == "env" || assignment {
+                args.next();
+            } else {
+                break;
+            }
+        }
+        let program = args.next().map(file_name).unwrap_or_default();
+        if program.starts_with("python") {
+            while let Some(a) = args.next() {
+                if a == "-m" {
+                    args.next();
+                    break;
+                }
+                if !a.starts_with('-') {
+                    break;
+                }
+            }
+        }
+        let mut out: Vec<String> = Vec::new();
+        while let Some(a) = args.next() {
+            let (flag, inline) = match a.split_once('=') {
+                Some((f, v)) if f.starts_with("--") => (f, Some(v)),
+                _ => (a, None),
+            };
+            let takes_value = matches!(
+                flag,
+                "--host"
+                    | "--port"
+                    | "--alias"
+                    | "--served-model-name"
+                    | "--model"
+                    | "-m"
+                    | "--model-path"
+                    | "--model-draft"
+                    | "-md"
+            );
+            if !takes_value {
+                out.push(file_name(a));
+                continue;
+            }
+            let value = match inline {
+                Some(v) => v,
+                None => args.next().unwrap_or(""),
+            };
+            match flag {
+                "--host" | "--port" => {}
+                "--alias" | "--served-model-name" if value == self.model_id => {}
+                "--model" | "-m" | "--model-path" if same_name(value) => {}
+                _ => out.push(format!("{flag} {}", file_name(value))),
+            }
+        }
+        Some(out.join(" "))
+    }
+}
+
 /// Facts about a machine.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct HostInfo {
@@ -239,4 +327,94 @@ pub struct InstrumentInfo {
     /// The plugin interface it was built against, e.g. `0.2.0` (1.2).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interface: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn target(model_id: &str, cmd: &[&str]) -> TargetInfo {
+        TargetInfo {
+            name: "t".into(),
+            base_url: "http://127.0.0.1:1".into(),
+            model_id: model_id.into(),
+            engine: "e".into(),
+            build: None,
+            model_path: None,
+            model_sha256: None,
+            launch_command: Some(cmd.iter().map(|s| s.to_string()).collect()),
+            facts: vec![],
+            host: None,
+            tool_choice: None,
+            label: None,
+            note: None,
+            description: None,
+        }
+    }
+
+    #[test]
+    fn launch_flags_keep_what_makes_the_configuration() {
+        let local = target(
+            "SmolLM2-135M-Instruct-Q4_1",
+            &[
+                "/home/u/.cache/sparktest/reference/bin/llama-server",
+                "--model",
+                "/home/u/.cache/m/SmolLM2-135M-Instruct.Q4_1.gguf",
+                "--alias",
+                "SmolLM2-135M-Instruct-Q4_1",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                "8080",
+                "--threads",
+                "1",
+                "--jinja",
+                "--chat-template-file",
+                "~/.cache/sparktest/reference/t/llama-3.2.jinja",
+                "--model-draft",
+                "/x/draft.gguf",
+            ],
+        );
+        assert_eq!(
+            local.launch_flags().unwrap(),
+            "--threads 1 --jinja --chat-template-file llama-3.2.jinja --model-draft draft.gguf"
+        );
+        let vllm = target(
+            "SmolLM2-135M-Instruct",
+            &[
+                "env",
+                "VLLM_TARGET_DEVICE=cpu",
+                "HF_HOME=~/.cache/sparktest/vllm/hf",
+                "/v/bin/python",
+                "-m",
+                "vllm.entrypoints.openai.api_server",
+                "--model",
+                "/c/SmolLM2-135M-Instruct-bf16",
+                "--served-model-name",
+                "SmolLM2-135M-Instruct",
+                "--port=9",
+                "--dtype",
+                "float32",
+                "--speculative-config",
+                "{\"method\":\"ngram\"}",
+            ],
+        );
+        assert_eq!(
+            vllm.launch_flags().unwrap(),
+            "--model SmolLM2-135M-Instruct-bf16 --dtype float32 --speculative-config {\"method\":\"ngram\"}",
+            "the folder's dtype suffix is not the id: kept"
+        );
+        // Another machine's cache folders make the same configuration.
+        let mut elsewhere = vllm.clone();
+        elsewhere.launch_command = Some(
+            vllm.launch_command
+                .as_ref()
+                .unwrap()
+                .iter()
+                .map(|a| a.replace("~/.cache", "/srv/cache").replace("/c/", "/d/"))
+                .collect(),
+        );
+        assert_eq!(elsewhere.launch_flags(), vllm.launch_flags());
+        assert_eq!(target("m", &[]).launch_flags().as_deref(), Some(""));
+    }
 }

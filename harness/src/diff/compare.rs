@@ -331,30 +331,6 @@ fn row(a: &Side, b: &Side, title: &str, s: Settings) -> RowDiff {
     }
 }
 
-/// The launch command without program, host, port and model path: the
-/// flags that make a configuration.
-fn launch_flags(cmd: &[String]) -> String {
-    let mut out = Vec::new();
-    let mut skip = false;
-    for (i, arg) in cmd.iter().enumerate() {
-        if i == 0 || std::mem::take(&mut skip) {
-            continue;
-        }
-        if matches!(arg.as_str(), "--port" | "--host") {
-            skip = true;
-            continue;
-        }
-        if matches!(arg.as_str(), "--model" | "-m" | "--model-draft" | "-md") {
-            skip = true;
-            let file = cmd.get(i + 1).map(|p| p.rsplit('/').next().unwrap_or(p)).unwrap_or("");
-            out.push(format!("{arg} {file}"));
-            continue;
-        }
-        out.push(arg.clone());
-    }
-    out.join(" ")
-}
-
 /// The configuration fields of a manifest, by name.
 fn config_fields(m: &Manifest) -> BTreeMap<String, String> {
     let t = &m.target;
@@ -364,7 +340,7 @@ fn config_fields(m: &Manifest) -> BTreeMap<String, String> {
     f.insert("build".to_string(), or_dash(&t.build));
     f.insert("model id".to_string(), t.model_id.clone());
     f.insert("model sha256".to_string(), or_dash(&t.model_sha256));
-    f.insert("launch command".to_string(), t.launch_command.as_deref().map_or_else(|| "-".into(), launch_flags));
+    f.insert("launch command".to_string(), t.launch_flags().unwrap_or_else(|| "-".into()));
     f.insert("tool choice".to_string(), or_dash(&t.tool_choice));
     f.insert("suite".to_string(), format!("{} {} sha256:{}", m.suite.name, m.suite.version, m.suite.sha256));
     for (k, v) in &t.facts {
@@ -477,15 +453,5 @@ mod tests {
         assert_eq!((p.verdict, p.direction), (Verdict::Beyond, Direction::Worse));
         assert_eq!((r.rows[0].only_in_a, r.rows[0].only_in_b), (60, 60));
         assert!(r.regression);
-    }
-
-    #[test]
-    fn launch_flags_leave_out_host_port_and_model_folder() {
-        let cmd: Vec<String> =
-            ["llama-server", "--host", "127.0.0.1", "--port", "8080", "-m", "/a/b/m.gguf", "--jinja"]
-                .iter()
-                .map(|s| s.to_string())
-                .collect();
-        assert_eq!(launch_flags(&cmd), "-m m.gguf --jinja");
     }
 }

@@ -248,7 +248,7 @@ fn bars(data: &[(String, f64)], unit: &str) -> String {
             "<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text><rect x=\"{label_w}\" y=\"{y}\" width=\"{w:.1}\" height=\"{}\" fill=\"#3a7\"/><text x=\"{:.1}\" y=\"{}\">{v:.2} {}</text>",
             label_w - 6.0,
             y + 14.0,
-            esc(label),
+            fitted(label, LABEL_CHARS),
             row_h - 6.0,
             label_w + w + 4.0,
             y + 14.0,
@@ -257,6 +257,22 @@ fn bars(data: &[(String, f64)], unit: &str) -> String {
     }
     s.push_str("</svg>");
     s
+}
+
+/// How many characters of a column's name fit left of a bar (260 px at the
+/// board's 11 px chart font), and in a line chart's legend before its key.
+const LABEL_CHARS: usize = 38;
+const LEGEND_CHARS: usize = 44;
+
+/// A chart label that never runs past its space: a name longer than `max`
+/// characters is cut with an ellipsis, and the whole name is its title
+/// (shown on hover and read by screen readers).
+fn fitted(label: &str, max: usize) -> String {
+    if label.chars().count() <= max {
+        return esc(label);
+    }
+    let cut: String = label.chars().take(max.saturating_sub(1)).collect();
+    format!("<title>{}</title>{}…", esc(label), esc(cut.trim_end()))
 }
 
 /// Throughput against concurrency: per-request (solid) and aggregate
@@ -303,7 +319,7 @@ fn lines(series: &[crate::sections::Series]) -> String {
             s,
             "<text x=\"{pad}\" y=\"{}\" fill=\"{c}\">{} (solid: per request, dashed: aggregate)</text>",
             h + 18.0 * i as f64 + 8.0,
-            esc(label)
+            fitted(label, LEGEND_CHARS)
         );
     }
     s.push_str("</svg>");
@@ -542,7 +558,7 @@ pub fn render(board: &Board, runs: &crate::run::Runs, extras: &Extras) -> String
     out.push_str(&lines(&sections::concurrency_lines(runs)));
     out.push_str("<h2>Tokens per second, by tested combination</h2><p>Single-stream decode and aggregate output are different measurements and never share a column. Decode excludes the time to first token.</p>");
     table_html(&mut out, "tokens", &sections::tokens_per_second(runs), false);
-    out.push_str("<h2>Every run, including the failures</h2><p>Historical failures are kept, never replaced by later passes. The parts of a partitioned run and the runs that resumed one are read as one run.</p>");
+    out.push_str("<h2>Every run, including the failures</h2><p>Historical failures are kept, never replaced by later passes, and a run that failed never replaces a measurement. Every file is its own row; the parts of a partitioned run and the runs that resumed one are read as one run, each case once, and their rows say so.</p>");
     table_html(&mut out, "runs", &sections::every_run(runs), false);
     if !extras.damage.is_empty() {
         out.push_str("<h3>Damaged measurement files</h3><p>Cut by a crash or a full disk, or not measurement files at all: each record up to the damage is used where the file's manifest was readable.</p>");

@@ -123,11 +123,38 @@ pub fn assign_columns(runs: &[sparktest_record::reader::Run<Call>]) -> Vec<(Stri
         .collect()
 }
 
-/// The configuration line of a target: what produced a figure.
+/// The configuration line of a target: what produced a figure, each thing
+/// said once. The launch is its flags ([`TargetInfo::launch_flags`]: no
+/// wrapper environment, no paths of this machine, nothing that repeats
+/// the model id); a build the engine cannot name (llama.cpp built from an
+/// sdist says `b0-unknown`) is the engine's pinned package instead.
 pub fn config_line(t: &TargetInfo) -> String {
+    // "1.0 sha256:<64 hex> …" → "1.0 sha256:<12 hex> …", a bare digest
+    // (what a provisioner built) to its first 12; the pinned configurations
+    // section keeps the whole digest.
+    let short = |v: &str| match v.find("sha256:") {
+        Some(at) => {
+            let (head, digest) = v.split_at(at + 7);
+            let hex = digest.bytes().take_while(u8::is_ascii_hexdigit).count();
+            format!("{head}{}{}", &digest[..hex.min(12)], &digest[hex..])
+        }
+        None if v.len() == 64 && v.bytes().all(|b| b.is_ascii_hexdigit()) => v[..12].to_string(),
+        None => v.to_string(),
+    };
+    let pins: Vec<(&str, &str)> = t
+        .facts
+        .iter()
+        .filter_map(|(k, v)| Some((k.strip_prefix("pin.").or_else(|| k.strip_prefix("provisioned."))?, v.as_str())))
+        .collect();
+    let squash = |s: &str| s.chars().filter(char::is_ascii_alphanumeric).collect::<String>().to_lowercase();
+    let unnamed = t.build.as_deref().is_none_or(|b| b.is_empty() || b.contains("unknown"));
+    let engine_pin =
+        pins.iter().position(|(k, _)| unnamed && !t.engine.is_empty() && squash(k).contains(&squash(&t.engine)));
     let mut parts = vec![t.engine.clone()];
-    if let Some(b) = &t.build {
-        parts.push(format!("build {b}"));
+    match (engine_pin, &t.build) {
+        (Some(i), _) => parts.push(format!("build {} {}", pins[i].0, short(pins[i].1))),
+        (None, Some(b)) => parts.push(format!("build {b}")),
+        (None, None) => {}
     }
     parts.push(t.model_id.clone());
     // What the server itself says of its configuration: a server the harness
@@ -138,48 +165,18 @@ pub fn config_line(t: &TargetInfo) -> String {
             parts.push(format!("{what} {v}"));
         }
     }
-    for (k, v) in &t.facts {
-        if let Some(pin) = k.strip_prefix("pin.").or_else(|| k.strip_prefix("provisioned.")) {
-            // "1.0 sha256:<64 hex>" → "1.0 sha256:<12 hex>", a bare digest
-            // (what a provisioner built) to its first 12; the pinned
-            // configurations section keeps the whole digest.
-            let short = match v.find("sha256:") {
-                Some(at) => v.get(..at + 7 + 12).unwrap_or(v).to_string(),
-                None if v.len() == 64 && v.bytes().all(|b| b.is_ascii_hexdigit()) => v[..12].to_string(),
-                None => v.clone(),
-            };
-            parts.push(format!("{pin} {short}"));
+    for (i, (pin, v)) in pins.iter().enumerate() {
+        if Some(i) != engine_pin {
+            parts.push(format!("{pin} {}", short(v)));
         }
     }
-    if let Some(cmd) = &t.launch_command {
-        parts.push(launch_flags(cmd));
+    if let Some(flags) = t.launch_flags().filter(|f| !f.is_empty()) {
+        parts.push(flags);
     }
     if let Some(choice) = &t.tool_choice {
         parts.push(format!("tool_choice {choice} forced by the target"));
     }
     parts.join(" · ")
-}
-
-/// The launch command without the program, model path, host and port: the
-/// flags that make the configuration.
-pub fn launch_flags(cmd: &[String]) -> String {
-    let mut out = Vec::new();
-    let mut skip = false;
-    for (i, a) in cmd.iter().enumerate() {
-        if i == 0 || skip {
-            skip = false;
-            continue;
-        }
-        if matches!(a.as_str(), "--port" | "--host" | "--model" | "-m" | "--model-draft" | "-md") {
-            skip = true;
-            if a.starts_with("--model") || a == "-m" || a == "-md" {
-                out.push(format!("{a} {}", cmd.get(i + 1).map(|p| p.rsplit('/').next().unwrap_or(p)).unwrap_or("")));
-            }
-            continue;
-        }
-        out.push(a.clone());
-    }
-    out.join(" ")
 }
 
 /// The runs the board reads, in start order, with what every cell asks of
