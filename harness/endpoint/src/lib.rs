@@ -5,8 +5,10 @@
 //! [`Client`] speaks the OpenAI chat and completions API, streamed (SSE,
 //! parsed in linear time by [`sse`]) or not, and classifies every call as a
 //! [`Reply`], lost (no answer), unauthorized (the setup's fault) or
-//! [`CallError::Rejected`] (a clean 4xx). [`Endpoint::connect`] probes the
-//! engine ([`engines`], one module per engine) and checks the model id.
+//! [`CallError::Rejected`] (a clean 4xx); what each error does to a case
+//! and a run is one table, [`CallError::class`]. [`Endpoint::connect`]
+//! probes the engine ([`engines`], one module per engine) and checks the
+//! model id.
 //!
 //! # Known limitations
 //!
@@ -19,6 +21,9 @@
 //!   connection's local address (hyper-util's error names it; reqwest says
 //!   nothing of reuse): a send whose error names no connection is never
 //!   resent.
+//! - An unsupported call ([`CallError::Unsupported`]: an HTTP 501, a
+//!   feature the engine's flags turned off) carries no send count: its
+//!   record says one send, even after a retry.
 #![warn(missing_docs)]
 
 mod call_error;

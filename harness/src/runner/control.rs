@@ -2,7 +2,7 @@
 //! redirect, a chat path that is not there are the setup's (stop now, exit
 //! 4); many cases lost in a row mean the serve
 //! is gone (stop instead of hours of timeouts). The cases not run are
-//! recorded lost with the reason.
+//! recorded lost with the reason ([`super::verdict::stopped`]).
 
 use std::sync::Mutex;
 
