@@ -1,14 +1,16 @@
 //! The names instruments and reporters agree on: every board row with the
-//! instrument that feeds it, and the metric and note names each instrument
-//! records, by type. An instrument emits through these names and the board
-//! reads by them, so a typo is a compile error, not a silently empty cell.
+//! instrument that feeds it, the metric and note names each instrument
+//! records, the groups its case names fall in (`decode::code`) and the arms
+//! of a paired instrument, by type. An instrument emits through these names
+//! and the board reads by them, so a typo is a compile error, not a
+//! silently empty cell.
 //!
 //! One module per instrument, named as the instrument (`a-bench` is
-//! [`a_bench`]), plus [`workload`] for the decode figures several share,
-//! [`vision`] for what the SDK notes on an image request, and [`facts`] for
-//! what the host records about a target. Names are kebab-case, as in the
-//! measurement files (docs/measurement-format.md); changing one changes the
-//! file format.
+//! [`a_bench`]), plus [`workload`] for the decode figures and cases several
+//! share, [`vision`] for what the SDK notes on an image request, and
+//! [`facts`] for what the host records about a target. Names are
+//! kebab-case, as in the measurement files (`docs/measurement-file.md`);
+//! changing one changes the file format.
 #![no_std]
 #![warn(missing_docs)]
 
@@ -38,6 +40,16 @@ pub struct Numbered(pub &'static str);
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Fact(pub &'static str);
 
+/// A group of an instrument's cases: the first segment of a case name
+/// (`decode` in `decode::code`, whose case id is `speed::decode::code`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Group(pub &'static str);
+
+/// The name of an arm of a paired instrument (the record's `arm`, the
+/// manifest's `arms[].name`, the suite's `arms = { bare = …, draft = … }`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Arm(pub &'static str);
+
 macro_rules! names {
     ($($t:ty),*) => {$(
         impl $t {
@@ -58,12 +70,50 @@ macro_rules! names {
         }
     )*};
 }
-names!(Metric, Note, Numbered, Fact);
+names!(Metric, Note, Numbered, Fact, Group, Arm);
 
 impl Numbered {
     /// Whether `name` is one of the family (`prefix` then digits).
     pub fn matches(self, name: &str) -> bool {
         name.strip_prefix(self.0).is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    }
+}
+
+impl Group {
+    /// What follows `<group>::` in `case`, when `case` is of this group:
+    /// `code` for `decode::code`.
+    pub fn item(self, case: &str) -> Option<&str> {
+        case.strip_prefix(self.0)?.strip_prefix("::")
+    }
+
+    /// Whether `case` is of this group.
+    pub fn holds(self, case: &str) -> bool {
+        self.item(case).is_some()
+    }
+
+    /// The case name of `item` in this group, `<group>::<item>`, to format.
+    pub fn case<T: core::fmt::Display>(self, item: T) -> GroupCase<T> {
+        GroupCase { group: self, item }
+    }
+}
+
+impl Arm {
+    /// Whether a record's arm (`CaseRecord::arm`) is this one.
+    pub fn is(self, arm: Option<&str>) -> bool {
+        arm == Some(self.0)
+    }
+}
+
+/// A case name of a [`Group`], displayed as `<group>::<item>`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GroupCase<T> {
+    group: Group,
+    item: T,
+}
+
+impl<T: core::fmt::Display> core::fmt::Display for GroupCase<T> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "{}::{}", self.group.0, self.item)
     }
 }
 
@@ -157,6 +207,14 @@ pub mod compliance {
         pub const LEGITIMATE: &str = "legitimate";
     }
 
+    /// The values of [`CONTEXT`].
+    pub mod context {
+        /// The request alone.
+        pub const BARE: &str = "bare";
+        /// The request inside an agent's context, with tools.
+        pub const AGENT: &str = "agent";
+    }
+
     /// The value of [`VIA`] when the model complied through a tool call.
     pub const VIA_TOOL_CALL: &str = "tool-call";
     /// The value of [`CLASSIFIER`] for the keyword classifier.
@@ -218,6 +276,29 @@ pub mod concurrency {
     pub const INSTRUMENT: &str = "concurrency";
     /// The row "Concurrency".
     pub const ROW: Row = Row { title: "Concurrency", instrument: INSTRUMENT };
+    /// Case group: one level of requests at once, `level::c<n>`.
+    pub const LEVEL: Group = Group("level");
+
+    /// The case name of level `n`: `level::c2`.
+    pub fn level(n: u32) -> GroupCase<Level> {
+        LEVEL.case(Level(n))
+    }
+
+    /// The level of a case name as written (`"2"` for `level::c2`), when
+    /// it is one.
+    pub fn level_of(case: &str) -> Option<&str> {
+        LEVEL.item(case)?.strip_prefix('c')
+    }
+
+    /// A level's item in its case name, displayed as `c<n>`.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub struct Level(pub u32);
+
+    impl core::fmt::Display for Level {
+        fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+            write!(f, "c{}", self.0)
+        }
+    }
     /// Metric: completion tokens of all requests over the wall time.
     pub const AGGREGATE_TOK_S: Metric = Metric("aggregate-tok-s");
     /// Metric: completion tokens of all requests.
@@ -380,6 +461,8 @@ pub mod long_prompt {
     pub const INSTRUMENT: &str = "long-prompt";
     /// The row "Long-prompt robustness".
     pub const ROW: Row = Row { title: "Long-prompt robustness", instrument: INSTRUMENT };
+    /// Case group: one paste, `paste::<needle>`.
+    pub const PASTE: Group = Group("paste");
     /// Metric: characters pasted.
     pub const PASTE_CHARS: Metric = Metric("paste-chars");
     /// Metric: prompt tokens the server counted.
@@ -531,6 +614,20 @@ pub mod spec_decode {
     pub const INSTRUMENT: &str = "spec-decode";
     /// The row "Speculative decoding".
     pub const ROW: Row = Row { title: "Speculative decoding", instrument: INSTRUMENT };
+
+    /// The arms the instrument's suite pairs, as the row reads them.
+    pub mod arm {
+        use super::super::Arm;
+
+        /// The target without a drafter: the column the pair is filed under.
+        pub const BARE: Arm = Arm("bare");
+        /// The same target with its drafter.
+        pub const DRAFT: Arm = Arm("draft");
+    }
+
+    /// Case group: a structured-output task replayed on an arm,
+    /// `structured::<task>`; its decode cases are [`workload::DECODE`]'s.
+    pub const STRUCTURED: Group = Group("structured");
     /// Metric: mean accepted length.
     pub const ACCEPT_LENGTH: Metric = Metric("accept-length");
     /// Metric: draft tokens accepted.
@@ -553,15 +650,28 @@ pub mod speed {
     pub const INSTRUMENT: &str = "speed";
     /// The row "Prose speed".
     pub const ROW: Row = Row { title: "Prose speed", instrument: INSTRUMENT };
+    /// Case group: a task of the agent-shaped workload, `agent::<task>`
+    /// (not the row's figure); its decode cases are [`workload::DECODE`]'s.
+    pub const AGENT: Group = Group("agent");
 }
 
-/// Decode figures the speed-like instruments share (`sparktest-workload`):
-/// each figure with its `-min`, `-max` and `-stdev` over the repetitions.
+/// Decode figures and cases the speed-like instruments share
+/// (`sparktest-workload`): each figure with its `-min`, `-max` and `-stdev`
+/// over the repetitions.
 pub mod workload {
     use super::*;
 
+    /// Case group: one prompt decoded single-stream, `decode::<category>`
+    /// (`speed`, and `spec-decode` on each arm).
+    pub const DECODE: Group = Group("decode");
     /// Metric: mean decode rate over the repetitions, tok/s.
     pub const DECODE_TOK_S: Metric = Metric("decode-tok-s");
+    /// Metric: the slowest repetition's decode rate.
+    pub const DECODE_TOK_S_MIN: Metric = Metric("decode-tok-s-min");
+    /// Metric: the fastest repetition's decode rate.
+    pub const DECODE_TOK_S_MAX: Metric = Metric("decode-tok-s-max");
+    /// Metric: the decode rate's standard deviation over the repetitions.
+    pub const DECODE_TOK_S_STDEV: Metric = Metric("decode-tok-s-stdev");
     /// Metric: each repetition's decode rate (`decode-tok-s-rep1` …).
     pub const DECODE_TOK_S_REP: Numbered = Numbered("decode-tok-s-rep");
     /// Metric: each repetition's time to first token (`ttft-ms-rep1` …).
@@ -641,6 +751,9 @@ pub mod facts {
 
 #[cfg(test)]
 mod tests {
+    extern crate std;
+    use std::string::ToString;
+
     use super::*;
 
     #[test]
@@ -651,5 +764,32 @@ mod tests {
         assert!(!reps.matches("decode-tok-s-rep"));
         assert!(!reps.matches("decode-tok-s-repx"));
         assert!(!reps.matches("decode-tok-s"));
+    }
+
+    #[test]
+    fn a_group_holds_only_names_that_begin_with_it_and_two_colons() {
+        let decode = workload::DECODE;
+        assert_eq!(decode.item("decode::code"), Some("code"));
+        assert_eq!(decode.item("decode::a::b"), Some("a::b"));
+        assert_eq!(decode.item("decode::"), Some(""));
+        assert!(!decode.holds("decoder::code"));
+        assert!(!decode.holds("decode:code"));
+        assert!(!decode.holds("agent::decode::code"));
+        assert_eq!(decode.case("prose").to_string(), "decode::prose");
+    }
+
+    #[test]
+    fn a_concurrency_level_is_written_and_read_back() {
+        assert_eq!(concurrency::level(2).to_string(), "level::c2");
+        assert_eq!(concurrency::level_of("level::c16"), Some("16"));
+        assert_eq!(concurrency::level_of("level::x2"), None);
+        assert_eq!(concurrency::level_of("paste::c2"), None);
+    }
+
+    #[test]
+    fn an_arm_is_told_by_its_name() {
+        assert!(spec_decode::arm::BARE.is(Some("bare")));
+        assert!(!spec_decode::arm::BARE.is(Some("draft")));
+        assert!(!spec_decode::arm::DRAFT.is(None));
     }
 }
