@@ -135,7 +135,7 @@ impl Instrument for SpecDecode {
 
     fn cases(c: &Config) -> Result<Vec<Case<Timed>>, String> {
         check(c)?;
-        timed_cases(&c.prompts, None, c.structured.as_deref(), names::ROW.title, "structured", "structured-output")
+        timed_cases(&c.prompts, None, c.structured.as_deref(), names::ROW.title, names::STRUCTURED, "structured-output")
     }
 
     fn run(c: &Config, case: &Timed) -> Finding {

@@ -95,7 +95,7 @@ impl Instrument for Speed {
             c.categories.as_deref(),
             c.agent.as_deref(),
             names::ROW.title,
-            "agent",
+            names::AGENT,
             "agent-workload",
         )
     }

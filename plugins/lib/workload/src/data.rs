@@ -2,6 +2,8 @@
 
 use serde::Deserialize;
 use serde_json::Value;
+use sparktest_sdk::contract::Group;
+use sparktest_sdk::contract::workload::DECODE;
 use sparktest_sdk::{Case, read_text};
 
 use crate::task::{Task, parse_task};
@@ -83,19 +85,19 @@ pub fn timed_cases(
     categories: Option<&[String]>,
     tasks: Option<&str>,
     row: &str,
-    task_group: &str,
+    task_group: Group,
     task_tag: &str,
 ) -> Result<Vec<Case<Timed>>, String> {
     let mut cases: Vec<Case<Timed>> = load_prompts(prompts, categories)?
         .into_iter()
         .map(|p| {
-            let (name, category) = (format!("decode::{}", p.category), p.category.clone());
+            let (name, category) = (DECODE.case(&p.category).to_string(), p.category.clone());
             Case::new(name, Timed::Decode(p)).tag(row).tag(category)
         })
         .collect();
     for (id, t) in load_tasks(tasks)? {
         let task = parse_task(&t, &id)?;
-        cases.push(Case::new(format!("{task_group}::{id}"), Timed::Task(task)).tag(task_tag));
+        cases.push(Case::new(task_group.case(&id).to_string(), Timed::Task(task)).tag(task_tag));
     }
     Ok(cases)
 }

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use sparktest_sdk::contract::{facts, ocr, screenshots, vision};
+use sparktest_sdk::contract::{facts, ocr, screenshots, spec_decode, vision};
 
 use crate::config::{Config, Judgements, Rule};
 pub use crate::figure::{Figure, Missing, RepeatItems, RepeatRun, Repeats, Spread, short};
@@ -255,7 +255,7 @@ pub fn build(runs: &Runs, config: &Config, judgements: &Judgements) -> Board {
     // Runs are in start order: a later run's description of the column wins.
     let mut columns: BTreeMap<String, Column> = BTreeMap::new();
     for r in runs.iter() {
-        let bare = r.manifest.arms.iter().find(|a| a.name == "bare").map(|a| &a.target);
+        let bare = r.manifest.arms.iter().find(|a| a.name == spec_decode::arm::BARE.name()).map(|a| &a.target);
         let keyed = std::iter::once((&r.column, &r.manifest.target)).chain(r.bare_column.as_ref().zip(bare));
         for (key, t) in keyed {
             columns.insert(

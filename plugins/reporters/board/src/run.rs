@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use sparktest_record::TargetInfo;
 use sparktest_record::reader::Logged;
+use sparktest_sdk::contract::spec_decode::arm;
 use sparktest_sdk::contract::{Fact, Metric, Note, facts};
 
 /// What the board reads of an endpoint call: its HTTP status (and, by the
@@ -105,7 +106,7 @@ fn digest8(s: &str) -> String {
 pub fn assign_columns(runs: &[sparktest_record::reader::Run<Call>]) -> Vec<(String, Option<String>)> {
     let mut configs: BTreeMap<String, std::collections::BTreeSet<String>> = BTreeMap::new();
     for r in runs.iter() {
-        let bare = r.manifest.arms.iter().find(|a| a.name == "bare").map(|a| &a.target);
+        let bare = r.manifest.arms.iter().find(|a| a.name == arm::BARE.name()).map(|a| &a.target);
         for t in std::iter::once(&r.manifest.target).chain(bare) {
             configs.entry(base_key(t)).or_default().insert(config_line(t));
         }
@@ -119,7 +120,12 @@ pub fn assign_columns(runs: &[sparktest_record::reader::Run<Call>]) -> Vec<(Stri
         }
     };
     runs.iter()
-        .map(|r| (key(&r.manifest.target), r.manifest.arms.iter().find(|a| a.name == "bare").map(|a| key(&a.target))))
+        .map(|r| {
+            (
+                key(&r.manifest.target),
+                r.manifest.arms.iter().find(|a| a.name == arm::BARE.name()).map(|a| key(&a.target)),
+            )
+        })
         .collect()
 }
 

@@ -109,14 +109,14 @@ pub fn tokens_per_second(runs: &[Run]) -> Table {
             let t = target_of(c);
             let kv = fact(t, facts::KV_POOL_TOKENS).unwrap_or_default().to_string();
             let (workload, decode, aggregate, checks) = match (c.instrument.as_str(), c.outcome) {
-                (speed::INSTRUMENT, Outcome::Pass) if c.case.starts_with("decode::") => (
-                    format!("single stream, {}", c.case.trim_start_matches("decode::")),
+                (speed::INSTRUMENT, Outcome::Pass) if workload::DECODE.holds(&c.case) => (
+                    format!("single stream, {}", workload::DECODE.item(&c.case).unwrap_or(&c.case)),
                     metric(c, workload::DECODE_TOK_S),
                     None,
                     format!("{} repetitions", c.calls.len().saturating_sub(1)),
                 ),
-                (speed::INSTRUMENT, outcome) if c.case.starts_with("agent::") => (
-                    format!("agent workload, {}", c.case.trim_start_matches("agent::")),
+                (speed::INSTRUMENT, outcome) if speed::AGENT.holds(&c.case) => (
+                    format!("agent workload, {}", speed::AGENT.item(&c.case).unwrap_or(&c.case)),
                     metric(c, workload::DECODE_TOK_S),
                     None,
                     if outcome == Outcome::Pass {
@@ -125,10 +125,10 @@ pub fn tokens_per_second(runs: &[Run]) -> Table {
                         format!("{outcome:?}: {}", c.reason.as_deref().unwrap_or(""))
                     },
                 ),
-                (spec_decode::INSTRUMENT, Outcome::Pass) if c.case.starts_with("decode::") => (
+                (spec_decode::INSTRUMENT, Outcome::Pass) if workload::DECODE.holds(&c.case) => (
                     format!(
                         "single stream, {} ({} arm)",
-                        c.case.trim_start_matches("decode::"),
+                        workload::DECODE.item(&c.case).unwrap_or(&c.case),
                         c.arm.as_deref().unwrap_or("?")
                     ),
                     metric(c, workload::DECODE_TOK_S),
@@ -139,8 +139,7 @@ pub fn tokens_per_second(runs: &[Run]) -> Table {
                     ),
                 ),
                 (concurrency::INSTRUMENT, Outcome::Pass) => (
-                    c.case
-                        .strip_prefix("level::c")
+                    concurrency::level_of(&c.case)
                         .map_or_else(|| c.case.clone(), |n| format!("{n} concurrent requests")),
                     metric(c, concurrency::PER_REQUEST_TOK_S),
                     metric(c, concurrency::AGGREGATE_TOK_S),

@@ -11,15 +11,17 @@ pub const CONCURRENCY: RowDef = relative(concurrency::ROW, true, 0.03, figure_of
 fn figure_of(runs: &Runs, col: &str) -> Result<Figure, Missing> {
     let run = pick(runs, col, |r| has(r, concurrency::INSTRUMENT)).ok_or(Missing::NotMeasured)?;
     let cases: Vec<&CaseRecord> = run.cases_of(concurrency::INSTRUMENT).collect();
-    let level = |n: u32| cases.iter().find(|c| c.case == format!("level::c{n}") && c.outcome == Outcome::Pass);
-    if !cases.iter().any(|c| c.case == "level::c2") {
+    let level =
+        |n: u32| cases.iter().find(|c| c.case == concurrency::level(n).to_string() && c.outcome == Outcome::Pass);
+    let c2 = concurrency::level(2).to_string();
+    if !cases.iter().any(|c| c.case == c2) {
         return Err(Missing::Because {
             reason: "the run measured no c=2 level, the row's figure".into(),
             records: cases.iter().map(|c| run.record_id(c)).collect(),
         });
     }
     let Some(c2) = level(2) else {
-        return Err(missing_from(run, &cases.iter().copied().filter(|c| c.case == "level::c2").collect::<Vec<_>>()));
+        return Err(missing_from(run, &cases.iter().copied().filter(|c| c.case == c2).collect::<Vec<_>>()));
     };
     let (Some(e2e), Some(decode), Some(agg)) = (
         metric(c2, concurrency::PER_REQUEST_E2E_TOK_S).filter(|v| v.is_finite()),

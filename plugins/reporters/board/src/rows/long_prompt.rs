@@ -17,7 +17,7 @@ fn figure_of(runs: &Runs, col: &str) -> Result<Figure, Missing> {
     let mut points = Vec::new();
     let mut parts = Vec::new();
     for c in &cases {
-        let name = c.case.trim_start_matches("paste::");
+        let name = long_prompt::PASTE.item(&c.case).unwrap_or(&c.case);
         let seconds = metric(c, long_prompt::SECONDS).map(|s| format!(" ({s:.1} s)")).unwrap_or_default();
         let (p, text) = match (c.outcome, note(c, long_prompt::OUTCOME)) {
             (Outcome::Pass, Some(outcome::ANSWERED)) => (1.0, format!("{name} ANSWERED{seconds}")),

@@ -7,15 +7,15 @@ use super::*;
 pub const PROSE_SPEED: RowDef = relative(speed::ROW, true, 0.03, figure_of);
 
 fn figure_of(runs: &Runs, col: &str) -> Result<Figure, Missing> {
-    let run = pick(runs, col, |r| r.cases_of(speed::INSTRUMENT).any(|c| c.case.starts_with("decode::")))
+    let run = pick(runs, col, |r| r.cases_of(speed::INSTRUMENT).any(|c| workload::DECODE.holds(&c.case)))
         .ok_or(Missing::NotMeasured)?;
-    let cases: Vec<&CaseRecord> = run.cases_of(speed::INSTRUMENT).filter(|c| c.case.starts_with("decode::")).collect();
+    let cases: Vec<&CaseRecord> = run.cases_of(speed::INSTRUMENT).filter(|c| workload::DECODE.holds(&c.case)).collect();
     let good: Vec<(&str, f64, &CaseRecord)> = cases
         .iter()
         .filter(|c| c.outcome == Outcome::Pass)
         .filter_map(|c| {
             Some((
-                c.case.trim_start_matches("decode::"),
+                workload::DECODE.item(&c.case).unwrap_or(&c.case),
                 metric(c, workload::DECODE_TOK_S).filter(|v| v.is_finite())?,
                 *c,
             ))
@@ -28,7 +28,7 @@ fn figure_of(runs: &Runs, col: &str) -> Result<Figure, Missing> {
     let mut raw = format!("{m:.2} tok/s mean ({})", parts.join(" / "));
     let missing: Vec<&str> = cases
         .iter()
-        .map(|c| c.case.trim_start_matches("decode::"))
+        .map(|c| workload::DECODE.item(&c.case).unwrap_or(&c.case))
         .filter(|cat| !good.iter().any(|(g, _, _)| g == cat))
         .collect();
     if !missing.is_empty() {
