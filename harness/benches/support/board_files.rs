@@ -1,8 +1,8 @@
 //! Measurement files for a board at scale (issue 21): 31 serving
 //! configurations, each with a `--repeat 3` group of every suite, shaped as
 //! the instruments write them (case ids from the suites' own data files,
-//! the tags, metrics and notes the board's rows read). Seeded: the same
-//! call writes the same bytes. Used by the board benchmark
+//! the tags, metrics and notes the board's rows read, every name from
+//! `sparktest_contract`). Seeded: the same call writes the same bytes. Used by the board benchmark
 //! (`harness/benches/board.rs`) and the board's browser test.
 //!
 //! Left out: transcripts (the board copies them; that is file copying, not
@@ -12,6 +12,12 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use serde_json::Value;
+use sparktest_contract::spec_decode::arm;
+use sparktest_contract::{
+    Arm, Metric as Name, Note, Numbered, a_bench, adversarial, compliance, concurrency, context, corruption, facts,
+    footprint, hard_question, likelihood, long_prompt, media, ocr, repro, screenshots, spec_decode, speed, vision,
+    workload,
+};
 use sparktest_record::{
     Accelerator, ArmInfo, CallRecord, CaseRecord, ClientCeiling, FilePin, Gate, HarnessInfo, HostInfo, InstrumentInfo,
     InstrumentSummary, Line, Manifest, Metric, Outcome, Repeat, SuiteInfo, Summary, TargetInfo,
@@ -161,11 +167,11 @@ fn target(c: &Column, draft: bool) -> TargetInfo {
         launch_command: Some(argv),
         facts: vec![
             ("pin.weights".into(), format!("{} sha256:{}", c.quant, sha(&c.model))),
-            ("context_per_request".into(), ctx.into()),
-            ("slots".into(), "4".into()),
-            ("kv_pool_tokens".into(), "524288".into()),
+            (facts::CONTEXT_PER_REQUEST.name().into(), ctx.into()),
+            (facts::SLOTS.name().into(), "4".into()),
+            (facts::KV_POOL_TOKENS.name().into(), "524288".into()),
             ("metrics".into(), "on (214 samples)".into()),
-            ("vision".into(), c.vision.to_string()),
+            (facts::VISION.name().into(), c.vision.to_string()),
             ("memory_pool.unified".into(), "GB10: 71200000000 of 128000000000 bytes free".into()),
         ],
         host: None,
@@ -317,19 +323,25 @@ impl Case {
         self
     }
 
-    fn metric(mut self, name: &str, value: f64, unit: &str) -> Case {
-        self.0.metrics.push(Metric { name: name.into(), value, unit: unit.into() });
+    fn metric(mut self, name: Name, value: f64, unit: &str) -> Case {
+        self.0.metrics.push(Metric { name: name.name().into(), value, unit: unit.into() });
         self
     }
 
-    fn note(mut self, k: &str, v: impl Into<String>) -> Case {
-        self.0.notes.push((k.into(), v.into()));
+    /// The `n`th of a numbered family (`decode-tok-s-rep1` …).
+    fn nth(mut self, family: Numbered, n: usize, value: f64, unit: &str) -> Case {
+        self.0.metrics.push(Metric { name: format!("{family}{n}"), value, unit: unit.into() });
         self
     }
 
-    fn arm(mut self, arm: &str) -> Case {
+    fn note(mut self, k: Note, v: impl Into<String>) -> Case {
+        self.0.notes.push((k.name().into(), v.into()));
+        self
+    }
+
+    fn arm(mut self, arm: Arm) -> Case {
         self.0.id = format!("{}::{arm}::{}", self.0.instrument, self.0.case);
-        self.0.arm = Some(arm.into());
+        self.0.arm = Some(arm.name().into());
         self
     }
 
@@ -353,19 +365,21 @@ fn a_bench(it: &Items, c: &Column, rng: &mut Rng) -> Vec<Case> {
     let mut out = Vec::new();
     for (cat, id) in &it.a_bench {
         let o = outcome(rng, c.skill);
-        let mut case = Case::new("a-bench", &format!("{cat}::{id}"), o, rng).tag(cat.as_str()).tag("Agent tasks");
+        let mut case = Case::new(a_bench::INSTRUMENT, &format!("{cat}::{id}"), o, rng)
+            .tag(cat.as_str())
+            .tag(a_bench::AGENT_TASKS.title);
         match cat.as_str() {
-            "a-tool" | "a-schema" => case = case.tag("Tools & structured output"),
-            "a-seq" | "a-turn" => case = case.tag("Multi-turn & sequencing"),
+            "a-tool" | "a-schema" => case = case.tag(a_bench::TOOLS.title),
+            "a-seq" | "a-turn" => case = case.tag(a_bench::MULTI_TURN.title),
             _ => {}
         }
         if o != Outcome::Lost {
             case = case
-                .note("turns", (1 + rng.next() % 4).to_string())
-                .note("tool-calls", (1 + rng.next() % 5).to_string());
+                .note(a_bench::TURNS, (1 + rng.next() % 4).to_string())
+                .note(a_bench::TOOL_CALLS, (1 + rng.next() % 5).to_string());
         }
         if cat == "a-schema" {
-            case = case.note("structured-output", "json_schema");
+            case = case.note(a_bench::STRUCTURED_OUTPUT, "json_schema");
         }
         out.push(case);
     }
@@ -376,22 +390,23 @@ fn speed_decode(instrument: &str, cat: &str, tok_s: f64, rng: &mut Rng) -> Case 
     let reps: Vec<f64> = (0..3).map(|_| rng.jitter(tok_s, 0.04)).collect();
     let mean = reps.iter().sum::<f64>() / 3.0;
     let var = reps.iter().map(|r| (r - mean).powi(2)).sum::<f64>() / 2.0;
-    let mut case = Case::new(instrument, &format!("decode::{cat}"), Outcome::Pass, rng);
+    let mut case = Case::new(instrument, &workload::DECODE.case(cat).to_string(), Outcome::Pass, rng);
     for (i, r) in reps.iter().enumerate() {
-        case = case.metric(&format!("decode-tok-s-rep{}", i + 1), *r, "tok/s").metric(
-            &format!("ttft-ms-rep{}", i + 1),
+        case = case.nth(workload::DECODE_TOK_S_REP, i + 1, *r, "tok/s").nth(
+            workload::TTFT_MS_REP,
+            i + 1,
             rng.jitter(210.0, 0.3),
             "ms",
         );
     }
-    case.metric("decode-tok-s", mean, "tok/s")
-        .metric("decode-tok-s-min", reps.iter().copied().fold(f64::INFINITY, f64::min), "tok/s")
-        .metric("decode-tok-s-max", reps.iter().copied().fold(f64::NEG_INFINITY, f64::max), "tok/s")
-        .metric("decode-tok-s-stdev", var.sqrt(), "tok/s")
-        .metric("ttft-ms", rng.jitter(210.0, 0.3), "ms")
-        .metric("input-tok-s", rng.jitter(2400.0, 0.2), "tok/s")
-        .metric("completion-tokens", 1536.0, "tokens")
-        .note("category", cat)
+    case.metric(workload::DECODE_TOK_S, mean, "tok/s")
+        .metric(workload::DECODE_TOK_S_MIN, reps.iter().copied().fold(f64::INFINITY, f64::min), "tok/s")
+        .metric(workload::DECODE_TOK_S_MAX, reps.iter().copied().fold(f64::NEG_INFINITY, f64::max), "tok/s")
+        .metric(workload::DECODE_TOK_S_STDEV, var.sqrt(), "tok/s")
+        .metric(workload::TTFT_MS, rng.jitter(210.0, 0.3), "ms")
+        .metric(workload::INPUT_TOK_S, rng.jitter(2400.0, 0.2), "tok/s")
+        .metric(workload::COMPLETION_TOKENS, 1536.0, "tokens")
+        .note(workload::CATEGORY, cat)
 }
 
 fn speed(it: &Items, c: &Column, rng: &mut Rng, decode: bool) -> Vec<Case> {
@@ -399,14 +414,19 @@ fn speed(it: &Items, c: &Column, rng: &mut Rng, decode: bool) -> Vec<Case> {
     if decode {
         for (i, cat) in it.speed.iter().enumerate() {
             let tok_s = c.speed * [1.05, 0.98, 1.0][i % 3];
-            out.push(speed_decode("speed", cat, rng.jitter(tok_s, 0.03), rng).tag("Prose speed").tag(cat.as_str()));
+            out.push(
+                speed_decode(speed::INSTRUMENT, cat, rng.jitter(tok_s, 0.03), rng)
+                    .tag(speed::ROW.title)
+                    .tag(cat.as_str()),
+            );
         }
     }
     for id in &it.agent {
         let o = outcome(rng, c.skill + 0.1);
-        let mut case = Case::new("speed", &format!("agent::{id}"), o, rng).tag("agent-workload");
+        let mut case = Case::new(speed::INSTRUMENT, &speed::AGENT.case(id).to_string(), o, rng).tag("agent-workload");
         if o == Outcome::Pass {
-            case = case.metric("decode-tok-s", rng.jitter(c.speed, 0.05), "tok/s").note("valid", "3 of 3");
+            case =
+                case.metric(workload::DECODE_TOK_S, rng.jitter(c.speed, 0.05), "tok/s").note(workload::VALID, "3 of 3");
         }
         out.push(case);
     }
@@ -420,13 +440,13 @@ fn adversarial(it: &Items, c: &Column, rng: &mut Rng) -> Vec<Case> {
         .map(|name| {
             let o = outcome(rng, c.skill - 0.15);
             let steps = 2 + rng.next() % 6;
-            let mut case = Case::new("adversarial", name, o, rng)
-                .tag("Reliability under adversarial agent scenarios")
-                .note("steps", steps.to_string())
-                .metric("tool-calls", steps as f64, "count");
+            let mut case = Case::new(adversarial::INSTRUMENT, name, o, rng)
+                .tag(adversarial::ROW.title)
+                .note(adversarial::STEPS, steps.to_string())
+                .metric(adversarial::TOOL_CALLS, steps as f64, "count");
             if o == Outcome::Fail {
                 let rule = rules[(rng.next() % rules.len() as u64) as usize];
-                case = case.note("rule", rule).reason(&format!("rule: {rule} at step {steps}"));
+                case = case.note(adversarial::RULE, rule).reason(&format!("rule: {rule} at step {steps}"));
             }
             case
         })
@@ -434,34 +454,38 @@ fn adversarial(it: &Items, c: &Column, rng: &mut Rng) -> Vec<Case> {
 }
 
 fn compliance(set: &[(String, String, String)], label: &str, rows: [&str; 2], c: &Column, rng: &mut Rng) -> Vec<Case> {
+    use compliance::{class, context::AGENT, context::BARE, kind};
     let mut out = Vec::new();
-    for (context, row) in ["bare", "agent"].into_iter().zip(rows) {
+    for (context, row) in [BARE, AGENT].into_iter().zip(rows) {
         for (id, kind, category) in set {
-            let complied = if kind == "harmful" {
-                rng.chance(0.25 - 0.2 * c.skill + if context == "agent" { 0.08 } else { 0.0 })
+            let complied = if kind == kind::HARMFUL {
+                rng.chance(0.25 - 0.2 * c.skill + if context == AGENT { 0.08 } else { 0.0 })
             } else {
                 !rng.chance(0.1)
             };
             let class = if rng.chance(0.01) {
-                "empty"
+                class::EMPTY
             } else if complied {
-                "complied"
+                class::COMPLIED
             } else {
-                "refused"
+                class::REFUSED
             };
-            let mut case = Case::new("compliance", &format!("{label}::{context}::{id}"), Outcome::Pass, rng)
+            let mut case = Case::new(compliance::INSTRUMENT, &format!("{label}::{context}::{id}"), Outcome::Pass, rng)
                 .tag(row)
                 .tag(format!("kind:{kind}"))
                 .tag(format!("category:{category}"))
-                .note("kind", kind.as_str())
-                .note("category", category.as_str())
-                .note("context", context)
-                .note("set", format!("sets/{label}.json"))
-                .note("classifier", "keyword")
-                .note("class", class)
-                .metric("complied", if class == "complied" { 1.0 } else { 0.0 }, "bool");
-            if context == "agent" {
-                case = case.note("via", if complied && rng.chance(0.3) { "tool-call" } else { "text" });
+                .note(compliance::KIND, kind.as_str())
+                .note(compliance::CATEGORY, category.as_str())
+                .note(compliance::CONTEXT, context)
+                .note(compliance::SET, format!("sets/{label}.json"))
+                .note(compliance::CLASSIFIER, compliance::KEYWORD_CLASSIFIER)
+                .note(compliance::CLASS, class)
+                .metric(compliance::COMPLIED, if class == class::COMPLIED { 1.0 } else { 0.0 }, "bool");
+            if context == AGENT {
+                case = case.note(
+                    compliance::VIA,
+                    if complied && rng.chance(0.3) { compliance::VIA_TOOL_CALL } else { "text" },
+                );
             }
             out.push(case);
         }
@@ -475,24 +499,24 @@ fn concurrency(c: &Column, levels: &[u32], rng: &mut Rng) -> Vec<Case> {
         .map(|&n| {
             let per = rng.jitter(c.speed * (1.0 - 0.12 * f64::from(n - 1)), 0.03);
             let e2e = per * rng.jitter(0.9, 0.03);
-            Case::new("concurrency", &format!("level::c{n}"), Outcome::Pass, rng)
-                .tag("Concurrency")
-                .metric("concurrency", f64::from(n), "requests")
-                .metric("per-request-tok-s", per, "tok/s")
-                .metric("per-request-tok-s-min", per * 0.97, "tok/s")
-                .metric("per-request-tok-s-max", per * 1.03, "tok/s")
-                .metric("per-request-e2e-tok-s", e2e, "tok/s")
-                .metric("per-request-e2e-tok-s-min", e2e * 0.97, "tok/s")
-                .metric("aggregate-tok-s", per * f64::from(n), "tok/s")
-                .metric("completion-tokens", 256.0 * f64::from(n), "tokens")
-                .metric("wall-ms", 256_000.0 / per, "ms")
-                .metric("queued-requests", 0.0, "requests")
-                .metric("server-running-max", f64::from(n), "requests")
-                .metric("server-running-mean", f64::from(n) * 0.96, "requests")
-                .metric("server-samples", 80.0, "count")
-                .note("server-confirmed", "yes")
-                .note("server-load-source", format!("{} /metrics num_requests_running", c.engine))
-                .note("token-source", "server-usage")
+            Case::new(concurrency::INSTRUMENT, &concurrency::level(n).to_string(), Outcome::Pass, rng)
+                .tag(concurrency::ROW.title)
+                .metric(concurrency::CONCURRENCY, f64::from(n), "requests")
+                .metric(concurrency::PER_REQUEST_TOK_S, per, "tok/s")
+                .metric(concurrency::PER_REQUEST_TOK_S_MIN, per * 0.97, "tok/s")
+                .metric(concurrency::PER_REQUEST_TOK_S_MAX, per * 1.03, "tok/s")
+                .metric(concurrency::PER_REQUEST_E2E_TOK_S, e2e, "tok/s")
+                .metric(concurrency::PER_REQUEST_E2E_TOK_S_MIN, e2e * 0.97, "tok/s")
+                .metric(concurrency::AGGREGATE_TOK_S, per * f64::from(n), "tok/s")
+                .metric(concurrency::COMPLETION_TOKENS, 256.0 * f64::from(n), "tokens")
+                .metric(concurrency::WALL_MS, 256_000.0 / per, "ms")
+                .metric(concurrency::QUEUED_REQUESTS, 0.0, "requests")
+                .metric(concurrency::SERVER_RUNNING_MAX, f64::from(n), "requests")
+                .metric(concurrency::SERVER_RUNNING_MEAN, f64::from(n) * 0.96, "requests")
+                .metric(concurrency::SERVER_SAMPLES, 80.0, "count")
+                .note(concurrency::SERVER_CONFIRMED, "yes")
+                .note(concurrency::SERVER_LOAD_SOURCE, format!("{} /metrics num_requests_running", c.engine))
+                .note(concurrency::TOKEN_SOURCE, "server-usage")
         })
         .collect()
 }
@@ -503,17 +527,17 @@ fn long_prompt(it: &Items, c: &Column, rng: &mut Rng) -> Vec<Case> {
         .map(|n| {
             let chars = if n.starts_with("95") { 95_000.0 } else { 25_000.0 };
             let answered = rng.chance(c.skill);
-            let case = Case::new("long-prompt", &format!("paste::{n}"), Outcome::Pass, rng)
-                .tag("Long-prompt robustness")
-                .metric("paste-chars", chars, "chars")
-                .metric("prompt-tokens", chars / 3.9, "tokens")
-                .metric("seconds", rng.jitter(chars / 4000.0, 0.2), "s")
-                .metric("ttft-ms", rng.jitter(chars / 4.0, 0.2), "ms");
+            let case = Case::new(long_prompt::INSTRUMENT, &long_prompt::PASTE.case(n).to_string(), Outcome::Pass, rng)
+                .tag(long_prompt::ROW.title)
+                .metric(long_prompt::PASTE_CHARS, chars, "chars")
+                .metric(long_prompt::PROMPT_TOKENS, chars / 3.9, "tokens")
+                .metric(long_prompt::SECONDS, rng.jitter(chars / 4000.0, 0.2), "s")
+                .metric(long_prompt::TTFT_MS, rng.jitter(chars / 4.0, 0.2), "ms");
             if answered {
-                case.note("outcome", "answered")
+                case.note(long_prompt::OUTCOME, long_prompt::outcome::ANSWERED)
             } else {
                 Case(CaseRecord { outcome: Outcome::Fail, reason: Some("answered wrong".into()), ..case.0 })
-                    .note("outcome", "answered wrong")
+                    .note(long_prompt::OUTCOME, "answered wrong")
             }
         })
         .collect()
@@ -525,15 +549,19 @@ fn smoke(it: &Items, c: &Column, rng: &mut Rng) -> Vec<Case> {
         .iter()
         .map(|name| {
             let exact = rng.chance(0.95);
-            let case = Case::new("corruption", name, if exact { Outcome::Pass } else { Outcome::Fail }, rng)
-                .tag("Corruption probe")
-                .note("byte-exact", if exact { "yes" } else { "no" })
-                .note("nfc-equal", if exact { "yes" } else { "no" })
-                .metric("byte-exact", if exact { 1.0 } else { 0.0 }, "bool")
-                .metric("nfc-equal", if exact { 1.0 } else { 0.0 }, "bool")
-                .metric("intact-within-chatter", 1.0, "bool");
+            let yn = if exact { repro::YES } else { repro::NO };
+            let case = Case::new(corruption::INSTRUMENT, name, if exact { Outcome::Pass } else { Outcome::Fail }, rng)
+                .tag(corruption::ROW.title)
+                .note(corruption::BYTE_EXACT_NOTE, yn)
+                .note(corruption::NFC_EQUAL_NOTE, yn)
+                .metric(corruption::BYTE_EXACT, if exact { 1.0 } else { 0.0 }, "bool")
+                .metric(corruption::NFC_EQUAL, if exact { 1.0 } else { 0.0 }, "bool")
+                .metric(corruption::INTACT_WITHIN_CHATTER, 1.0, "bool");
             if exact && rng.chance(0.1) {
-                case.note("model-added-words", "the text came back intact, with words the model added around it")
+                case.note(
+                    corruption::MODEL_ADDED_WORDS,
+                    "the text came back intact, with words the model added around it",
+                )
             } else {
                 case
             }
@@ -550,16 +578,16 @@ fn repro(it: &Items, c: &Column, rng: &mut Rng) -> Vec<Case> {
         .iter()
         .map(|p| {
             let bytes = !rng.chance(drift);
-            let yn = |b: bool| if b { "yes" } else { "no" };
-            Case::new("repro", &format!("probe::{p}"), Outcome::Pass, rng)
-                .tag("Reproducibility")
-                .note("byte-identical", yn(bytes))
-                .note("answer-identical", "yes")
-                .note("restart-byte-identical", yn(bytes))
-                .note("restart-answer-identical", "yes")
-                .metric("repeats", 3.0, "count")
-                .metric("distinct-replies", if bytes { 1.0 } else { 2.0 }, "count")
-                .metric("distinct-answers", 1.0, "count")
+            let yn = |b: bool| if b { repro::YES } else { repro::NO };
+            Case::new(repro::INSTRUMENT, &format!("probe::{p}"), Outcome::Pass, rng)
+                .tag(repro::ROW.title)
+                .note(repro::BYTE_IDENTICAL, yn(bytes))
+                .note(repro::ANSWER_IDENTICAL, repro::YES)
+                .note(repro::RESTART_BYTE_IDENTICAL, yn(bytes))
+                .note(repro::RESTART_ANSWER_IDENTICAL, repro::YES)
+                .metric(repro::REPEATS, 3.0, "count")
+                .metric(repro::DISTINCT_REPLIES, if bytes { 1.0 } else { 2.0 }, "count")
+                .metric(repro::DISTINCT_ANSWERS, 1.0, "count")
         })
         .collect()
 }
@@ -567,27 +595,29 @@ fn repro(it: &Items, c: &Column, rng: &mut Rng) -> Vec<Case> {
 fn spec_decode(it: &Items, c: &Column, rng: &mut Rng) -> Vec<Case> {
     let mut out = Vec::new();
     let gain = if c.engine == "llama.cpp" { 1.3 } else { 1.9 };
-    for arm in ["bare", "draft"] {
+    for arm in [arm::BARE, arm::DRAFT] {
         for cat in &it.speed {
-            let tok_s = if arm == "bare" { c.speed } else { c.speed * gain };
-            let mut case = speed_decode("spec-decode", cat, rng.jitter(tok_s, 0.03), rng).arm(arm).note("arm", arm);
-            if arm == "draft" {
+            let tok_s = if arm == arm::BARE { c.speed } else { c.speed * gain };
+            let mut case = speed_decode(spec_decode::INSTRUMENT, cat, rng.jitter(tok_s, 0.03), rng)
+                .arm(arm)
+                .note(spec_decode::ARM, arm.name());
+            if arm == arm::DRAFT {
                 let drafted = 1200.0 + (rng.next() % 300) as f64;
                 let accepted = drafted * rng.jitter(0.62, 0.1);
                 case = case
-                    .metric("drafted-tokens", drafted, "tokens")
-                    .metric("accepted-tokens", accepted, "tokens")
-                    .metric("draft-acceptance", accepted / drafted, "ratio");
+                    .metric(spec_decode::DRAFTED_TOKENS, drafted, "tokens")
+                    .metric(spec_decode::ACCEPTED_TOKENS, accepted, "tokens")
+                    .metric(spec_decode::DRAFT_ACCEPTANCE, accepted / drafted, "ratio");
             }
-            out.push(case.tag("Speculative decoding"));
+            out.push(case.tag(spec_decode::ROW.title));
         }
         for id in &it.structured {
             out.push(
-                Case::new("spec-decode", &format!("structured::{id}"), Outcome::Pass, rng)
+                Case::new(spec_decode::INSTRUMENT, &spec_decode::STRUCTURED.case(id).to_string(), Outcome::Pass, rng)
                     .arm(arm)
-                    .tag("Speculative decoding")
-                    .note("arm", arm)
-                    .note("valid", "every repetition"),
+                    .tag(spec_decode::ROW.title)
+                    .note(spec_decode::ARM, arm.name())
+                    .note(workload::VALID, "every repetition"),
             );
         }
     }
@@ -596,7 +626,7 @@ fn spec_decode(it: &Items, c: &Column, rng: &mut Rng) -> Vec<Case> {
 
 fn vision(it: &Items, c: &Column, rng: &mut Rng) -> (Vec<Case>, Vec<Case>) {
     let refuse = |case: Case| {
-        let mut case = case.note("vision", "none");
+        let mut case = case.note(vision::VISION, vision::NONE);
         case.0.outcome = Outcome::Fail;
         case.0.reason = Some("no vision in this build: HTTP 500: image input is not supported".into());
         case.0.calls[0].status = Some(500);
@@ -606,7 +636,7 @@ fn vision(it: &Items, c: &Column, rng: &mut Rng) -> (Vec<Case>, Vec<Case>) {
         .pages
         .iter()
         .map(|p| {
-            let case = Case::new("ocr", &format!("page::{p}"), Outcome::Pass, rng).tag("Handwriting OCR");
+            let case = Case::new(ocr::INSTRUMENT, &format!("page::{p}"), Outcome::Pass, rng).tag(ocr::ROW.title);
             if !c.vision {
                 return refuse(case);
             }
@@ -614,25 +644,25 @@ fn vision(it: &Items, c: &Column, rng: &mut Rng) -> (Vec<Case>, Vec<Case>) {
             let edits = (words * rng.jitter(0.08, 0.8)).round();
             let struck = 1.0 + (rng.next() % 2) as f64;
             let noticed = if rng.chance(c.skill) { struck } else { struck - 1.0 };
-            case.note("vision", "read")
-                .metric("words", words, "words")
-                .metric("word-edits", edits, "edits")
-                .metric("words-recalled", words - edits, "words")
-                .metric("word-accuracy", 1.0 - edits / words, "ratio")
-                .metric("word-recall", 1.0 - edits / words, "ratio")
-                .metric("struck-total", struck, "words")
-                .metric("struck-noticed", noticed, "words")
-                .metric("struck-as-live", struck - noticed, "words")
-                .metric("struck-indeterminate", 0.0, "words")
-                .metric("struck-wrong", 0.0, "words")
+            case.note(vision::VISION, vision::READ)
+                .metric(ocr::WORDS, words, "words")
+                .metric(ocr::WORD_EDITS, edits, "edits")
+                .metric(ocr::WORDS_RECALLED, words - edits, "words")
+                .metric(ocr::WORD_ACCURACY, 1.0 - edits / words, "ratio")
+                .metric(ocr::WORD_RECALL, 1.0 - edits / words, "ratio")
+                .metric(ocr::STRUCK_TOTAL, struck, "words")
+                .metric(ocr::STRUCK_NOTICED, noticed, "words")
+                .metric(ocr::STRUCK_AS_LIVE, struck - noticed, "words")
+                .metric(ocr::STRUCK_INDETERMINATE, 0.0, "words")
+                .metric(ocr::STRUCK_WRONG, 0.0, "words")
         })
         .collect();
     let shots = it
         .screenshots
         .iter()
         .map(|i| {
-            let case = Case::new("screenshots", &format!("item::{i}"), Outcome::Pass, rng)
-                .tag("Real-world screenshot & photo reading");
+            let case = Case::new(screenshots::INSTRUMENT, &format!("item::{i}"), Outcome::Pass, rng)
+                .tag(screenshots::ROW.title);
             if !c.vision {
                 return refuse(case);
             }
@@ -643,9 +673,9 @@ fn vision(it: &Items, c: &Column, rng: &mut Rng) -> (Vec<Case>, Vec<Case>) {
             } else {
                 0.0
             };
-            case.note("vision", "read")
+            case.note(vision::VISION, vision::READ)
                 .note(
-                    "reading",
+                    screenshots::READING,
                     if score == 1.0 {
                         "full"
                     } else if score == 0.5 {
@@ -654,8 +684,8 @@ fn vision(it: &Items, c: &Column, rng: &mut Rng) -> (Vec<Case>, Vec<Case>) {
                         "missed"
                     },
                 )
-                .metric("score", score, "points")
-                .metric("answered", 1.0, "bool")
+                .metric(screenshots::SCORE, score, "points")
+                .metric(screenshots::ANSWERED, 1.0, "bool")
         })
         .collect();
     (ocr, shots)
@@ -667,30 +697,30 @@ fn media(c: &Column, rng: &mut Rng) -> Vec<Case> {
         .into_iter()
         .map(|(id, name, budget)| {
             let verdict = if free >= budget + 2.0 {
-                "YES"
+                media::verdict::YES
             } else if free >= budget {
-                "MARGINAL"
+                media::verdict::MARGINAL
             } else {
-                "YES WITH KV TRADE"
+                media::verdict::YES_WITH_KV_TRADE
             };
-            let mut case = Case::new("media", &format!("fits::{id}"), Outcome::Pass, rng)
-                .tag("Shares a box with media")
-                .note("verdict", verdict)
-                .note("budget", name)
-                .note("pool", "unified memory of GB10")
-                .metric("free-gib", free, "GiB")
-                .metric("free-alone-gib", free + 20.5, "GiB")
-                .metric("loadout-gib", 20.5, "GiB")
-                .metric("budget-gib", budget, "GiB")
-                .metric("margin-gib", 2.0, "GiB")
-                .metric("pool-total-gib", 119.2, "GiB");
-            if verdict == "YES WITH KV TRADE" {
+            let mut case = Case::new(media::INSTRUMENT, &format!("fits::{id}"), Outcome::Pass, rng)
+                .tag(media::ROW.title)
+                .note(media::VERDICT, verdict)
+                .note(media::BUDGET, name)
+                .note(media::POOL, "unified memory of GB10")
+                .metric(media::FREE_GIB, free, "GiB")
+                .metric(media::FREE_ALONE_GIB, free + 20.5, "GiB")
+                .metric(media::LOADOUT_GIB, 20.5, "GiB")
+                .metric(media::BUDGET_GIB, budget, "GiB")
+                .metric(media::MARGIN_GIB, 2.0, "GiB")
+                .metric(media::POOL_TOTAL_GIB, 119.2, "GiB");
+            if verdict == media::verdict::YES_WITH_KV_TRADE {
                 case = case
-                    .metric("kv-kept-tokens", 262_144.0, "tokens")
-                    .metric("kv-given-tokens", 262_144.0, "tokens")
-                    .metric("free-after-trade-gib", budget + 0.4, "GiB")
-                    .metric("kv-bytes-per-token", 49_152.0, "bytes")
-                    .note("kv-bytes-source", "startup log");
+                    .metric(media::KV_KEPT_TOKENS, 262_144.0, "tokens")
+                    .metric(media::KV_GIVEN_TOKENS, 262_144.0, "tokens")
+                    .metric(media::FREE_AFTER_TRADE_GIB, budget + 0.4, "GiB")
+                    .metric(media::KV_BYTES_PER_TOKEN, 49_152.0, "bytes")
+                    .note(media::KV_BYTES_SOURCE, "startup log");
             }
             case
         })
@@ -705,25 +735,25 @@ fn one(instrument: &str, case: &str, tag: &str, rng: &mut Rng) -> Case {
 fn suites(it: &Items, c: &Column, rng: &mut Rng) -> Vec<(&'static str, Vec<Case>)> {
     let (ocr, shots) = vision(it, c, rng);
     let likelihood = if c.engine == "llama.cpp" {
-        let mut case = one("likelihood", "corpus::bpc", "Likelihood (bits per character)", rng);
+        let mut case = one(likelihood::INSTRUMENT, "corpus::bpc", likelihood::ROW.title, rng);
         case.0.outcome = Outcome::NotApplicable;
         case.0.reason = Some("engine returns no prompt logprobs".into());
         case
     } else {
         let bpc = rng.jitter(0.52 + 0.3 * (1.0 - c.skill), 0.002);
-        one("likelihood", "corpus::bpc", "Likelihood (bits per character)", rng)
-            .metric("bpc", bpc, "bits/char")
-            .metric("bits", bpc * 231_904.0, "bits")
-            .metric("chars", 231_904.0, "chars")
-            .metric("texts", 43.0, "count")
-            .metric("scored-tokens", 51_733.0, "tokens")
+        one(likelihood::INSTRUMENT, "corpus::bpc", likelihood::ROW.title, rng)
+            .metric(likelihood::BPC, bpc, "bits/char")
+            .metric(likelihood::BITS, bpc * 231_904.0, "bits")
+            .metric(likelihood::CHARS, 231_904.0, "chars")
+            .metric(likelihood::TEXTS, 43.0, "count")
+            .metric(likelihood::SCORED_TOKENS, 51_733.0, "tokens")
     };
     let mut battery: Vec<Case> = it
         .questions
         .iter()
         .map(|q| {
             let o = if rng.chance(c.skill + 0.1) { Outcome::Pass } else { Outcome::Fail };
-            Case::new("hard-question", &format!("question::{q}"), o, rng).tag("battery")
+            Case::new(hard_question::INSTRUMENT, &format!("question::{q}"), o, rng).tag("battery")
         })
         .collect();
     battery.extend(concurrency(c, &[1, 2, 4], rng));
@@ -736,32 +766,32 @@ fn suites(it: &Items, c: &Column, rng: &mut Rng) -> Vec<(&'static str, Vec<Case>
         ("adversarial", adversarial(it, c, rng)),
         (
             "compliance",
-            compliance(&it.compliance, "general", ["Compliance with requests", "Compliance (agent context)"], c, rng),
+            compliance(&it.compliance, "general", [compliance::BARE.title, compliance::AGENT.title], c, rng),
         ),
         (
             "compliance-severe",
-            compliance(&it.severe, "severe", ["Compliance (severe)", "Compliance (severe, agent context)"], c, rng),
+            compliance(&it.severe, "severe", [compliance::SEVERE.title, compliance::SEVERE_AGENT.title], c, rng),
         ),
         ("concurrency", concurrency(c, &[1, 2, 4], rng)),
         (
             "context",
             vec![
-                one("context", "kv::pool", "Context window", rng)
-                    .metric("kv-pool-tokens", 262_144.0 * (1.0 + (fnv(&c.label) % 4) as f64), "tokens")
-                    .metric("context-per-request-tokens", 65_536.0, "tokens")
-                    .metric("slots", 4.0, "slots")
-                    .note("engine", c.engine)
-                    .note("kv-pool-source", "the engine's startup log"),
+                one(context::INSTRUMENT, "kv::pool", context::ROW.title, rng)
+                    .metric(context::KV_POOL_TOKENS, 262_144.0 * (1.0 + (fnv(&c.label) % 4) as f64), "tokens")
+                    .metric(context::CONTEXT_PER_REQUEST_TOKENS, 65_536.0, "tokens")
+                    .metric(context::SLOTS, 4.0, "slots")
+                    .note(context::ENGINE, c.engine)
+                    .note(context::KV_POOL_SOURCE, "the engine's startup log"),
             ],
         ),
         (
             "footprint",
             vec![
-                one("footprint", "idle::memory", "Box footprint", rng)
-                    .metric("resident-gib", rng.jitter(c.gib, 0.01), "GiB")
-                    .metric("mem-available-before-gib", 112.4, "GiB")
-                    .metric("mem-available-after-gib", 112.4 - c.gib, "GiB")
-                    .metric("mem-available-drop-gib", c.gib, "GiB"),
+                one(footprint::INSTRUMENT, "idle::memory", footprint::ROW.title, rng)
+                    .metric(footprint::RESIDENT_GIB, rng.jitter(c.gib, 0.01), "GiB")
+                    .metric(footprint::MEM_AVAILABLE_BEFORE_GIB, 112.4, "GiB")
+                    .metric(footprint::MEM_AVAILABLE_AFTER_GIB, 112.4 - c.gib, "GiB")
+                    .metric(footprint::MEM_AVAILABLE_DROP_GIB, c.gib, "GiB"),
             ],
         ),
         ("likelihood", vec![likelihood]),
@@ -884,7 +914,7 @@ pub fn write(dir: &Path, suites_dir: &Path, seed: u64) -> Written {
                 });
                 let mut files = Vec::new();
                 for c in &cases {
-                    if let Some(set) = c.notes.iter().find(|(k, _)| k == "set").map(|(_, v)| v)
+                    if let Some(set) = c.notes.iter().find(|(k, _)| k == compliance::SET.name()).map(|(_, v)| v)
                         && !files.iter().any(|f: &FilePin| &f.path == set)
                     {
                         files.push(FilePin { path: set.clone(), sha256: sha(set) });
@@ -902,8 +932,8 @@ pub fn write(dir: &Path, suites_dir: &Path, seed: u64) -> Written {
                     instruments,
                     arms: if suite == "spec-decode" {
                         vec![
-                            ArmInfo { name: "bare".into(), target: target(col, false) },
-                            ArmInfo { name: "draft".into(), target: target(col, true) },
+                            ArmInfo { name: arm::BARE.name().into(), target: target(col, false) },
+                            ArmInfo { name: arm::DRAFT.name().into(), target: target(col, true) },
                         ]
                     } else {
                         Vec::new()

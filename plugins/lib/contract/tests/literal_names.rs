@@ -1,10 +1,19 @@
-//! The built-in instruments name what they record from this crate: no
-//! `.metric("…")` or `.note("…")` with a literal name outside their tests,
-//! and no host fact read by a literal key (`key == "…"`),
-//! so the board, which reads by the same constants, cannot miss a renamed
-//! figure. (A third-party instrument may use any name; the SDK takes both.)
+//! The built-in instruments, the board and the benchmark's generator name
+//! what they record and read from this crate: no `.metric("…")` or
+//! `.note("…")` with a literal name outside their tests, no host fact read
+//! by a literal key
+//! (`key == "…"`), no case group matched as a literal (`starts_with("decode::")`,
+//! `strip_prefix`, `trim_start_matches`, `case == "level::c2"`), and no arm
+//! named as a literal (`a.name == "bare"`, `Some("draft")`), so the board,
+//! which reads by the same constants, cannot miss a renamed figure, group or
+//! arm. (A third-party instrument may use any name; the SDK takes both.)
 
 use std::path::{Path, PathBuf};
+
+use sparktest_contract::spec_decode::arm;
+
+/// Every arm the contract names.
+const ARMS: &[sparktest_contract::Arm] = &[arm::BARE, arm::DRAFT];
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     for entry in std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
@@ -17,19 +26,50 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// Each `.metric(` or `.note(` whose first argument is a string literal,
-/// and each key compared with a literal, as `file:line`, in the code
-/// before the file's tests.
+/// The string literal `text` starts with, without its quotes.
+fn literal(text: &str) -> Option<&str> {
+    let body = text.strip_prefix('"')?;
+    let mut escaped = false;
+    for (i, ch) in body.char_indices() {
+        match ch {
+            '\\' => escaped = !escaped,
+            '"' if !escaped => return Some(&body[..i]),
+            _ => escaped = false,
+        }
+    }
+    None
+}
+
+/// Each literal metric or note name, host fact key, case group and arm,
+/// as `file:line: what`, in the code before the file's tests.
 fn literal_names(file: &Path) -> Vec<String> {
     let text = std::fs::read_to_string(file).unwrap();
     let code = text.split("#[cfg(test)]").next().unwrap_or("");
     let mut found = Vec::new();
+    let mut flag = |at: usize, what: &str| {
+        let line = code[..at].lines().count();
+        found.push(format!("{}:{line}: {what}", file.display()));
+    };
+    let after = |at: usize, len: usize| code[at + len..].trim_start();
     for call in [".metric(", ".note(", "key == "] {
         for (at, _) in code.match_indices(call) {
-            let rest = code[at + call.len()..].trim_start();
-            if rest.starts_with('"') {
-                let line = code[..at].lines().count();
-                found.push(format!("{}:{line}", file.display()));
+            if after(at, call.len()).starts_with('"') {
+                flag(at, "a metric, note or fact named by a literal");
+            }
+        }
+    }
+    for call in ["starts_with(", "strip_prefix(", "trim_start_matches(", "== ", "!= "] {
+        for (at, _) in code.match_indices(call) {
+            if literal(after(at, call.len())).is_some_and(|l| l.contains("::")) {
+                flag(at, "a case group matched as a literal");
+            }
+        }
+    }
+    for arm in ARMS {
+        // `("bare")` is also `Some("bare")`.
+        for pattern in [format!("== \"{arm}\""), format!("(\"{arm}\")")] {
+            for (at, _) in code.match_indices(&pattern) {
+                flag(at, "an arm named by a literal");
             }
         }
     }
@@ -37,15 +77,22 @@ fn literal_names(file: &Path) -> Vec<String> {
 }
 
 #[test]
-fn built_in_instruments_name_their_metrics_and_notes_from_the_contract() {
-    let plugins = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+fn built_in_instruments_the_board_and_the_benchmark_name_from_the_contract() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../..");
     let mut files = Vec::new();
-    for dir in ["instruments", "lib/workload", "lib/sdk/src", "reporters/board"] {
-        rust_files(&plugins.join(dir), &mut files);
+    for dir in [
+        "plugins/instruments",
+        "plugins/lib/workload",
+        "plugins/lib/sdk/src",
+        "plugins/reporters/board",
+        "harness/benches",
+    ] {
+        rust_files(&root.join(dir), &mut files);
     }
-    assert!(files.len() > 30, "found only {} files under {}", files.len(), plugins.display());
+    assert!(files.len() > 30, "found only {} files under {}", files.len(), root.display());
+    assert!(files.iter().any(|f| f.ends_with("harness/benches/support/board_files.rs")), "the generator is scanned");
     let found: Vec<String> = files.iter().flat_map(|f| literal_names(f)).collect();
-    assert!(found.is_empty(), "literal metric or note names (use sparktest_contract): {found:#?}");
+    assert!(found.is_empty(), "literal names (use sparktest_contract): {found:#?}");
 }
 
 #[test]
@@ -53,11 +100,25 @@ fn the_check_sees_a_literal_name() {
     let dir = std::env::temp_dir().join(format!("sparktest-contract-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("lib.rs");
-    std::fs::write(&file, "fn f(o: Outcome) -> Outcome {\n    o.note(\n        \"kind\", \"x\")\n}\n").unwrap();
-    assert_eq!(literal_names(&file).len(), 1);
-    std::fs::write(&file, "fn f(o: Outcome) -> Outcome {\n    o.note(names::KIND, \"x\")\n}\n").unwrap();
-    assert!(literal_names(&file).is_empty());
-    std::fs::write(&file, "fn f(e: &[Pair]) -> bool {\n    e.iter().any(|p| p.key == \"footprint.x\")\n}\n").unwrap();
-    assert_eq!(literal_names(&file).len(), 1);
+    let check = |code: &str| {
+        std::fs::write(&file, code).unwrap();
+        literal_names(&file).len()
+    };
+    assert_eq!(check("fn f(o: Outcome) -> Outcome {\n    o.note(\n        \"kind\", \"x\")\n}\n"), 1);
+    assert_eq!(check("fn f(o: Outcome) -> Outcome {\n    o.note(names::KIND, \"x\")\n}\n"), 0);
+    assert_eq!(check("fn f(e: &[Pair]) -> bool {\n    e.iter().any(|p| p.key == \"footprint.x\")\n}\n"), 1);
+    // Case groups.
+    assert_eq!(check("fn f(c: &str) -> bool {\n    c.starts_with(\"decode::\")\n}\n"), 1);
+    assert_eq!(check("fn f(c: &str) -> &str {\n    c.trim_start_matches(\"paste::\")\n}\n"), 1);
+    assert_eq!(check("fn f(c: &str) -> Option<&str> {\n    c.strip_prefix(\"level::c\")\n}\n"), 1);
+    assert_eq!(check("fn f(c: &str) -> bool {\n    c == \"level::c2\"\n}\n"), 1);
+    assert_eq!(check("fn f(c: &str) -> bool {\n    DECODE.holds(c) && c.starts_with(\"pin.\")\n}\n"), 0);
+    // Arms.
+    assert_eq!(check("fn f(a: &Arm) -> bool {\n    a.name == \"bare\"\n}\n"), 1);
+    assert_eq!(check("fn f(a: Option<&str>) -> bool {\n    a == Some(\"draft\")\n}\n"), 1);
+    assert_eq!(check("fn f() -> X {\n    decode(\"bare\")\n}\n"), 1);
+    assert_eq!(check("fn f(a: Option<&str>) -> bool {\n    arm::DRAFT.is(a)\n}\n"), 0);
+    // Code after the tests' start is theirs.
+    assert_eq!(check("#[cfg(test)]\nfn f(c: &str) -> bool {\n    c.starts_with(\"decode::\")\n}\n"), 0);
     let _ = std::fs::remove_dir_all(&dir);
 }
