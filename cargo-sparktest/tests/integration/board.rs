@@ -56,6 +56,7 @@ pub(crate) fn manifest(target: &str, model: &str, engine: &str, started: &str) -
         resumes: None,
         suite_cases: Default::default(),
         repeat: None,
+        campaign: None,
     }
 }
 

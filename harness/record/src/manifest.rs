@@ -54,6 +54,26 @@ pub struct Manifest {
     /// as repeats of one cell, every run kept.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repeat: Option<Repeat>,
+    /// The campaign this run is a step of (1.5, `cargo sparktest
+    /// campaign`): the board reads a campaign's files like any others, and
+    /// names the configurations of a campaign that no file holds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub campaign: Option<CampaignRef>,
+}
+
+/// A run's place in a campaign (1.5).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct CampaignRef {
+    /// The campaign id: every box of a partitioned campaign gives the same.
+    pub id: String,
+    /// The configuration this run measured, by its name in the campaign.
+    pub configuration: String,
+    /// Every configuration of the campaign, in order.
+    pub configurations: Vec<String>,
+    /// `hash:K/N` or `count:K/N`: the share of the configurations the box
+    /// that wrote this file ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partition: Option<String>,
 }
 
 /// One run of a `--repeat N` group.

@@ -531,6 +531,7 @@ mod tests {
             resumes: None,
             suite_cases: Default::default(),
             repeat: None,
+            campaign: None,
         })
     }
 
