@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use sparktest_harness::show::ShowArgs;
-use sparktest_harness::{BoardArgs, DiffArgs, DiffFormat, RunArgs, TargetChoice};
+use sparktest_harness::{BoardArgs, CampaignArgs, DiffArgs, DiffFormat, RunArgs, TargetChoice};
 use sparktest_record::exit_code;
 
 #[derive(Parser)]
@@ -106,6 +106,46 @@ enum Command {
     /// Compare two runs row by row: the change, and whether it is beyond
     /// run-to-run variation (paired by item where the items match).
     Diff(DiffCmd),
+    /// Measure every configuration of a campaign file unattended: each
+    /// launched once, the gate first, then every suite; resumable, and
+    /// split across boxes with --partition.
+    Campaign(CampaignCmd),
+}
+
+#[derive(Args)]
+#[command(after_help = "Exit codes:
+  0    every case of every step passed or was not applicable (--plan: planned)
+  101  a case failed or was lost, a gate failed, a launch failed, or a
+       server did not give its memory back
+  3    the campaign file is invalid (its file, line and key are named), the
+       journal of --resume cannot be read, or the file changed since (--force)
+  6    the journal or a measurement file could not be written
+  130, 143, 129  interrupted by SIGINT, SIGTERM or SIGHUP: --resume ID goes on")]
+struct CampaignCmd {
+    /// The campaign file (TOML).
+    file: String,
+    /// Print the configurations × suites with case counts and estimates
+    /// from earlier runs; launch nothing.
+    #[arg(long)]
+    plan: bool,
+    /// Go on with the campaign of this id from its journal: finished steps
+    /// are skipped, a half-done suite finishes through --resume.
+    #[arg(long, value_name = "ID", conflicts_with = "id")]
+    resume: Option<String>,
+    /// With --resume: go on although the campaign file changed since.
+    #[arg(long, requires = "resume")]
+    force: bool,
+    /// This box's share of the configurations: `hash:K/N` or `count:K/N`.
+    #[arg(long, value_name = "SCHEME:K/N")]
+    partition: Option<String>,
+    /// The campaign's id (give every box of a partitioned campaign the
+    /// same one); by default the campaign's name and the start time.
+    #[arg(long, value_name = "ID")]
+    id: Option<String>,
+    /// Folder for the measurement files and the journal (default:
+    /// `measurements/`).
+    #[arg(long, value_name = "DIR")]
+    measurements: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -252,6 +292,16 @@ fn main() -> ExitCode {
             seed: d.seed,
             cwd,
         }),
+        Some(Command::Campaign(c)) => sparktest_harness::campaign(CampaignArgs {
+            file: c.file,
+            resume: c.resume,
+            force: c.force,
+            plan: c.plan,
+            partition: c.partition,
+            id: c.id,
+            measurements_dir: c.measurements,
+            cwd,
+        }),
         Some(Command::Show(s)) => {
             sparktest_harness::show(ShowArgs { record: s.record, measurements_dir: s.measurements, json: s.json, cwd })
         }
@@ -275,6 +325,7 @@ fn main() -> ExitCode {
                 resume: args.resume,
                 label: args.label,
                 repeat: args.repeat,
+                campaign: None,
             };
             sparktest_harness::run(run)
         }

@@ -29,6 +29,7 @@
 #![warn(missing_docs)]
 
 pub mod board;
+pub mod campaign;
 pub mod config;
 pub mod diff;
 pub mod error;
@@ -45,6 +46,7 @@ pub mod target;
 pub mod transcript;
 
 pub use board::{BoardArgs, board};
+pub use campaign::{CampaignArgs, campaign};
 pub use diff::{DiffArgs, DiffFormat, diff};
 pub use error::{Error, ErrorKind};
 pub use runner::{RunArgs, TargetChoice, run};

@@ -138,6 +138,11 @@ impl Launched {
         signal::forget_group(pgid);
     }
 
+    /// Whether the server's process is still running.
+    pub fn running(&mut self) -> bool {
+        !self.stopped && matches!(self.child.try_wait(), Ok(None))
+    }
+
     /// Stop the server and start it again with the same command on the same
     /// port, waiting until it is healthy.
     pub fn restart(&mut self) -> Result<(), Error> {

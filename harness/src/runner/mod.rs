@@ -85,6 +85,8 @@ pub struct RunArgs {
     /// Run the selected cases this many times (`--repeat N`), each repeat
     /// its own measurement file; 0 and 1 both mean once.
     pub repeat: u32,
+    /// The campaign this run is a step of, for its manifest.
+    pub campaign: Option<sparktest_record::CampaignRef>,
 }
 
 fn runtime() -> Result<tokio::runtime::Runtime, Error> {
@@ -98,111 +100,222 @@ fn runtime() -> Result<tokio::runtime::Runtime, Error> {
 /// Run a suite. Returns the process exit code.
 pub fn run(args: RunArgs) -> Result<i32, Error> {
     let config = Config::discover(&args.cwd)?;
-    snapshot::init(&config.root);
-    let suite = suite::load(&suite::locate(&config.root, &args.suite)?)?;
-    prepare::check_arm_overrides(&suite, &args.arms)?;
-    let rt = runtime()?;
-    signal::install(&rt);
-    let files = Arc::new(suite.files.clone());
-    let prepared = prepare::prepare(&rt, &config, &suite, &files, &args.arms)?;
-    let plan = plan::Plan::new(&config, &args, &suite, &prepared)?;
-    // A gate counts every check of the suite: a filter that skips one fails it.
-    let checks = suite.gate.then(|| (plan.gate_checks(&prepared), plan.gate_carry()));
-    if args.libtest.list || !plan.any_selected(&args.libtest) {
-        // Listing, or nothing selected: libtest prints; no server needed.
-        let trials = plan.selected.iter().map(|n| Trial::test(n.clone(), || Ok(()))).collect();
-        let failed = libtest_mimic::run(&args.libtest, trials).has_failed();
-        if let Some((total, carried)) = checks.as_ref().filter(|_| !args.libtest.list) {
-            // Nothing runs now: the gate stands on what earlier runs
-            // recorded (a resume with nothing left), else it has not passed.
-            let gate = gate::verdict(&Default::default(), *total, carried);
-            if !gate.passed {
-                crate::warn_line!("sparktest: gate {}: FAILED: {}", suite.name, gate.failing.join("; "));
-                return Ok(exit_code::CASES_FAILED);
-            }
-        }
-        return Ok(if failed && !args.libtest.list { exit_code::CASES_FAILED } else { exit_code::OK });
+    let mut session = Session::new(config)?;
+    Ok(session.run(&args, &mut |_| Ok(()))?.code)
+}
+
+/// A project's runtime and the targets it has reached. A `--suite` run is
+/// one session with one run; a campaign runs every suite of a
+/// configuration in one session, its server launched once, and stops it
+/// before the next. The targets stop when the session drops.
+pub struct Session {
+    config: Config,
+    rt: tokio::runtime::Runtime,
+    targets: connect::Targets,
+}
+
+/// What one run of a suite came to.
+#[derive(Debug, Clone, Default)]
+pub struct Ran {
+    /// The process exit code a `--suite` run gives.
+    pub code: i32,
+    /// The run's id (its first repeat's, for `--repeat N`); None when no
+    /// case ran.
+    pub run_id: Option<String>,
+    /// Cases by outcome, over every repeat.
+    pub counts: tally::Counts,
+    /// A gate suite's verdict (its last repeat's).
+    pub gate: Option<bool>,
+    /// Why it stopped early (the serve taken as gone, credentials refused).
+    pub stopped: Option<String>,
+    /// The stop signal that interrupted it.
+    pub interrupted: Option<i32>,
+}
+
+impl Session {
+    /// A session on a project's configuration: its runtime, the stop
+    /// signals watched, no target reached yet.
+    pub fn new(config: Config) -> Result<Session, Error> {
+        snapshot::init(&config.root);
+        let rt = runtime()?;
+        signal::install(&rt);
+        Ok(Session { config, rt, targets: connect::Targets::default() })
     }
-    let targets = plan.connect(&rt, &config, &prepared)?;
-    let first = plan.manifest(&rt, &config, &suite, &prepared, &targets);
-    let dir = args.measurements_dir.clone().unwrap_or_else(|| config.path(&config.run.measurements_dir));
-    let snapshots = config.path(&config.run.snapshots_dir).join(snapshot_folder(&first.target));
-    let (host, instruments, broken) = (
-        Arc::new(prepared.host),
-        prepared.instruments.into_iter().map(Arc::new).collect::<Vec<_>>(),
-        prepared.broken.into_iter().map(Arc::new).collect::<Vec<_>>(),
-    );
-    // A case a name filter leaves out is still handed to libtest, which
-    // leaves it out again and counts it (`filtered_out`), as `cargo test`
-    // does; partitions and resumes are this tool's, not libtest's.
-    let by_name = |id: &str| args.libtest.is_filtered_out(&Trial::test(id.to_string(), || Ok(())));
-    let selected = |id: &str| plan.selected.iter().any(|s| s == id) || by_name(id);
-    let repeats = args.repeat.max(1);
-    let mut code = exit_code::OK;
-    for index in 1..=repeats {
-        let mut manifest = first.clone();
-        if repeats > 1 {
-            // Every repeat its own file and id; the group ties them.
-            if index > 1 {
-                manifest.started_at = rfc3339(SystemTime::now());
-            }
-            manifest.run_id = format!("{}-r{index}", first.run_id);
-            manifest.repeat =
-                Some(sparktest_record::Repeat { index, total: repeats, group: format!("repeat-{}", first.run_id) });
-            crate::warn_line!("sparktest: repeat {index} of {repeats} ({})", manifest.run_id);
-        }
-        let writer = Arc::new(MeasurementWriter::create(&dir, &manifest.run_id)?.redacting(plan.redactor.clone()));
-        let tally = Arc::new(TallySink::default());
-        let sinks = sinks(&args, &dir, &writer, &tally, &plan, &suite.name);
-        let cases = plan.selected.len();
-        sinks.emit(&Event::RunStarted { manifest: Box::new(manifest.clone()), cases })?;
-        let shared = Arc::new(case::Shared {
-            rt: rt.handle().clone(),
-            host: host.clone(),
-            endpoints: targets.0.iter().map(|(n, c)| (n.clone(), c.endpoint.clone())).collect(),
-            restarters: targets.0.iter().filter_map(|(n, c)| Some((n.clone(), c.restarter()?))).collect(),
-            launched: targets.0.iter().filter_map(|(n, c)| Some((n.clone(), c.launched.clone()?))).collect(),
-            main_target: plan.target_name.clone(),
-            judge: plan.judge(&targets),
-            files: files.clone(),
-            snapshots: snapshots.clone(),
-            sinks: sinks.clone(),
-            exclusive: RwLock::new(()),
-            ceiling: manifest.client_ceiling.clone(),
-            control: control::RunControl::new(config.run.max_lost_in_row),
-            redactor: plan.redactor.clone(),
-        });
-        let trials = case::trials(&shared, &instruments, &broken, &selected);
-        let started = Instant::now();
-        signal::cases_running(true);
-        let conclusion = libtest_mimic::run(&args.libtest, trials);
-        let interrupted = signal::interrupted();
-        let stop = shared.control.stopped();
-        let mut summary = summary(&tally, started, checks.clone(), stop.as_ref(), &plan.redactor);
-        if let Some(signal) = interrupted {
-            summary.interrupted = Some(signal::name(signal).to_string());
-        }
-        // A gate fails the exit code even where libtest saw nothing fail: a
-        // check not applicable, or one a filter skipped.
-        let gate_failed = summary.gate.as_ref().is_some_and(|g| !g.passed);
-        sinks.emit(&Event::RunFinished(Box::new(summary)))?;
-        signal::cases_running(false);
-        if let Some(signal) = interrupted {
-            return Ok(128 + signal);
-        }
-        match stop {
-            Some(s) if s.refused => return Ok(exit_code::TARGET),
-            // A run stopped early (the server kept losing cases): the next
-            // repeat would measure the same dead server.
-            Some(_) => {
-                return Ok(if conclusion.has_failed() || gate_failed { exit_code::CASES_FAILED } else { code });
-            }
-            None if conclusion.has_failed() || gate_failed => code = exit_code::CASES_FAILED,
-            None => {}
-        }
+
+    /// The configuration it runs against.
+    pub fn config(&self) -> &Config {
+        &self.config
     }
-    drop(targets);
-    Ok(code)
+
+    /// Launch (or reach) a target and check its identity, as the first run
+    /// against it would; what its manifests will record of it.
+    pub fn launch(&mut self, name: &str) -> Result<sparktest_record::TargetInfo, Error> {
+        let cfg = self.config.target(name)?.clone();
+        let connector = connect::Connector::new(&self.config, &[(name, &cfg)])?;
+        self.targets.ensure(&self.rt, &connector, name, &cfg)?;
+        Ok(self.targets.get(name).info.clone())
+    }
+
+    /// Whether a target the harness launched still runs (one it only
+    /// reaches is taken as running).
+    pub fn healthy(&self, name: &str) -> bool {
+        self.targets
+            .0
+            .get(name)
+            .and_then(|c| c.launched.as_ref())
+            .is_none_or(|l| l.lock().unwrap_or_else(|p| p.into_inner()).running())
+    }
+
+    /// Stop every server the session launched, now.
+    pub fn stop_all(&mut self) {
+        self.targets.0.clear();
+    }
+
+    /// How many cases a suite lists (built and listed, nothing launched).
+    pub fn count_cases(&self, suite: &str) -> Result<usize, Error> {
+        let suite = suite::load(&suite::locate(&self.config.root, suite)?)?;
+        let files = Arc::new(suite.files.clone());
+        Ok(prepare::prepare(&self.rt, &self.config, &suite, &files, &[])?.case_ids().len())
+    }
+
+    /// Run a suite against this session's targets, launching what it needs
+    /// that is not yet reached. `on_start` hears the manifest before the
+    /// first case (a campaign journals its run id); its error stops the run.
+    pub fn run(
+        &mut self,
+        args: &RunArgs,
+        on_start: &mut dyn FnMut(&sparktest_record::Manifest) -> Result<(), Error>,
+    ) -> Result<Ran, Error> {
+        let config = &self.config;
+        let rt = &self.rt;
+        let suite = suite::load(&suite::locate(&config.root, &args.suite)?)?;
+        prepare::check_arm_overrides(&suite, &args.arms)?;
+        let files = Arc::new(suite.files.clone());
+        let prepared = prepare::prepare(rt, config, &suite, &files, &args.arms)?;
+        let plan = plan::Plan::new(config, args, &suite, &prepared)?;
+        // A gate counts every check of the suite: a filter that skips one fails it.
+        let checks = suite.gate.then(|| (plan.gate_checks(&prepared), plan.gate_carry()));
+        if args.libtest.list || !plan.any_selected(&args.libtest) {
+            // Listing, or nothing selected: libtest prints; no server needed.
+            let trials = plan.selected.iter().map(|n| Trial::test(n.clone(), || Ok(()))).collect();
+            let failed = libtest_mimic::run(&args.libtest, trials).has_failed();
+            let mut ran = Ran::default();
+            if let Some((total, carried)) = checks.as_ref().filter(|_| !args.libtest.list) {
+                // Nothing runs now: the gate stands on what earlier runs
+                // recorded (a resume with nothing left), else it has not passed.
+                let gate = gate::verdict(&Default::default(), *total, carried);
+                ran.gate = Some(gate.passed);
+                if !gate.passed {
+                    crate::warn_line!("sparktest: gate {}: FAILED: {}", suite.name, gate.failing.join("; "));
+                    ran.code = exit_code::CASES_FAILED;
+                    return Ok(ran);
+                }
+            }
+            ran.code = if failed && !args.libtest.list { exit_code::CASES_FAILED } else { exit_code::OK };
+            return Ok(ran);
+        }
+        plan.connect(rt, config, &prepared, &mut self.targets)?;
+        let targets = &self.targets;
+        let mut first = plan.manifest(rt, config, &suite, &prepared, targets);
+        first.campaign = args.campaign.clone();
+        let dir = args.measurements_dir.clone().unwrap_or_else(|| config.path(&config.run.measurements_dir));
+        let snapshots = config.path(&config.run.snapshots_dir).join(snapshot_folder(&first.target));
+        let (host, instruments, broken) = (
+            Arc::new(prepared.host),
+            prepared.instruments.into_iter().map(Arc::new).collect::<Vec<_>>(),
+            prepared.broken.into_iter().map(Arc::new).collect::<Vec<_>>(),
+        );
+        // A case a name filter leaves out is still handed to libtest, which
+        // leaves it out again and counts it (`filtered_out`), as `cargo test`
+        // does; partitions and resumes are this tool's, not libtest's.
+        let by_name = |id: &str| args.libtest.is_filtered_out(&Trial::test(id.to_string(), || Ok(())));
+        let selected = |id: &str| plan.selected.iter().any(|s| s == id) || by_name(id);
+        let repeats = args.repeat.max(1);
+        let mut ran = Ran::default();
+        for index in 1..=repeats {
+            let mut manifest = first.clone();
+            if repeats > 1 {
+                // Every repeat its own file and id; the group ties them.
+                if index > 1 {
+                    manifest.started_at = rfc3339(SystemTime::now());
+                }
+                manifest.run_id = format!("{}-r{index}", first.run_id);
+                manifest.repeat =
+                    Some(sparktest_record::Repeat { index, total: repeats, group: format!("repeat-{}", first.run_id) });
+                crate::warn_line!("sparktest: repeat {index} of {repeats} ({})", manifest.run_id);
+            }
+            if index == 1 {
+                ran.run_id = Some(manifest.run_id.clone());
+                on_start(&manifest)?;
+            }
+            let writer = Arc::new(MeasurementWriter::create(&dir, &manifest.run_id)?.redacting(plan.redactor.clone()));
+            let tally = Arc::new(TallySink::default());
+            let sinks = sinks(args, &dir, &writer, &tally, &plan, &suite.name);
+            let cases = plan.selected.len();
+            sinks.emit(&Event::RunStarted { manifest: Box::new(manifest.clone()), cases })?;
+            let shared = Arc::new(case::Shared {
+                rt: rt.handle().clone(),
+                host: host.clone(),
+                endpoints: targets.0.iter().map(|(n, c)| (n.clone(), c.endpoint.clone())).collect(),
+                restarters: targets.0.iter().filter_map(|(n, c)| Some((n.clone(), c.restarter()?))).collect(),
+                launched: targets.0.iter().filter_map(|(n, c)| Some((n.clone(), c.launched.clone()?))).collect(),
+                main_target: plan.target_name.clone(),
+                judge: plan.judge(targets),
+                files: files.clone(),
+                snapshots: snapshots.clone(),
+                sinks: sinks.clone(),
+                exclusive: RwLock::new(()),
+                ceiling: manifest.client_ceiling.clone(),
+                control: control::RunControl::new(config.run.max_lost_in_row),
+                redactor: plan.redactor.clone(),
+            });
+            let trials = case::trials(&shared, &instruments, &broken, &selected);
+            let started = Instant::now();
+            signal::cases_running(true);
+            let conclusion = libtest_mimic::run(&args.libtest, trials);
+            let interrupted = signal::interrupted();
+            let stop = shared.control.stopped();
+            let mut summary = summary(&tally, started, checks.clone(), stop.as_ref(), &plan.redactor);
+            if let Some(signal) = interrupted {
+                summary.interrupted = Some(signal::name(signal).to_string());
+            }
+            // A gate fails the exit code even where libtest saw nothing fail: a
+            // check not applicable, or one a filter skipped.
+            let gate_failed = summary.gate.as_ref().is_some_and(|g| !g.passed);
+            ran.gate = summary.gate.as_ref().map(|g| g.passed);
+            ran.stopped = summary.stopped.clone();
+            let t = tally.tally().counts;
+            ran.counts.passed += t.passed;
+            ran.counts.failed += t.failed;
+            ran.counts.lost += t.lost;
+            ran.counts.not_applicable += t.not_applicable;
+            ran.counts.interrupted += t.interrupted;
+            sinks.emit(&Event::RunFinished(Box::new(summary)))?;
+            signal::cases_running(false);
+            if let Some(signal) = interrupted {
+                ran.interrupted = Some(signal);
+                ran.code = 128 + signal;
+                return Ok(ran);
+            }
+            match stop {
+                Some(s) if s.refused => {
+                    ran.code = exit_code::TARGET;
+                    return Ok(ran);
+                }
+                // A run stopped early (the server kept losing cases): the next
+                // repeat would measure the same dead server.
+                Some(_) => {
+                    if conclusion.has_failed() || gate_failed {
+                        ran.code = exit_code::CASES_FAILED;
+                    }
+                    return Ok(ran);
+                }
+                None if conclusion.has_failed() || gate_failed => ran.code = exit_code::CASES_FAILED,
+                None => {}
+            }
+        }
+        Ok(ran)
+    }
 }
 
 /// The folder of a run's byte-for-byte baselines under `snapshots/`: a

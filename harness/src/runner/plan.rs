@@ -183,13 +183,15 @@ impl Plan {
         self.selected.iter().any(|id| !libtest.is_ignored(&Trial::test(id.clone(), || Ok(()))))
     }
 
-    /// Connect the target under test, every arm's and the judge's.
+    /// Connect the target under test, every arm's and the judge's, into
+    /// `targets` (what a session already reached is reused).
     pub fn connect(
         &self,
         rt: &tokio::runtime::Runtime,
         config: &Config,
         prepared: &Prepared,
-    ) -> Result<Targets, Error> {
+        targets: &mut Targets,
+    ) -> Result<(), Error> {
         let mut all: Vec<(String, TargetConfig)> = vec![(self.target_name.clone(), self.target_cfg.clone())];
         for inst in &prepared.instruments {
             if let Some((_, t)) = &inst.arm {
@@ -203,11 +205,10 @@ impl Plan {
         }
         let names: Vec<(&str, &TargetConfig)> = all.iter().map(|(n, c)| (n.as_str(), c)).collect();
         let connector = Connector::new(config, &names)?;
-        let mut targets = Targets::default();
         for (name, cfg) in &all {
             targets.ensure(rt, &connector, name, cfg)?;
         }
-        Ok(targets)
+        Ok(())
     }
 
     /// The judge, as cases reach it.
@@ -277,6 +278,7 @@ impl Plan {
                 n
             }),
             repeat: None,
+            campaign: None,
         }
     }
 }

@@ -1,0 +1,655 @@
+//! The campaign file: which configurations, which suites in which order,
+//! the gate, repeats, and grids of configurations over one base target.
+//! Everything is checked before anything launches; an error names the
+//! file, its line and the key.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use toml::Spanned;
+
+use crate::config::{Config, TargetConfig, check_name};
+use crate::error::{Error, ErrorKind};
+
+/// The suites behind the board's rows, in the seed's row order, after the
+/// gate: what a campaign runs when its file names no suites.
+pub const BOARD_SUITES: &[&str] = &[
+    "a-bench",
+    "adversarial",
+    "compliance",
+    "compliance-severe",
+    "likelihood",
+    "speed",
+    "concurrency",
+    "spec-decode",
+    "smoke",
+    "context",
+    "footprint",
+    "ocr",
+    "long-prompt",
+    "screenshots",
+    "media",
+];
+
+/// The gate a campaign runs first when its file names none.
+pub const DEFAULT_GATE: &str = "battery";
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+struct FileToml {
+    campaign: CampaignToml,
+    #[serde(default)]
+    configuration: Vec<ConfigurationToml>,
+    #[serde(default)]
+    grid: Vec<GridToml>,
+    /// Targets of the campaign's own, as in a `sparktest.toml`.
+    #[serde(default)]
+    target: BTreeMap<String, Spanned<TargetConfig>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+struct CampaignToml {
+    name: Spanned<String>,
+    #[serde(default)]
+    description: String,
+    #[serde(default)]
+    suites: Option<Vec<Spanned<String>>>,
+    #[serde(default)]
+    gate: Option<Spanned<String>>,
+    #[serde(default)]
+    on_gate_fail: OnGateFail,
+    #[serde(default = "one")]
+    repeat: u32,
+    #[serde(default)]
+    suite_repeat: BTreeMap<String, Spanned<u32>>,
+    #[serde(default = "settle_secs")]
+    settle_secs: u64,
+    #[serde(default = "settle_gib")]
+    settle_gib: f64,
+}
+
+fn one() -> u32 {
+    1
+}
+
+fn settle_secs() -> u64 {
+    120
+}
+
+fn settle_gib() -> f64 {
+    0.5
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+struct ConfigurationToml {
+    target: Spanned<String>,
+    #[serde(default)]
+    name: Option<Spanned<String>>,
+    #[serde(default)]
+    label: Option<String>,
+    #[serde(default)]
+    note: Option<String>,
+    #[serde(default)]
+    arms: BTreeMap<String, Spanned<String>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+struct GridToml {
+    base: Spanned<String>,
+    #[serde(default)]
+    name: Option<Spanned<String>>,
+    #[serde(default)]
+    label: Option<String>,
+    #[serde(default)]
+    note: Option<String>,
+    vary: Spanned<BTreeMap<String, Vec<String>>>,
+    #[serde(default)]
+    arms: BTreeMap<String, Spanned<String>>,
+}
+
+/// What a failed gate does to the configuration's other suites.
+#[derive(Debug, Clone, Copy, Default, Deserialize, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum OnGateFail {
+    /// They are recorded "not run: gate failed" (the default).
+    #[default]
+    Skip,
+    /// They run anyway; the board greys the column as it does any column
+    /// whose battery failed.
+    Continue,
+}
+
+/// A grid value that leaves the flag out of the command.
+pub const ABSENT: &str = "absent";
+/// A grid value that gives the flag alone, without a value.
+pub const PRESENT: &str = "present";
+
+/// One configuration of a campaign: a target (a grid's expansion is a
+/// target of its own, registered in the campaign's configuration), its
+/// column's label and note, and arm overrides for paired instruments.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, Deserialize)]
+pub struct Configuration {
+    /// Its name in the journal, the plan and `--partition`: unique.
+    pub name: String,
+    /// The target it measures.
+    pub target: String,
+    /// The board column's label, over the target's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    /// A line under the column's name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    /// Arm name → target, for paired instruments (`--arm`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub arms: BTreeMap<String, String>,
+    /// For a grid's configuration: the flags it sets, in the grid's order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub varied: Vec<(String, String)>,
+}
+
+/// One suite step of every configuration.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, Deserialize)]
+pub struct SuiteStep {
+    /// The suite as the file gave it: a name under `suites/`, or a path.
+    pub suite: String,
+    /// The suite's own name (its `suite.toml`'s).
+    pub name: String,
+    /// Runs of it on the same launched server (`--repeat`).
+    pub repeat: u32,
+    /// Whether it is the campaign's gate.
+    pub gate: bool,
+}
+
+/// A campaign, checked and expanded.
+#[derive(Debug, Clone)]
+pub struct Campaign {
+    /// Where it was read from.
+    pub file: PathBuf,
+    /// sha256 of the file's bytes: a resume refuses a changed file.
+    pub sha256: String,
+    /// The text it was read from, to name what changed.
+    pub text: String,
+    /// Its name: the prefix of its id.
+    pub name: String,
+    /// For people.
+    pub description: String,
+    /// Configurations in the file's order, grids expanded after the plain
+    /// ones in their own order.
+    pub configurations: Vec<Configuration>,
+    /// Suites in order, the gate first.
+    pub suites: Vec<SuiteStep>,
+    /// What a failed gate does.
+    pub on_gate_fail: OnGateFail,
+    /// The longest wait, after a server stops, for the memory it held.
+    pub settle_secs: u64,
+    /// How close to the memory before launch counts as given back, GiB.
+    pub settle_gib: f64,
+    /// The targets the file brought and the grids made, by name, to add
+    /// to the project's.
+    pub grid_targets: BTreeMap<String, TargetConfig>,
+}
+
+fn setup(message: String) -> Error {
+    Error::new(ErrorKind::Setup, message)
+}
+
+/// "file:line: key: words" for something a span points at.
+fn at(file: &Path, text: &str, span: std::ops::Range<usize>, key: &str, words: impl std::fmt::Display) -> Error {
+    let line = text.get(..span.start).map_or(1, |t| t.matches('\n').count() + 1);
+    setup(format!("{}:{line}: {key}: {words}", file.display()))
+}
+
+impl Campaign {
+    /// Read and check a campaign file against the project's targets and
+    /// suites: unknown keys, targets, suites and arms, duplicates, a gate
+    /// that is not among the suites, and grids whose flags the engine's
+    /// command does not take are refused, naming the file, line and key.
+    pub fn load(file: &Path, config: &Config) -> Result<Campaign, Error> {
+        let bytes = std::fs::read(file).map_err(|e| setup(format!("failed to read {}: {e}", file.display())))?;
+        let text = String::from_utf8(bytes.clone())
+            .map_err(|e| setup(format!("{}: the file is not UTF-8 ({e})", file.display())))?;
+        Campaign::parse(file, &text, config)
+    }
+
+    /// [`Campaign::load`] on text already read.
+    pub fn parse(file: &Path, text: &str, config: &Config) -> Result<Campaign, Error> {
+        let parsed: FileToml = toml::from_str(text).map_err(|e| setup(format!("{}: {e}", file.display())))?;
+        let c = parsed.campaign;
+        check_name("campaign", c.name.get_ref()).map_err(|e| at(file, text, c.name.span(), "campaign.name", e))?;
+        // The file's own targets join the project's; a name it already has
+        // is refused (one name, one configuration).
+        let mut own_targets = BTreeMap::new();
+        for (name, target) in &parsed.target {
+            let key = format!("target.{name}");
+            check_name("target", name).map_err(|e| at(file, text, target.span(), &key, e))?;
+            if config.targets.contains_key(name) {
+                return Err(at(file, text, target.span(), &key, "the project already has a target of this name"));
+            }
+            let t = target.get_ref();
+            if t.base_url.is_some() == t.launch.is_some() {
+                return Err(at(file, text, target.span(), &key, "give exactly one of base-url and launch"));
+            }
+            own_targets.insert(name.clone(), t.clone());
+        }
+        let mut with_own = config.clone();
+        with_own.targets.extend(own_targets.clone());
+        let config = &with_own;
+        let known_target = |name: &Spanned<String>, key: &str| -> Result<(), Error> {
+            if config.targets.contains_key(name.get_ref()) {
+                return Ok(());
+            }
+            let known: Vec<&str> = config.targets.keys().map(String::as_str).collect();
+            Err(at(
+                file,
+                text,
+                name.span(),
+                key,
+                format!("no target named {:?}; known targets: {}", name.get_ref(), known.join(", ")),
+            ))
+        };
+        let arms = |given: &BTreeMap<String, Spanned<String>>, key: &str| -> Result<BTreeMap<String, String>, Error> {
+            let mut out = BTreeMap::new();
+            for (arm, t) in given {
+                known_target(t, &format!("{key}.arms.{arm}"))?;
+                out.insert(arm.clone(), t.get_ref().clone());
+            }
+            Ok(out)
+        };
+
+        // Suites: the file's, else the gate then every board suite.
+        let gate_name = c.gate.as_ref().map(|g| g.get_ref().clone());
+        let listed: Vec<(String, Option<std::ops::Range<usize>>)> = match &c.suites {
+            Some(list) => list.iter().map(|s| (s.get_ref().clone(), Some(s.span()))).collect(),
+            None => std::iter::once(gate_name.clone().unwrap_or_else(|| DEFAULT_GATE.to_string()))
+                .chain(BOARD_SUITES.iter().map(|s| s.to_string()))
+                .map(|s| (s, None))
+                .collect(),
+        };
+        if listed.is_empty() {
+            return Err(at(file, text, c.name.span(), "campaign.suites", "names no suite"));
+        }
+        let mut seen = BTreeSet::new();
+        // Each suite as given, its own name, and whether its file makes it
+        // a gate (`gate = true`).
+        let mut loaded: Vec<(String, String, bool)> = Vec::new();
+        for (s, span) in &listed {
+            let error = |words: String| match span {
+                Some(span) => at(file, text, span.clone(), "campaign.suites", words),
+                None => setup(format!("{}: campaign.suites (the default list): {words}", file.display())),
+            };
+            let suite = crate::suite::locate(&config.root, s)
+                .and_then(|path| crate::suite::load(&path))
+                .map_err(|e| error(e.message))?;
+            if !seen.insert(suite.name.clone()) {
+                return Err(error(format!("{s:?} is listed twice (suite {})", suite.name)));
+            }
+            loaded.push((s.clone(), suite.name, suite.gate));
+        }
+        let gate = match &c.gate {
+            Some(g) => {
+                let named = |(given, name, _): &&(String, String, bool)| given == g.get_ref() || name == g.get_ref();
+                let Some(found) = loaded.iter().find(named) else {
+                    return Err(at(
+                        file,
+                        text,
+                        g.span(),
+                        "campaign.gate",
+                        format!("{:?} is not among the suites", g.get_ref()),
+                    ));
+                };
+                Some(found.0.clone())
+            }
+            // The first suite whose own file makes it a gate (the battery).
+            None => loaded.iter().find(|(_, _, gate)| *gate).map(|(given, _, _)| given.clone()),
+        };
+        // The gate runs first, whatever the list's order.
+        let mut ordered: Vec<String> = gate.iter().cloned().collect();
+        ordered.extend(listed.iter().map(|(s, _)| s.clone()).filter(|s| Some(s) != gate.as_ref()));
+        let name_of =
+            |given: &str| loaded.iter().find(|(g, _, _)| g == given).map_or(given.to_string(), |l| l.1.clone());
+        for (s, n) in &c.suite_repeat {
+            if !ordered.iter().any(|given| given == s || name_of(given) == *s) {
+                return Err(at(
+                    file,
+                    text,
+                    n.span(),
+                    &format!("campaign.suite-repeat.{s}"),
+                    "names no suite of the campaign",
+                ));
+            }
+            if *n.get_ref() == 0 {
+                return Err(at(file, text, n.span(), &format!("campaign.suite-repeat.{s}"), "must be at least 1"));
+            }
+        }
+        if c.repeat == 0 {
+            return Err(setup(format!("{}: campaign.repeat: must be at least 1", file.display())));
+        }
+        if !c.settle_gib.is_finite() || c.settle_gib < 0.0 {
+            return Err(setup(format!("{}: campaign.settle-gib: must be a non-negative number", file.display())));
+        }
+        let suites = ordered
+            .into_iter()
+            .map(|s| {
+                let name = name_of(&s);
+                SuiteStep {
+                    repeat: c.suite_repeat.get(&s).or(c.suite_repeat.get(&name)).map_or(c.repeat, |n| *n.get_ref()),
+                    gate: Some(&s) == gate.as_ref(),
+                    suite: s,
+                    name,
+                }
+            })
+            .collect();
+
+        // Configurations: the plain ones, then each grid's expansion.
+        let mut configurations = Vec::new();
+        let mut names: BTreeMap<String, std::ops::Range<usize>> = BTreeMap::new();
+        let mut unique = |name: &str, span: std::ops::Range<usize>, key: &str| -> Result<(), Error> {
+            check_name("configuration", name).map_err(|e| at(file, text, span.clone(), key, e))?;
+            if names.insert(name.to_string(), span.clone()).is_some() {
+                return Err(at(file, text, span, key, format!("a second configuration named {name:?}")));
+            }
+            Ok(())
+        };
+        for (i, entry) in parsed.configuration.iter().enumerate() {
+            let key = format!("configuration[{}]", i + 1);
+            known_target(&entry.target, &format!("{key}.target"))?;
+            let (name, span) = match &entry.name {
+                Some(n) => (n.get_ref().clone(), n.span()),
+                None => (entry.target.get_ref().clone(), entry.target.span()),
+            };
+            unique(&name, span, &format!("{key}.name"))?;
+            configurations.push(Configuration {
+                name,
+                target: entry.target.get_ref().clone(),
+                label: entry.label.clone(),
+                note: entry.note.clone(),
+                arms: arms(&entry.arms, &key)?,
+                varied: Vec::new(),
+            });
+        }
+        let mut grid_targets = own_targets;
+        for (i, g) in parsed.grid.iter().enumerate() {
+            let key = format!("grid[{}]", i + 1);
+            known_target(&g.base, &format!("{key}.base"))?;
+            let base = &config.targets[g.base.get_ref()];
+            let Some(launch) = &base.launch else {
+                return Err(at(
+                    file,
+                    text,
+                    g.base.span(),
+                    &format!("{key}.base"),
+                    format!("target {:?} is not launched by the harness: a grid varies launch flags", g.base.get_ref()),
+                ));
+            };
+            if g.vary.get_ref().is_empty() || g.vary.get_ref().values().any(Vec::is_empty) {
+                return Err(at(
+                    file,
+                    text,
+                    g.vary.span(),
+                    &format!("{key}.vary"),
+                    "every flag needs at least one value",
+                ));
+            }
+            for flag in g.vary.get_ref().keys() {
+                if !flag.starts_with('-') {
+                    return Err(at(file, text, g.vary.span(), &format!("{key}.vary.{flag}"), "a flag starts with '-'"));
+                }
+            }
+            for combo in combinations(g.vary.get_ref()) {
+                let name = match &g.name {
+                    Some(template) => fill(template.get_ref(), &combo),
+                    None => default_name(g.base.get_ref(), &combo),
+                };
+                let span = g.name.as_ref().map_or(g.base.span(), |n| n.span());
+                unique(&name, span, &format!("{key}.name"))?;
+                let mut target = base.clone();
+                let mut launch = launch.clone();
+                for (flag, value) in &combo {
+                    set_flag(&mut launch.command, flag, value);
+                }
+                target.launch = Some(launch);
+                let words: Vec<String> = combo.iter().map(|(f, v)| said(f, v)).collect();
+                target.label = Some(match &g.label {
+                    Some(template) => fill(template, &combo),
+                    None => format!("{} · {}", base.label.as_deref().unwrap_or(g.base.get_ref()), words.join(" · ")),
+                });
+                target.note = g.note.clone().or(target.note);
+                target.description = format!("{} (grid: {})", target.description, words.join(", "));
+                grid_targets.insert(name.clone(), target);
+                configurations.push(Configuration {
+                    name: name.clone(),
+                    target: name,
+                    label: None,
+                    note: None,
+                    arms: arms(&g.arms, &key)?,
+                    varied: combo,
+                });
+            }
+        }
+        if configurations.is_empty() {
+            return Err(setup(format!("{}: no [[configuration]] or [[grid]]: nothing to measure", file.display())));
+        }
+        Ok(Campaign {
+            file: file.to_path_buf(),
+            sha256: crate::suite::sha256_hex(text.as_bytes()),
+            text: text.to_string(),
+            name: c.name.get_ref().clone(),
+            description: c.description,
+            configurations,
+            suites,
+            on_gate_fail: c.on_gate_fail,
+            settle_secs: c.settle_secs,
+            settle_gib: c.settle_gib,
+            grid_targets,
+        })
+    }
+
+    /// The project's configuration with the file's and the grids' targets
+    /// added, what every
+    /// step of the campaign runs against.
+    pub fn config(&self, config: &Config) -> Config {
+        let mut config = config.clone();
+        config.targets.extend(self.grid_targets.clone());
+        config
+    }
+}
+
+/// Every combination of a grid's values, flags in the grid's order.
+fn combinations(vary: &BTreeMap<String, Vec<String>>) -> Vec<Vec<(String, String)>> {
+    let mut out: Vec<Vec<(String, String)>> = vec![Vec::new()];
+    for (flag, values) in vary {
+        out = out
+            .into_iter()
+            .flat_map(|combo| {
+                values.iter().map(move |v| {
+                    let mut c = combo.clone();
+                    c.push((flag.clone(), v.clone()));
+                    c
+                })
+            })
+            .collect();
+    }
+    out
+}
+
+/// How a varied flag is said in a label: `--ctx-size 4096`, `--flash-attn`,
+/// `no --flash-attn`.
+fn said(flag: &str, value: &str) -> String {
+    match value {
+        ABSENT => format!("no {flag}"),
+        PRESENT => flag.to_string(),
+        v => format!("{flag} {v}"),
+    }
+}
+
+/// `{ctx-size}` in a template is the value given for `--ctx-size`.
+fn fill(template: &str, combo: &[(String, String)]) -> String {
+    let mut out = template.to_string();
+    for (flag, value) in combo {
+        out = out.replace(&format!("{{{}}}", flag.trim_start_matches('-')), value);
+    }
+    out
+}
+
+/// `local-ctx-size-4096-parallel-1` for a grid with no name template.
+fn default_name(base: &str, combo: &[(String, String)]) -> String {
+    let mut name = base.to_string();
+    for (flag, value) in combo {
+        let piece: String = format!("{}-{value}", flag.trim_start_matches('-'))
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() || c == '.' { c } else { '-' })
+            .collect();
+        name.push('-');
+        name.push_str(piece.trim_matches('-'));
+    }
+    name
+}
+
+/// Set a flag in a launch command: its value replaced where the command
+/// has it, the flag and value appended where not; [`ABSENT`] takes it out,
+/// [`PRESENT`] gives it alone.
+fn set_flag(cmd: &mut Vec<String>, flag: &str, value: &str) {
+    if let Some(i) = cmd.iter().position(|a| a == flag) {
+        let has_value = cmd.get(i + 1).is_some_and(|v| !v.starts_with('-'));
+        let end = if has_value { i + 2 } else { i + 1 };
+        cmd.drain(i..end);
+        match value {
+            ABSENT => {}
+            PRESENT => cmd.insert(i, flag.to_string()),
+            v => {
+                cmd.insert(i, v.to_string());
+                cmd.insert(i, flag.to_string());
+            }
+        }
+        return;
+    }
+    match value {
+        ABSENT => {}
+        PRESENT => cmd.push(flag.to_string()),
+        v => cmd.extend([flag.to_string(), v.to_string()]),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config() -> Config {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        Config::load(&root, None).unwrap()
+    }
+
+    fn parse(text: &str) -> Result<Campaign, Error> {
+        Campaign::parse(Path::new("campaign.toml"), text, &config())
+    }
+
+    #[test]
+    fn the_gate_runs_first_and_the_default_suites_are_the_boards() {
+        let c = parse("[campaign]\nname = \"night\"\n[[configuration]]\ntarget = \"local\"\n").unwrap();
+        let suites: Vec<&str> = c.suites.iter().map(|s| s.suite.as_str()).collect();
+        assert_eq!(suites[0], "battery");
+        assert!(c.suites[0].gate && !c.suites[1].gate);
+        assert_eq!(&suites[1..], BOARD_SUITES);
+        let c = parse(
+            "[campaign]\nname = \"n\"\nsuites = [\"smoke\", \"battery\"]\nrepeat = 2\nsuite-repeat = { smoke = 3 }\n\
+             [[configuration]]\ntarget = \"local\"\n",
+        )
+        .unwrap();
+        assert_eq!(
+            c.suites,
+            [
+                SuiteStep { suite: "battery".into(), name: "battery".into(), repeat: 2, gate: true },
+                SuiteStep { suite: "smoke".into(), name: "smoke".into(), repeat: 3, gate: false }
+            ]
+        );
+    }
+
+    #[test]
+    fn mistakes_are_named_by_file_line_and_key_before_anything_launches() {
+        let err = |text: &str| parse(text).unwrap_err().to_string();
+        let e = err("[campaign]\nname = \"n\"\n\n[[configuration]]\ntarget = \"nope\"\n");
+        assert!(e.starts_with("campaign.toml:5: configuration[1].target: no target named \"nope\""), "{e}");
+        let e =
+            err("[campaign]\nname = \"n\"\nsuites = [\"smoke\",\n  \"smok\"]\n[[configuration]]\ntarget = \"local\"\n");
+        assert!(e.starts_with("campaign.toml:4: campaign.suites:") && e.contains("did you mean smoke"), "{e}");
+        let e =
+            err("[campaign]\nname = \"n\"\nsuites = [\"smoke\", \"smoke\"]\n[[configuration]]\ntarget = \"local\"\n");
+        assert!(e.contains("\"smoke\" is listed twice (suite smoke)"), "{e}");
+        let e = err(
+            "[campaign]\nname = \"n\"\n[[configuration]]\ntarget = \"local\"\n[[configuration]]\ntarget = \"local\"\n",
+        );
+        assert!(e.starts_with("campaign.toml:6: configuration[2].name: a second configuration named \"local\""), "{e}");
+        let e = err("[campaign]\nname = \"n\"\ncolour = 1\n[[configuration]]\ntarget = \"local\"\n");
+        assert!(e.contains("campaign.toml") && e.contains("line 3") && e.contains("colour"), "{e}");
+        let e = err(
+            "[campaign]\nname = \"n\"\nsuites = [\"smoke\"]\ngate = \"battery\"\n[[configuration]]\ntarget = \"local\"\n",
+        );
+        assert!(e.starts_with("campaign.toml:4: campaign.gate: \"battery\" is not among the suites"), "{e}");
+        let e = err("[campaign]\nname = \"n\"\n[[configuration]]\ntarget = \"local\"\narms = { draft = \"gone\" }\n");
+        assert!(e.contains("configuration[1].arms.draft: no target named \"gone\""), "{e}");
+        assert!(err("[campaign]\nname = \"n\"\n").contains("nothing to measure"));
+    }
+
+    #[test]
+    fn the_example_campaign_shaped_like_the_seed_reads() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let file = root.join("examples/campaign/campaign.toml");
+        let c = Campaign::load(&file, &config()).unwrap();
+        assert_eq!(c.configurations.len(), 4 + 4, "four named, a grid of four");
+        assert_eq!(c.suites[0].name, "battery");
+        assert!(c.suites[0].gate);
+        assert_eq!(c.suites.iter().find(|s| s.name == "speed").map(|s| s.repeat), Some(3));
+        let grid = c.configurations.iter().find(|x| x.name == "llamacpp-q4km-ctx32768-p1").unwrap();
+        assert_eq!(grid.varied, [("--ctx-size".to_string(), "32768".to_string()), ("--parallel".into(), "1".into())]);
+        assert!(c.config(&config()).target("sglang-fp8").is_ok(), "the file's own targets");
+        // A name the project has already is refused, by line.
+        let e = parse("[campaign]\nname = \"n\"\n[target.local]\nmodel = \"m\"\nbase-url = \"http://h\"\n[[configuration]]\ntarget = \"local\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("target.local: the project already has a target of this name"), "{e}");
+    }
+
+    #[test]
+    fn a_grid_expands_into_named_configurations_with_the_varied_flags() {
+        let c = parse(
+            "[campaign]\nname = \"g\"\nsuites = [\"smoke\"]\n[[grid]]\nbase = \"local\"\nname = \"local-c{ctx-size}-p{parallel}\"\n\
+             [grid.vary]\n\"--ctx-size\" = [\"4096\", \"8192\"]\n\"--parallel\" = [\"1\", \"2\"]\n\"--flash-attn\" = [\"present\", \"absent\"]\n",
+        );
+        let e = c.unwrap_err().to_string();
+        assert!(
+            e.contains("a second configuration named \"local-c4096-p1\""),
+            "the template must tell them apart: {e}"
+        );
+        let c = parse(
+            "[campaign]\nname = \"g\"\nsuites = [\"smoke\"]\n[[grid]]\nbase = \"local\"\n\
+             [grid.vary]\n\"--ctx-size\" = [\"4096\", \"8192\"]\n\"--flash-attn\" = [\"present\", \"absent\"]\n",
+        )
+        .unwrap();
+        let names: Vec<&str> = c.configurations.iter().map(|x| x.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "local-ctx-size-4096-flash-attn-present",
+                "local-ctx-size-4096-flash-attn-absent",
+                "local-ctx-size-8192-flash-attn-present",
+                "local-ctx-size-8192-flash-attn-absent"
+            ]
+        );
+        let t = &c.grid_targets["local-ctx-size-8192-flash-attn-present"];
+        let cmd = &t.launch.as_ref().unwrap().command;
+        let at = cmd.iter().position(|a| a == "--ctx-size").unwrap();
+        assert_eq!(cmd[at + 1], "8192", "replaced where the command has it");
+        assert_eq!(cmd.iter().filter(|a| *a == "--ctx-size").count(), 1);
+        assert_eq!(cmd.last().map(String::as_str), Some("--flash-attn"), "added where it has not");
+        assert_eq!(t.label.as_deref(), Some("local · --ctx-size 8192 · --flash-attn"));
+        let absent = &c.grid_targets["local-ctx-size-4096-flash-attn-absent"];
+        assert!(!absent.launch.as_ref().unwrap().command.iter().any(|a| a == "--flash-attn"));
+        assert_eq!(absent.label.as_deref(), Some("local · --ctx-size 4096 · no --flash-attn"));
+        // The campaign's configuration knows them as targets.
+        assert!(c.config(&config()).target("local-ctx-size-4096-flash-attn-absent").is_ok());
+    }
+}

@@ -1,0 +1,139 @@
+//! `campaign --plan`: configurations × suites with their case counts and,
+//! where earlier measurements of the same configuration and suite exist,
+//! how long each step took then, per case, and the launch to healthy;
+//! the total. Nothing is launched.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::Path;
+
+use sparktest_record::reader::{self, File, Unread};
+
+use super::file::Campaign;
+use super::steps::INSTRUMENT;
+use crate::config::Config;
+use crate::error::Error;
+
+/// Seconds per case and launch seconds seen in earlier runs, by target
+/// (configuration) name.
+#[derive(Debug, Default)]
+pub struct History {
+    /// (target, suite) → (seconds, cases) summed over finished runs.
+    per_case: BTreeMap<(String, String), (f64, u64)>,
+    /// target → launch seconds seen.
+    launch: BTreeMap<String, Vec<f64>>,
+}
+
+impl History {
+    /// Every measurement file of a folder, as far as each is whole.
+    pub fn read(dir: &Path) -> History {
+        let mut h = History::default();
+        for path in reader::list(dir).unwrap_or_default() {
+            let Ok(file) = File::<Unread>::read(&path) else { continue };
+            let run = file.run;
+            let target = run.manifest.target.name.clone();
+            if run.manifest.suite.name == INSTRUMENT {
+                let secs = run
+                    .cases
+                    .iter()
+                    .filter(|c| c.case == "launch::healthy" && c.outcome == sparktest_record::Outcome::Pass)
+                    .filter_map(|c| c.metrics.iter().find(|m| m.name == "launch-secs").map(|m| m.value));
+                h.launch.entry(target).or_default().extend(secs);
+                continue;
+            }
+            let (Some(summary), false) = (&run.summary, run.cases.is_empty()) else { continue };
+            let e = h.per_case.entry((target, run.manifest.suite.name.clone())).or_default();
+            e.0 += summary.seconds;
+            e.1 += run.cases.len() as u64;
+        }
+        h
+    }
+
+    /// Seconds per case of this suite on this target, from earlier runs.
+    pub fn per_case(&self, target: &str, suite: &str) -> Option<f64> {
+        self.per_case.get(&(target.to_string(), suite.to_string())).filter(|(_, n)| *n > 0).map(|(s, n)| s / *n as f64)
+    }
+
+    /// Median launch seconds of this target, from earlier campaigns.
+    pub fn launch(&self, target: &str) -> Option<f64> {
+        let mut v = self.launch.get(target)?.clone();
+        v.sort_by(f64::total_cmp);
+        v.get(v.len() / 2).copied()
+    }
+}
+
+fn minutes(secs: f64) -> String {
+    format!("{:.1}", secs / 60.0)
+}
+
+/// Print the plan on stdout. Returns the exit code.
+pub fn print(campaign: &Campaign, config: &Config, mine: &[String], dir: &Path) -> Result<i32, Error> {
+    let history = History::read(dir);
+    let session = crate::runner::Session::new(config.clone())?;
+    let mut counts = BTreeMap::new();
+    for s in &campaign.suites {
+        counts.insert(s.suite.clone(), session.count_cases(&s.suite)?);
+    }
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "campaign {}: {} of {} configurations × {} suites (the gate first){}",
+        campaign.name,
+        mine.len(),
+        campaign.configurations.len(),
+        campaign.suites.len(),
+        if campaign.description.is_empty() { String::new() } else { format!(" — {}", campaign.description) }
+    );
+    let mut total = 0.0;
+    let mut unknown = 0;
+    for name in mine {
+        let c = campaign.configurations.iter().find(|c| &c.name == name).expect("a configuration of the campaign");
+        let varied: Vec<String> = c.varied.iter().map(|(f, v)| format!("{f} {v}")).collect();
+        let _ = writeln!(
+            out,
+            "\n{name} (target {}{}){}",
+            c.target,
+            if varied.is_empty() { String::new() } else { format!("; grid: {}", varied.join(", ")) },
+            c.label.as_deref().map_or(String::new(), |l| format!(" label {l:?}"))
+        );
+        match history.launch(name) {
+            Some(s) => {
+                total += s;
+                let _ = writeln!(out, "  launch                     ~{} min (median of earlier launches)", minutes(s));
+            }
+            None => {
+                unknown += 1;
+                let _ = writeln!(out, "  launch                     no earlier launch to estimate from");
+            }
+        }
+        for s in &campaign.suites {
+            let cases = counts[&s.suite] * s.repeat as usize;
+            let estimate = history.per_case(name, &s.name).map(|spc| spc * cases as f64);
+            let _ = writeln!(
+                out,
+                "  {:<26} {cases:>5} cases{}{}  {}",
+                s.name,
+                if s.repeat > 1 { format!(" ({} repeats)", s.repeat) } else { String::new() },
+                if s.gate { ", the gate" } else { "" },
+                match estimate {
+                    Some(e) => {
+                        total += e;
+                        format!("~{} min", minutes(e))
+                    }
+                    None => {
+                        unknown += 1;
+                        "no earlier run of this suite here to estimate from".into()
+                    }
+                }
+            );
+        }
+    }
+    let _ = writeln!(
+        out,
+        "\nestimated: ~{} min{}; nothing was launched",
+        minutes(total),
+        if unknown > 0 { format!(" plus {unknown} steps with no earlier run to go by") } else { String::new() }
+    );
+    print!("{out}");
+    Ok(sparktest_record::exit_code::OK)
+}

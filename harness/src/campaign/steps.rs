@@ -1,0 +1,595 @@
+//! One configuration of a campaign: launch once, the gate, every suite
+//! against the same server through the runner, stop, wait for the memory,
+//! and the configuration's own record (launch time, memory released, the
+//! suites not run and why) as a measurement file the board reads like any
+//! other. Every step is journaled as it happens.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::Path;
+use std::time::{Duration, Instant, SystemTime};
+
+use sparktest_record::{
+    CampaignRef, CaseRecord, HarnessInfo, InstrumentInfo, Manifest, Metric, Outcome, SuiteInfo, Summary, TargetInfo,
+};
+
+use super::file::{Campaign, Configuration, OnGateFail};
+use super::journal::{self, Counts, Journal, Memory, Phase, State, Step};
+use crate::config::Config;
+use crate::error::Error;
+use crate::events::{Event, Finished, Sink};
+use crate::runner::{RunArgs, Session, TargetChoice};
+use crate::sinks::measurement::{MeasurementWriter, rfc3339};
+
+/// The name of the campaign's own instrument in its records.
+pub const INSTRUMENT: &str = "campaign";
+
+/// The configuration a campaign runs against: the project's targets, the
+/// grids' targets, and each configuration as a target of its own name
+/// carrying its label and note (so its runs' columns and snapshots are its
+/// own).
+pub fn config(campaign: &Campaign, project: &Config) -> Config {
+    let mut config = campaign.config(project);
+    for c in &campaign.configurations {
+        let mut target = config.targets[&c.target].clone();
+        if c.label.is_some() {
+            target.label = c.label.clone();
+        }
+        if c.note.is_some() {
+            target.note = c.note.clone();
+        }
+        config.targets.insert(c.name.clone(), target);
+    }
+    config
+}
+
+/// What every configuration's steps share.
+pub struct Context<'a> {
+    /// The campaign.
+    pub campaign: &'a Campaign,
+    /// Its id.
+    pub id: &'a str,
+    /// The measurements folder.
+    pub dir: &'a Path,
+    /// This configuration's place: k of N.
+    pub index: (usize, usize),
+    /// When the campaign (or this resume of it) started.
+    pub started: Instant,
+    /// This box's share.
+    pub partition: Option<&'a str>,
+    /// The journal read back, when resuming.
+    pub done: Option<&'a journal::Read>,
+}
+
+/// How one suite of a configuration ended.
+#[derive(Debug, Clone)]
+pub struct SuiteOutcome {
+    /// The suite.
+    pub suite: String,
+    /// How it stands.
+    pub state: State,
+    /// Its cases by outcome.
+    pub counts: Option<Counts>,
+    /// Minutes it took.
+    pub minutes: f64,
+    /// For the gate: whether it passed.
+    pub gate: Option<bool>,
+    /// Why it failed, was skipped or interrupted.
+    pub reason: Option<String>,
+    /// Whether an earlier run of the campaign did it (a resume skipped it).
+    pub earlier: bool,
+}
+
+/// How one configuration went.
+#[derive(Debug, Clone)]
+pub struct ConfigOutcome {
+    /// Its name.
+    pub name: String,
+    /// Seconds to healthy, or why the launch failed; None when nothing was
+    /// left to launch for.
+    pub launch: Option<Result<f64, String>>,
+    /// Every suite, in order.
+    pub suites: Vec<SuiteOutcome>,
+    /// The memory its server held and gave back.
+    pub memory: Option<Memory>,
+    /// The signal that interrupted it.
+    pub interrupted: Option<i32>,
+}
+
+fn step(c: &Configuration, phase: Phase, suite: Option<&str>, state: State) -> Step {
+    Step {
+        configuration: c.name.clone(),
+        phase,
+        suite: suite.map(str::to_string),
+        state,
+        at: rfc3339(SystemTime::now()),
+        run_id: None,
+        reason: None,
+        seconds: 0.0,
+        counts: None,
+        memory: None,
+        gate: None,
+    }
+}
+
+/// Memory now: host available and GPU in use, GiB.
+fn memory_now() -> (f64, Option<f64>) {
+    let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
+    let host = crate::hostinfo::memory_available().map_or(0.0, gib);
+    let gpus = crate::hostinfo::accelerators();
+    let used: Vec<u64> = gpus.iter().filter_map(|a| a.memory_used_mib).collect();
+    let gpu = (!used.is_empty()).then(|| used.iter().sum::<u64>() as f64 / 1024.0);
+    (host, gpu)
+}
+
+/// After a stop: wait until the memory is back within `settle_gib` of what
+/// it was before the launch, at most `settle_secs`.
+fn wait_for_memory(before: (f64, Option<f64>), campaign: &Campaign) -> Memory {
+    let started = Instant::now();
+    let limit = Duration::from_secs(campaign.settle_secs);
+    loop {
+        let now = memory_now();
+        let host_back = now.0 + campaign.settle_gib >= before.0;
+        let gpu_back = match (before.1, now.1) {
+            (Some(b), Some(n)) => n <= b + campaign.settle_gib,
+            _ => true,
+        };
+        if (host_back && gpu_back) || started.elapsed() >= limit {
+            return Memory {
+                before_gib: before.0,
+                after_gib: now.0,
+                gpu_before_gib: before.1,
+                gpu_after_gib: now.1,
+                waited_secs: started.elapsed().as_secs_f64(),
+                released: host_back && gpu_back,
+            };
+        }
+        std::thread::sleep(Duration::from_millis(250));
+    }
+}
+
+/// Run one configuration's steps that are left.
+pub fn configuration(
+    session: &mut Session,
+    journal: &mut Journal,
+    ctx: &Context,
+    c: &Configuration,
+) -> Result<ConfigOutcome, Error> {
+    let campaign = ctx.campaign;
+    let mut out =
+        ConfigOutcome { name: c.name.clone(), launch: None, suites: Vec::new(), memory: None, interrupted: None };
+    // What an earlier run of the campaign finished stays finished; a suite
+    // it began and did not finish is resumed by its run id.
+    let prior = |suite: &str| ctx.done.and_then(|d| d.suite(&c.name, suite));
+    let finished = |s: &Step| matches!(s.state, State::Done | State::Skipped);
+    let left = campaign.suites.iter().any(|s| prior(&s.suite).is_none_or(|p| !finished(p)));
+    if !left {
+        out.suites = campaign.suites.iter().filter_map(|s| prior(&s.suite).map(|p| earlier(p, &s.name))).collect();
+        crate::warn_line!("sparktest: campaign: {} done earlier, not launched", c.name);
+        return Ok(out);
+    }
+    let (k, n) = ctx.index;
+    crate::warn_line!("sparktest: campaign: configuration {k} of {n}: {} (target {})", c.name, c.target);
+    let before = memory_now();
+    journal.step(step(c, Phase::Launch, None, State::Started))?;
+    let t0 = Instant::now();
+    let launched = session.launch(&c.name);
+    let mut record = Record::new(ctx, c);
+    let info = match launched {
+        Ok(info) => {
+            let secs = t0.elapsed().as_secs_f64();
+            journal.step(Step { seconds: secs, ..step(c, Phase::Launch, None, State::Done) })?;
+            record.launch(secs, before, None);
+            out.launch = Some(Ok(secs));
+            Some(info)
+        }
+        Err(e) => {
+            let secs = t0.elapsed().as_secs_f64();
+            journal.step(Step {
+                seconds: secs,
+                reason: Some(e.message.clone()),
+                ..step(c, Phase::Launch, None, State::Failed)
+            })?;
+            crate::warn_line!("sparktest: campaign: {} failed to launch: {}", c.name, e.message);
+            record.launch(secs, before, Some(&e.message));
+            out.launch = Some(Err(e.message));
+            None
+        }
+    };
+    let mut skip: Option<String> =
+        out.launch.as_ref().and_then(|l| l.as_ref().err()).map(|why| format!("not run: the launch failed: {why}"));
+    let suites_n = campaign.suites.len();
+    for (j, s) in campaign.suites.iter().enumerate() {
+        // A stop signal between steps (launching, waiting) ends the
+        // campaign here, the step not begun left for the resume.
+        if let Some(sig) = crate::runner::signal::interrupted() {
+            out.interrupted = Some(sig);
+            break;
+        }
+        let before_step = prior(&s.suite);
+        if let Some(p) = before_step.filter(|p| finished(p)) {
+            let e = earlier(p, &s.name);
+            if s.gate && e.gate == Some(false) && campaign.on_gate_fail == OnGateFail::Skip {
+                skip = Some(format!("not run: the gate ({}) failed", s.name));
+            }
+            out.suites.push(e);
+            continue;
+        }
+        if let Some(why) = &skip {
+            journal
+                .step(Step { reason: Some(why.clone()), ..step(c, Phase::Suite, Some(&s.suite), State::Skipped) })?;
+            record.not_run(&s.name, why);
+            out.suites.push(SuiteOutcome {
+                suite: s.name.clone(),
+                state: State::Skipped,
+                counts: None,
+                minutes: 0.0,
+                gate: None,
+                reason: Some(why.clone()),
+                earlier: false,
+            });
+            continue;
+        }
+        crate::warn_line!(
+            "sparktest: campaign: configuration {k} of {n} ({}), suite {} of {suites_n}: {}{}; {:.1} min elapsed",
+            c.name,
+            j + 1,
+            s.name,
+            if s.gate { " (the gate)" } else { "" },
+            ctx.started.elapsed().as_secs_f64() / 60.0
+        );
+        let resume = before_step.and_then(|p| p.run_id.clone()).filter(|_| s.repeat <= 1);
+        let args = RunArgs {
+            suite: s.suite.clone(),
+            target: TargetChoice::Named(c.name.clone()),
+            measurements_dir: Some(ctx.dir.to_path_buf()),
+            libtest: libtest_mimic::Arguments::default(),
+            cwd: session.config().root.clone(),
+            arms: c.arms.iter().map(|(a, t)| (a.clone(), t.clone())).collect(),
+            judge: None,
+            junit: None,
+            partition: None,
+            run_group: None,
+            resume: resume.clone(),
+            label: None,
+            repeat: s.repeat,
+            campaign: Some(CampaignRef {
+                id: ctx.id.to_string(),
+                configuration: c.name.clone(),
+                configurations: campaign.configurations.iter().map(|x| x.name.clone()).collect(),
+                partition: ctx.partition.map(str::to_string),
+            }),
+        };
+        let t = Instant::now();
+        let mut started_id = None;
+        let ran = session.run(&args, &mut |m: &Manifest| {
+            started_id = Some(m.run_id.clone());
+            journal
+                .step(Step { run_id: Some(m.run_id.clone()), ..step(c, Phase::Suite, Some(&s.suite), State::Started) })
+        });
+        // The runner ends its span of interruptible work with the run; the
+        // campaign's goes on until it ends.
+        crate::runner::signal::cases_running(true);
+        let secs = t.elapsed().as_secs_f64();
+        let (state, counts, gate, reason, run_id) = match ran {
+            Ok(r) => {
+                let state = match (r.interrupted, &r.stopped) {
+                    (Some(_), _) => State::Interrupted,
+                    (None, Some(_)) => State::Failed,
+                    (None, None) => State::Done,
+                };
+                let reason = r
+                    .interrupted
+                    .map(|sig| format!("interrupted by {}", crate::runner::signal::name(sig)))
+                    .or(r.stopped.clone());
+                out.interrupted = r.interrupted;
+                (state, Some(Counts::from(r.counts)), r.gate, reason, r.run_id.or(started_id))
+            }
+            Err(e) => (State::Failed, None, None, Some(e.message.clone()), started_id),
+        };
+        journal.step(Step {
+            seconds: secs,
+            counts,
+            gate,
+            reason: reason.clone(),
+            run_id,
+            ..step(c, Phase::Suite, Some(&s.suite), state)
+        })?;
+        out.suites.push(SuiteOutcome {
+            suite: s.name.clone(),
+            state,
+            counts,
+            minutes: secs / 60.0,
+            gate,
+            reason: reason.clone(),
+            earlier: false,
+        });
+        if out.interrupted.is_some() {
+            // What was not started stays for the resume.
+            break;
+        }
+        if s.gate && gate == Some(false) && campaign.on_gate_fail == OnGateFail::Skip {
+            skip = Some(format!("not run: the gate ({}) failed", s.name));
+        }
+        if state == State::Failed && !session.healthy(&c.name) {
+            skip = Some(format!(
+                "not run: the server stopped answering in suite {} ({})",
+                s.name,
+                reason.as_deref().unwrap_or("")
+            ));
+        }
+    }
+    // Stop, and wait for what the server held.
+    let t = Instant::now();
+    session.stop_all();
+    if info.is_some() {
+        let memory = wait_for_memory(before, campaign);
+        let state = if memory.released { State::Done } else { State::Failed };
+        journal.step(Step {
+            seconds: t.elapsed().as_secs_f64(),
+            memory: Some(memory),
+            ..step(c, Phase::Stop, None, state)
+        })?;
+        if !memory.released {
+            crate::warn_line!(
+                "sparktest: campaign: {}'s server did not give its memory back within {} s ({:.1} GiB available, {:.1} \
+                 before launch); the next configuration runs anyway",
+                c.name,
+                campaign.settle_secs,
+                memory.after_gib,
+                memory.before_gib
+            );
+        }
+        record.released(&memory, campaign);
+        out.memory = Some(memory);
+    }
+    record.write(ctx, info.as_ref(), session.config(), c)?;
+    Ok(out)
+}
+
+/// An outcome an earlier run of the campaign recorded.
+fn earlier(p: &Step, name: &str) -> SuiteOutcome {
+    SuiteOutcome {
+        suite: name.to_string(),
+        state: p.state,
+        counts: p.counts,
+        minutes: p.seconds / 60.0,
+        gate: p.gate,
+        reason: p.reason.clone(),
+        earlier: true,
+    }
+}
+
+/// The configuration's own record: launch, memory released, suites not
+/// run; a measurement file of the `campaign` instrument.
+struct Record {
+    cases: Vec<CaseRecord>,
+}
+
+fn record(case: &str, outcome: Outcome, reason: Option<String>, metrics: Vec<(&str, f64, &str)>) -> CaseRecord {
+    CaseRecord {
+        id: format!("{INSTRUMENT}::{case}"),
+        instrument: INSTRUMENT.into(),
+        case: case.into(),
+        tags: vec![],
+        outcome,
+        reason,
+        metrics: metrics.into_iter().map(|(n, v, u)| Metric { name: n.into(), value: v, unit: u.into() }).collect(),
+        notes: vec![],
+        started_at: rfc3339(SystemTime::now()),
+        seconds: 0.0,
+        endpoint_seconds: 0.0,
+        calls: vec![],
+        prompt_tokens: None,
+        completion_tokens: None,
+        transcript_sha256: crate::suite::sha256_hex(b""),
+        snapshots: vec![],
+        arm: None,
+        latency: None,
+    }
+}
+
+impl Record {
+    fn new(_ctx: &Context, _c: &Configuration) -> Record {
+        Record { cases: Vec::new() }
+    }
+
+    fn launch(&mut self, secs: f64, before: (f64, Option<f64>), failed: Option<&str>) {
+        let mut metrics = vec![("launch-secs", secs, "s"), ("memory-available-before-gib", before.0, "GiB")];
+        if let Some(g) = before.1 {
+            metrics.push(("gpu-memory-used-before-gib", g, "GiB"));
+        }
+        let (outcome, reason) = match failed {
+            None => (Outcome::Pass, None),
+            Some(why) => (Outcome::Fail, Some(format!("failed to launch: {why}"))),
+        };
+        self.cases.push(record("launch::healthy", outcome, reason, metrics));
+    }
+
+    fn released(&mut self, m: &Memory, campaign: &Campaign) {
+        let mut metrics = vec![
+            ("memory-available-after-gib", m.after_gib, "GiB"),
+            ("memory-not-given-back-gib", (m.before_gib - m.after_gib).max(0.0), "GiB"),
+            ("settle-secs", m.waited_secs, "s"),
+        ];
+        if let Some(g) = m.gpu_after_gib {
+            metrics.push(("gpu-memory-used-after-gib", g, "GiB"));
+        }
+        let (outcome, reason) = if m.released {
+            (Outcome::Pass, None)
+        } else {
+            (
+                Outcome::Fail,
+                Some(format!(
+                    "memory not given back within {} s: {:.2} GiB available, {:.2} before the launch (settle-gib {})",
+                    campaign.settle_secs, m.after_gib, m.before_gib, campaign.settle_gib
+                )),
+            )
+        };
+        self.cases.push(record("stop::memory-released", outcome, reason, metrics));
+    }
+
+    fn not_run(&mut self, suite: &str, why: &str) {
+        self.cases.push(record(&format!("not-run::{suite}"), Outcome::NotApplicable, Some(why.to_string()), vec![]));
+    }
+
+    fn write(self, ctx: &Context, info: Option<&TargetInfo>, config: &Config, c: &Configuration) -> Result<(), Error> {
+        let target = info.cloned().unwrap_or_else(|| unlaunched(config, c));
+        let run_id = (1..)
+            .map(|i| format!("{}-{}-campaign{}", ctx.id, c.name, if i == 1 { String::new() } else { format!("-{i}") }))
+            .find(|id| !ctx.dir.join(format!("{id}.jsonl")).exists())
+            .unwrap_or_default();
+        let manifest = Manifest {
+            format_version: sparktest_record::FORMAT_VERSION.into(),
+            run_id: run_id.clone(),
+            started_at: rfc3339(SystemTime::now()),
+            harness: HarnessInfo { version: env!("CARGO_PKG_VERSION").into(), git_revision: None },
+            suite: SuiteInfo {
+                name: INSTRUMENT.into(),
+                version: ctx.campaign.name.clone(),
+                sha256: ctx.campaign.sha256.clone(),
+                files: vec![],
+            },
+            target,
+            client_host: crate::hostinfo::snapshot(),
+            route: config.targets.get(&c.name).map_or("direct".into(), |t| t.route.clone()),
+            instruments: vec![InstrumentInfo {
+                name: INSTRUMENT.into(),
+                row: String::new(),
+                version: env!("CARGO_PKG_VERSION").into(),
+                description: "The campaign's own steps for this configuration: its launch (seconds to healthy, \
+                              memory before), the memory its server gave back after the stop, and the suites not run \
+                              and why."
+                    .into(),
+                component_sha256: String::new(),
+                interface: None,
+            }],
+            arms: vec![],
+            client_ceiling: None,
+            judge: None,
+            partition: None,
+            resumes: None,
+            suite_cases: BTreeMap::new(),
+            repeat: None,
+            campaign: Some(CampaignRef {
+                id: ctx.id.to_string(),
+                configuration: c.name.clone(),
+                configurations: ctx.campaign.configurations.iter().map(|x| x.name.clone()).collect(),
+                partition: ctx.partition.map(str::to_string),
+            }),
+        };
+        let writer = MeasurementWriter::create(ctx.dir, &run_id)?;
+        writer.event(&Event::RunStarted { manifest: Box::new(manifest), cases: self.cases.len() })?;
+        let count = |o: Outcome| self.cases.iter().filter(|x| x.outcome == o).count() as u64;
+        let summary = Summary {
+            finished_at: rfc3339(SystemTime::now()),
+            seconds: 0.0,
+            passed: count(Outcome::Pass),
+            failed: count(Outcome::Fail),
+            lost: count(Outcome::Lost),
+            not_applicable: count(Outcome::NotApplicable),
+            instruments: vec![],
+            gate: None,
+            stopped: None,
+            interrupted: None,
+            interrupted_cases: 0,
+        };
+        for case in self.cases {
+            writer.event(&Event::CaseFinished(Box::new(Finished { record: case, transcript: None })))?;
+        }
+        writer.event(&Event::RunFinished(Box::new(summary)))?;
+        writer.sync()
+    }
+}
+
+/// What the record says of a target that never came up: what its
+/// configuration names.
+fn unlaunched(config: &Config, c: &Configuration) -> TargetInfo {
+    let t = config.targets.get(&c.name);
+    TargetInfo {
+        name: c.name.clone(),
+        base_url: t.and_then(|t| t.base_url.clone()).unwrap_or_default(),
+        model_id: t.map_or(String::new(), |t| t.model.clone()),
+        engine: String::new(),
+        build: None,
+        model_path: None,
+        model_sha256: None,
+        launch_command: t.and_then(|t| t.launch.as_ref().map(|l| l.command.clone())),
+        facts: t.map_or_else(Vec::new, |t| t.pins.iter().map(|(k, v)| (format!("pin.{k}"), v.clone())).collect()),
+        host: None,
+        tool_choice: None,
+        label: t.and_then(|t| t.label.clone()),
+        note: t.and_then(|t| t.note.clone()),
+        description: t.map(|t| t.description.clone()),
+    }
+}
+
+/// 0 when every case of every step passed or was not applicable; 101 when
+/// any failed or was lost, a launch failed, a server kept its memory; 128 +
+/// the signal when interrupted.
+pub fn exit_code(results: &[ConfigOutcome], signal: Option<i32>) -> i32 {
+    if let Some(s) = signal {
+        return 128 + s;
+    }
+    let bad = results.iter().any(|r| {
+        matches!(r.launch, Some(Err(_)))
+            || r.memory.is_some_and(|m| !m.released)
+            || r.suites.iter().any(|s| {
+                s.state == State::Failed || s.counts.is_some_and(|c| c.failed + c.lost > 0) || s.gate == Some(false)
+            })
+    });
+    if bad { sparktest_record::exit_code::CASES_FAILED } else { sparktest_record::exit_code::OK }
+}
+
+/// The end-of-campaign table: configuration × suite.
+pub fn table(campaign: &Campaign, results: &[ConfigOutcome], mine: &[String]) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "\n# Campaign {}\n", campaign.name);
+    let _ = writeln!(out, "| configuration | step | state | passed | failed | lost | n/a | minutes | gate | why |");
+    let _ = writeln!(out, "|---|---|---|---|---|---|---|---|---|---|");
+    let cell = |s: &str| s.replace('|', "\\|").replace('\n', " ");
+    for r in results {
+        let launch = match &r.launch {
+            None => "done earlier".to_string(),
+            Some(Ok(secs)) => format!("healthy in {secs:.1} s"),
+            Some(Err(why)) => format!("FAILED: {}", cell(why)),
+        };
+        let _ = writeln!(out, "| {} | launch | {launch} | | | | | | | |", r.name);
+        for s in &r.suites {
+            let (p, f, l, n) = s.counts.map_or((String::new(), String::new(), String::new(), String::new()), |c| {
+                (c.passed.to_string(), c.failed.to_string(), c.lost.to_string(), c.not_applicable.to_string())
+            });
+            let state = format!("{:?}{}", s.state, if s.earlier { " (earlier)" } else { "" }).to_lowercase();
+            let gate = match s.gate {
+                Some(true) => "PASSED",
+                Some(false) => "FAILED",
+                None => "",
+            };
+            let _ = writeln!(
+                out,
+                "| {} | {} | {state} | {p} | {f} | {l} | {n} | {:.1} | {gate} | {} |",
+                r.name,
+                s.suite,
+                s.minutes,
+                cell(s.reason.as_deref().unwrap_or(""))
+            );
+        }
+        if let Some(m) = &r.memory {
+            let _ = writeln!(
+                out,
+                "| {} | stop | {} | | | | | {:.1} | | {:.2} GiB available after, {:.2} before launch |",
+                r.name,
+                if m.released { "memory given back" } else { "MEMORY HELD" },
+                m.waited_secs / 60.0,
+                m.after_gib,
+                m.before_gib
+            );
+        }
+    }
+    let ran: Vec<&str> = results.iter().map(|r| r.name.as_str()).collect();
+    let left: Vec<&str> = mine.iter().map(String::as_str).filter(|n| !ran.contains(n)).collect();
+    if !left.is_empty() {
+        let _ = writeln!(out, "\nnot reached (interrupted before them): {}", left.join(", "));
+    }
+    out
+}
