@@ -11,6 +11,7 @@ mod board_files;
 mod agent;
 mod board;
 mod bookkeeping;
+mod campaign;
 mod cli;
 mod columns;
 mod compliance;

@@ -10,9 +10,9 @@ use std::path::Path;
 use sparktest_record::reader::{self, File, Unread};
 
 use super::file::Campaign;
-use super::steps::INSTRUMENT;
 use crate::config::Config;
 use crate::error::Error;
+use sparktest_contract::campaign::{self as names, INSTRUMENT};
 
 /// Seconds per case and launch seconds seen in earlier runs, by target
 /// (configuration) name.
@@ -36,8 +36,8 @@ impl History {
                 let secs = run
                     .cases
                     .iter()
-                    .filter(|c| c.case == "launch::healthy" && c.outcome == sparktest_record::Outcome::Pass)
-                    .filter_map(|c| c.metrics.iter().find(|m| m.name == "launch-secs").map(|m| m.value));
+                    .filter(|c| names::LAUNCH.holds(&c.case) && c.outcome == sparktest_record::Outcome::Pass)
+                    .filter_map(|c| c.metrics.iter().find(|m| m.name == names::LAUNCH_SECS.name()).map(|m| m.value));
                 h.launch.entry(target).or_default().extend(secs);
                 continue;
             }

@@ -21,8 +21,8 @@ use crate::events::{Event, Finished, Sink};
 use crate::runner::{RunArgs, Session, TargetChoice};
 use crate::sinks::measurement::{MeasurementWriter, rfc3339};
 
-/// The name of the campaign's own instrument in its records.
-pub const INSTRUMENT: &str = "campaign";
+use sparktest_contract::campaign as names;
+pub use sparktest_contract::campaign::INSTRUMENT;
 
 /// The configuration a campaign runs against: the project's targets, the
 /// grids' targets, and each configuration as a target of its own name
@@ -172,9 +172,11 @@ pub fn configuration(
     crate::warn_line!("sparktest: campaign: configuration {k} of {n}: {} (target {})", c.name, c.target);
     let before = memory_now();
     journal.step(step(c, Phase::Launch, None, State::Started))?;
+    // The record starts with the launch: the run log puts it before the
+    // configuration's suites, in the order the steps ran.
+    let mut record = Record::new();
     let t0 = Instant::now();
     let launched = session.launch(&c.name);
-    let mut record = Record::new(ctx, c);
     let info = match launched {
         Ok(info) => {
             let secs = t0.elapsed().as_secs_f64();
@@ -363,10 +365,16 @@ fn earlier(p: &Step, name: &str) -> SuiteOutcome {
 /// The configuration's own record: launch, memory released, suites not
 /// run; a measurement file of the `campaign` instrument.
 struct Record {
+    started_at: String,
     cases: Vec<CaseRecord>,
 }
 
-fn record(case: &str, outcome: Outcome, reason: Option<String>, metrics: Vec<(&str, f64, &str)>) -> CaseRecord {
+fn record(
+    case: &str,
+    outcome: Outcome,
+    reason: Option<String>,
+    metrics: Vec<(sparktest_contract::Metric, f64, &str)>,
+) -> CaseRecord {
     CaseRecord {
         id: format!("{INSTRUMENT}::{case}"),
         instrument: INSTRUMENT.into(),
@@ -374,7 +382,10 @@ fn record(case: &str, outcome: Outcome, reason: Option<String>, metrics: Vec<(&s
         tags: vec![],
         outcome,
         reason,
-        metrics: metrics.into_iter().map(|(n, v, u)| Metric { name: n.into(), value: v, unit: u.into() }).collect(),
+        metrics: metrics
+            .into_iter()
+            .map(|(n, v, u)| Metric { name: n.name().into(), value: v, unit: u.into() })
+            .collect(),
         notes: vec![],
         started_at: rfc3339(SystemTime::now()),
         seconds: 0.0,
@@ -390,30 +401,30 @@ fn record(case: &str, outcome: Outcome, reason: Option<String>, metrics: Vec<(&s
 }
 
 impl Record {
-    fn new(_ctx: &Context, _c: &Configuration) -> Record {
-        Record { cases: Vec::new() }
+    fn new() -> Record {
+        Record { started_at: rfc3339(SystemTime::now()), cases: Vec::new() }
     }
 
     fn launch(&mut self, secs: f64, before: (f64, Option<f64>), failed: Option<&str>) {
-        let mut metrics = vec![("launch-secs", secs, "s"), ("memory-available-before-gib", before.0, "GiB")];
+        let mut metrics = vec![(names::LAUNCH_SECS, secs, "s"), (names::MEMORY_AVAILABLE_BEFORE_GIB, before.0, "GiB")];
         if let Some(g) = before.1 {
-            metrics.push(("gpu-memory-used-before-gib", g, "GiB"));
+            metrics.push((names::GPU_MEMORY_USED_BEFORE_GIB, g, "GiB"));
         }
         let (outcome, reason) = match failed {
             None => (Outcome::Pass, None),
             Some(why) => (Outcome::Fail, Some(format!("failed to launch: {why}"))),
         };
-        self.cases.push(record("launch::healthy", outcome, reason, metrics));
+        self.cases.push(record(&names::LAUNCH.case(names::HEALTHY).to_string(), outcome, reason, metrics));
     }
 
     fn released(&mut self, m: &Memory, campaign: &Campaign) {
         let mut metrics = vec![
-            ("memory-available-after-gib", m.after_gib, "GiB"),
-            ("memory-not-given-back-gib", (m.before_gib - m.after_gib).max(0.0), "GiB"),
-            ("settle-secs", m.waited_secs, "s"),
+            (names::MEMORY_AVAILABLE_AFTER_GIB, m.after_gib, "GiB"),
+            (names::MEMORY_NOT_GIVEN_BACK_GIB, (m.before_gib - m.after_gib).max(0.0), "GiB"),
+            (names::SETTLE_SECS, m.waited_secs, "s"),
         ];
         if let Some(g) = m.gpu_after_gib {
-            metrics.push(("gpu-memory-used-after-gib", g, "GiB"));
+            metrics.push((names::GPU_MEMORY_USED_AFTER_GIB, g, "GiB"));
         }
         let (outcome, reason) = if m.released {
             (Outcome::Pass, None)
@@ -426,11 +437,16 @@ impl Record {
                 )),
             )
         };
-        self.cases.push(record("stop::memory-released", outcome, reason, metrics));
+        self.cases.push(record(&names::STOP.case(names::MEMORY_RELEASED).to_string(), outcome, reason, metrics));
     }
 
     fn not_run(&mut self, suite: &str, why: &str) {
-        self.cases.push(record(&format!("not-run::{suite}"), Outcome::NotApplicable, Some(why.to_string()), vec![]));
+        self.cases.push(record(
+            &names::NOT_RUN.case(suite).to_string(),
+            Outcome::NotApplicable,
+            Some(why.to_string()),
+            vec![],
+        ));
     }
 
     fn write(self, ctx: &Context, info: Option<&TargetInfo>, config: &Config, c: &Configuration) -> Result<(), Error> {
@@ -442,7 +458,7 @@ impl Record {
         let manifest = Manifest {
             format_version: sparktest_record::FORMAT_VERSION.into(),
             run_id: run_id.clone(),
-            started_at: rfc3339(SystemTime::now()),
+            started_at: self.started_at.clone(),
             harness: HarnessInfo { version: env!("CARGO_PKG_VERSION").into(), git_revision: None },
             suite: SuiteInfo {
                 name: INSTRUMENT.into(),
@@ -455,7 +471,7 @@ impl Record {
             route: config.targets.get(&c.name).map_or("direct".into(), |t| t.route.clone()),
             instruments: vec![InstrumentInfo {
                 name: INSTRUMENT.into(),
-                row: String::new(),
+                row: "Campaign steps".into(),
                 version: env!("CARGO_PKG_VERSION").into(),
                 description: "The campaign's own steps for this configuration: its launch (seconds to healthy, \
                               memory before), the memory its server gave back after the stop, and the suites not run \

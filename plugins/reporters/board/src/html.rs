@@ -564,6 +564,13 @@ pub fn render(board: &Board, runs: &crate::run::Runs, extras: &Extras) -> String
         out.push_str("<h3>Damaged measurement files</h3><p>Cut by a crash or a full disk, or not measurement files at all: each record up to the damage is used where the file's manifest was readable.</p>");
         table_html(&mut out, "damage", &sections::damage(&extras.damage), false);
     }
+    if let Some((table, missing)) = sections::campaigns(runs) {
+        out.push_str("<h2>Campaigns</h2><p>Each configuration of a campaign as its own record says: its launch, the memory its server gave back after the stop, and the suites not run with why.</p>");
+        table_html(&mut out, "campaigns", &table, false);
+        for m in &missing {
+            let _ = write!(out, "<p class=\"left-out\">{}</p>", esc(m));
+        }
+    }
     out.push_str("<h2>Pinned serving configurations</h2><p>As each run's manifest recorded them: a snapshot, not a live monitor.</p>");
     table_html(&mut out, "configs", &sections::pinned_configs(runs), false);
     out.push_str("<h2>Hardware snapshots</h2><p>The state captured at the run, not current utilisation.</p>");

@@ -147,6 +147,13 @@ pub fn render(board: &Board, runs: &crate::run::Runs, extras: &Extras) -> String
         out.push_str("### Damaged measurement files\n\n");
         table(&mut out, &sections::damage(&extras.damage));
     }
+    if let Some((campaigns, missing)) = sections::campaigns(runs) {
+        out.push_str("## Campaigns\n\n");
+        table(&mut out, &campaigns);
+        for m in &missing {
+            let _ = writeln!(out, "{}\n", cell(m));
+        }
+    }
     out.push_str("## Pinned serving configurations\n\n");
     table(&mut out, &sections::pinned_configs(runs));
     out.push_str("## Hardware snapshots\n\n");

@@ -254,7 +254,10 @@ pub struct Board {
 pub fn build(runs: &Runs, config: &Config, judgements: &Judgements) -> Board {
     // Runs are in start order: a later run's description of the column wins.
     let mut columns: BTreeMap<String, Column> = BTreeMap::new();
-    for r in runs.iter() {
+    // A campaign's own record of a configuration (its launch, its memory)
+    // measures no row: it makes no column (a launch that failed has no
+    // probed configuration to name one by), and is read in "Campaigns".
+    for r in runs.iter().filter(|r| !r.is_campaign_record()) {
         let bare = r.manifest.arms.iter().find(|a| a.name == spec_decode::arm::BARE.name()).map(|a| &a.target);
         let keyed = std::iter::once((&r.column, &r.manifest.target)).chain(r.bare_column.as_ref().zip(bare));
         for (key, t) in keyed {

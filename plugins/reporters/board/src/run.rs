@@ -77,6 +77,13 @@ impl Run {
         self.config.clone()
     }
 
+    /// Whether this is a campaign's own record of a configuration (its
+    /// launch and memory, the host's `campaign` instrument): it measures no
+    /// row and names no column.
+    pub fn is_campaign_record(&self) -> bool {
+        self.manifest.suite.name == sparktest_sdk::contract::campaign::INSTRUMENT
+    }
+
     /// This run's cases of one instrument.
     pub fn cases_of<'a>(&'a self, instrument: &'a str) -> impl Iterator<Item = &'a CaseRecord> + 'a {
         self.measured().filter(move |c| c.instrument == instrument)
@@ -105,7 +112,12 @@ fn digest8(s: &str) -> String {
 /// Each run's column and its `bare` arm's, in the runs' order.
 pub fn assign_columns(runs: &[sparktest_record::reader::Run<Call>]) -> Vec<(String, Option<String>)> {
     let mut configs: BTreeMap<String, std::collections::BTreeSet<String>> = BTreeMap::new();
-    for r in runs.iter() {
+    // A campaign's own record (a launch that may have failed) names no
+    // configuration of its own, so it sets no column apart.
+    let measured = |r: &&sparktest_record::reader::Run<Call>| {
+        r.manifest.suite.name != sparktest_sdk::contract::campaign::INSTRUMENT
+    };
+    for r in runs.iter().filter(measured) {
         let bare = r.manifest.arms.iter().find(|a| a.name == arm::BARE.name()).map(|a| &a.target);
         for t in std::iter::once(&r.manifest.target).chain(bare) {
             configs.entry(base_key(t)).or_default().insert(config_line(t));

@@ -245,10 +245,99 @@ pub fn every_run(runs: &crate::run::Runs) -> Table {
     }
 }
 
+/// The campaigns the files belong to (`cargo sparktest campaign`): one row
+/// per configuration, its launch (seconds to healthy, or why it failed),
+/// the memory its server gave back, the suites not run and why, from the
+/// configuration's own record (the host's `campaign` instrument); and, per
+/// campaign, the configurations no file holds (no box ran them). None when
+/// no file is a campaign's.
+pub fn campaigns(runs: &crate::run::Runs) -> Option<(Table, Vec<String>)> {
+    use sparktest_sdk::contract::campaign as names;
+    let mut rows = Vec::new();
+    // Campaign id → its configurations, and those a file holds.
+    let mut planned: BTreeMap<&str, (&[String], std::collections::BTreeSet<&str>)> = BTreeMap::new();
+    for r in runs.iter() {
+        let Some(c) = &r.manifest.campaign else { continue };
+        let entry = planned.entry(c.id.as_str()).or_insert((&c.configurations, Default::default()));
+        entry.1.insert(c.configuration.as_str());
+        if !r.is_campaign_record() {
+            continue;
+        }
+        let case = |g: sparktest_sdk::contract::Group| r.cases.iter().find(|k| g.holds(&k.case));
+        let launch = match case(names::LAUNCH) {
+            Some(k) if k.outcome == Outcome::Pass => {
+                metric(k, names::LAUNCH_SECS).map_or("launched".into(), |s| format!("healthy in {s:.1} s"))
+            }
+            Some(k) => format!("FAILED: {}", k.reason.as_deref().unwrap_or("")),
+            None => String::new(),
+        };
+        let memory = match case(names::STOP) {
+            Some(k) => {
+                let after =
+                    metric(k, names::MEMORY_AVAILABLE_AFTER_GIB).map_or(String::new(), |g| format!("{g:.1} GiB"));
+                let kept = metric(k, names::MEMORY_NOT_GIVEN_BACK_GIB).unwrap_or(0.0);
+                let waited = metric(k, names::SETTLE_SECS).unwrap_or(0.0);
+                if k.outcome == Outcome::Pass {
+                    format!("given back in {waited:.1} s ({after} available)")
+                } else {
+                    format!("NOT given back: {kept:.2} GiB short after {waited:.0} s")
+                }
+            }
+            None => "not launched".into(),
+        };
+        let not_run: Vec<String> = r
+            .cases
+            .iter()
+            .filter_map(|k| {
+                let suite = names::NOT_RUN.item(&k.case)?;
+                Some(format!("{suite}: {}", k.reason.as_deref().unwrap_or("")))
+            })
+            .collect();
+        let launched = case(names::LAUNCH).is_some_and(|k| k.outcome == Outcome::Pass);
+        rows.push(vec![
+            c.id.clone(),
+            c.configuration.clone(),
+            if launched { r.column.clone() } else { "none: it never came up".into() },
+            launch,
+            memory,
+            if not_run.is_empty() { "every suite ran".into() } else { not_run.join("; ") },
+            r.manifest.run_id.clone(),
+        ]);
+    }
+    if planned.is_empty() {
+        return None;
+    }
+    let missing = planned
+        .iter()
+        .filter_map(|(id, (all, seen))| {
+            let absent: Vec<&str> = all.iter().map(String::as_str).filter(|c| !seen.contains(c)).collect();
+            (!absent.is_empty()).then(|| {
+                format!("campaign {id}: no file holds {} of its configurations: {}", absent.len(), absent.join(", "))
+            })
+        })
+        .collect();
+    Some((
+        Table {
+            headings: vec![
+                "Campaign",
+                "Configuration",
+                "Column",
+                "Launch",
+                "Memory after the stop",
+                "Suites not run",
+                "Record",
+            ],
+            numeric: vec![false; 7],
+            rows,
+        },
+        missing,
+    ))
+}
+
 /// Each serving configuration once, as the manifests pinned it.
 pub fn pinned_configs(runs: &[Run]) -> Table {
     let mut seen: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    for r in runs {
+    for r in runs.iter().filter(|r| !r.is_campaign_record()) {
         let m = &r.manifest;
         for (arm, t) in std::iter::once((None, &m.target)).chain(m.arms.iter().map(|a| (Some(&a.name), &a.target))) {
             let line = config_line(t);
@@ -293,7 +382,7 @@ pub fn pinned_configs(runs: &[Run]) -> Table {
 pub fn hardware(runs: &[Run]) -> Table {
     let mut seen: BTreeMap<String, Vec<String>> = BTreeMap::new();
     let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
-    for r in runs {
+    for r in runs.iter().filter(|r| !r.is_campaign_record()) {
         let hosts = std::iter::once(("client", &r.manifest.client_host))
             .chain(r.manifest.target.host.as_ref().map(|h| ("server (launched)", h)));
         for (role, h) in hosts {
