@@ -1307,6 +1307,44 @@ fn thirty_one_columns_of_repeats_read_at_laptop_sizes_in_a_real_browser() {
         let raw = b.eval("return document.querySelector('#scores td[data-col] .raw').textContent;");
         let raw = raw.as_str().unwrap();
         assert!(raw.contains(" - runs: "), "{raw}");
+        // The columns shaped like real runs (board_files::Shape), read as a
+        // new user would: the cells of a model that cannot call tools say
+        // so with every item folded under "records", like any cell's; the
+        // partial cells say how much of the suite they cover; the forced
+        // tool choice is in the configuration line, and no line carries a
+        // launch wrapper's environment or this machine's paths; no row is
+        // taller than the window.
+        let shaped = b.eval(
+            r#"var cells=Array.prototype.slice.call(document.querySelectorAll('#scores td[data-col]'));
+            var cfg=function(td){var c=td.querySelector('.cfg');return c?c.textContent:'';};
+            var na=cells.filter(function(td){return td.textContent.indexOf('could not be tested — cannot call tools — 60 items attempted')>=0;});
+            return {
+              na: na.map(function(td){var d=td.querySelector('details');var rec=d?d.querySelector('.rec'):null;
+                return {height: td.getBoundingClientRect().height, folded: !!d && !d.open,
+                  records: rec ? rec.textContent.split(', ').length : 0,
+                  unfolded: rec ? rec.getBoundingClientRect().height : 0};}),
+              partial: cells.filter(function(td){return td.classList.contains('partial') && /24 of 60 a-bench cases recorded|of 140 compliance cases recorded/.test(td.textContent);}).length,
+              forced: cells.filter(function(td){return cfg(td).indexOf('tool_choice required forced by the target')>=0;}).length,
+              machine: cells.filter(function(td){return /~\/\.cache|VLLM_CACHE_ROOT=|HF_HOME=|\/home\/spark/.test(cfg(td));}).map(cfg).slice(0,3),
+              tallest: Math.max.apply(null, Array.prototype.map.call(document.querySelectorAll('#scores tbody tr'), function(r){return r.getBoundingClientRect().height;}))
+            };"#,
+        );
+        eprintln!("{width} × {height}: {shaped}");
+        let na = shaped["na"].as_array().unwrap();
+        // Agent tasks, Tools & structured output, Multi-turn & sequencing.
+        assert_eq!(na.len(), 3, "{shaped}");
+        for cell in na {
+            // Its records (every answered item) closed under "records": the
+            // cell is shorter than they would make it, and than the window.
+            let (tall, unfolded) = (cell["height"].as_f64().unwrap(), cell["unfolded"].as_f64().unwrap());
+            assert_eq!(cell["folded"], true, "{cell}");
+            assert!(cell["records"].as_u64() >= Some(20), "{cell}");
+            assert!(tall < unfolded && tall < 0.75 * f64::from(height), "records shown unfolded: {cell}");
+        }
+        assert!(shaped["partial"].as_u64() >= Some(4), "{shaped}");
+        assert!(shaped["forced"].as_u64() >= Some(2), "{shaped}");
+        assert_eq!(shaped["machine"], serde_json::json!([]), "{shaped}");
+        assert!(shaped["tallest"].as_f64().unwrap() <= f64::from(height), "{shaped}");
         let png = b.screenshot();
         assert_eq!(&png[1..4], b"PNG");
         std::fs::write(target.join(format!("board-31x3-{width}x{height}.png")), png).unwrap();

