@@ -232,7 +232,7 @@ fn reporter(args: &BoardArgs, config: &Config) -> Result<PathBuf, Error> {
 /// Build the board. Returns the process exit code.
 pub fn board(args: BoardArgs) -> Result<i32, Error> {
     let config = Config::discover(&args.cwd)?;
-    let dir = args.measurements_dir.clone().unwrap_or_else(|| config.path(&config.run.measurements_dir));
+    let dir = config.measurements_dir(args.measurements_dir.as_deref());
     let reporter_config = args.config.as_deref().map(toml_as_json).transpose()?.unwrap_or_default();
     let references = args.references.as_deref().map(references_as_json).transpose()?;
     let judgements = args.judgements.as_deref().map(toml_as_json).transpose()?;

@@ -43,6 +43,7 @@ pub mod sinks;
 pub mod snapshot;
 pub mod suite;
 pub mod target;
+pub mod timestamp;
 pub mod transcript;
 
 pub use board::{BoardArgs, board};

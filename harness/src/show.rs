@@ -31,7 +31,7 @@ fn setup(message: String) -> Error {
 /// Print one case. Returns the process exit code.
 pub fn show(args: ShowArgs) -> Result<i32, Error> {
     let config = Config::discover(&args.cwd)?;
-    let dir = args.measurements_dir.clone().unwrap_or_else(|| config.path(&config.run.measurements_dir));
+    let dir = config.measurements_dir(args.measurements_dir.as_deref());
     let (run, case) = args
         .record
         .split_once('#')

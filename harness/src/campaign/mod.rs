@@ -23,7 +23,7 @@ use std::time::{Instant, SystemTime};
 use crate::config::Config;
 use crate::error::{Error, ErrorKind};
 use crate::runner::select::PartitionSpec;
-use crate::sinks::measurement::rfc3339;
+use crate::timestamp::{self, rfc3339};
 use file::Campaign;
 use journal::{Begin, End, Journal, Line};
 
@@ -98,7 +98,7 @@ fn changed(before: &str, now: &str) -> String {
 pub fn campaign(args: CampaignArgs) -> Result<i32, Error> {
     let project = Config::discover(&args.cwd)?;
     let campaign = locate(&project, &args)?;
-    let dir = args.measurements_dir.clone().unwrap_or_else(|| project.path(&project.run.measurements_dir));
+    let dir = project.measurements_dir(args.measurements_dir.as_deref());
     let config = steps::config(&campaign, &project);
     let mine = share(&campaign, args.partition.as_deref())?;
     if args.plan {
@@ -141,14 +141,7 @@ pub fn campaign(args: CampaignArgs) -> Result<i32, Error> {
                     check_id(id)?;
                     id.clone()
                 }
-                None => format!(
-                    "{}-{}",
-                    campaign.name,
-                    humantime::format_rfc3339_seconds(SystemTime::now())
-                        .to_string()
-                        .replace([':', '-'], "")
-                        .trim_end_matches('Z')
-                ),
+                None => format!("{}-{}", campaign.name, timestamp::compact(SystemTime::now())),
             };
             let begin = Begin {
                 id: id.clone(),

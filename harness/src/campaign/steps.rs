@@ -19,7 +19,8 @@ use crate::config::Config;
 use crate::error::Error;
 use crate::events::{Event, Finished, Sink};
 use crate::runner::{RunArgs, Session, TargetChoice};
-use crate::sinks::measurement::{MeasurementWriter, rfc3339};
+use crate::sinks::measurement::MeasurementWriter;
+use crate::timestamp::rfc3339;
 
 use sparktest_contract::campaign as names;
 pub use sparktest_contract::campaign::INSTRUMENT;

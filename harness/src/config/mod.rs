@@ -252,11 +252,26 @@ impl Config {
     pub fn path(&self, rel: &Path) -> PathBuf {
         if rel.is_absolute() { rel.to_path_buf() } else { self.root.join(rel) }
     }
+
+    /// The measurements folder every subcommand reads and writes: `given`
+    /// (`--measurements`, as typed) when there is one, else the project's
+    /// `[run] measurements-dir` under its root.
+    pub fn measurements_dir(&self, given: Option<&Path>) -> PathBuf {
+        given.map_or_else(|| self.path(&self.run.measurements_dir), Path::to_path_buf)
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_measurements_folder_is_the_one_given_else_the_project_s() {
+        let c = Config::load(Path::new("/project"), None).unwrap();
+        assert_eq!(c.measurements_dir(None), Path::new("/project").join(&c.run.measurements_dir));
+        assert_eq!(c.measurements_dir(Some(Path::new("elsewhere/m"))), Path::new("elsewhere/m"));
+        assert_eq!(c.measurements_dir(Some(Path::new("/abs/m"))), Path::new("/abs/m"));
+    }
 
     #[test]
     fn defaults_load_and_name_local() {

@@ -60,7 +60,7 @@ pub const RESAMPLES: usize = 10_000;
 /// `--allow-lost` was not given.
 pub fn diff(args: DiffArgs) -> Result<i32, Error> {
     let config = Config::discover(&args.cwd)?;
-    let dir = args.measurements_dir.clone().unwrap_or_else(|| config.path(&config.run.measurements_dir));
+    let dir = config.measurements_dir(args.measurements_dir.as_deref());
     let a = load::side(&args.a, &args.cwd, &dir)?;
     let b = load::side(&args.b, &args.cwd, &dir)?;
     let report = compare(&a, &b, Settings { seed: args.seed, resamples: RESAMPLES });

@@ -16,8 +16,8 @@ use super::{signal, verdict};
 use crate::endpoint::Endpoint;
 use crate::events::{Event, Finished, Sinks};
 use crate::plugin::{CaseInfo, Judge, PluginHost, Reach, Restarter};
-use crate::sinks::measurement::rfc3339;
 use crate::snapshot::{self, SnapshotStatus};
+use crate::timestamp::rfc3339;
 
 /// What every trial shares.
 pub struct Shared {

@@ -35,9 +35,10 @@ use sparktest_record::{Summary, exit_code};
 use crate::config::Config;
 use crate::error::{Error, ErrorKind};
 use crate::events::{Event, Sinks};
-use crate::sinks::measurement::{MeasurementWriter, rfc3339};
+use crate::sinks::measurement::MeasurementWriter;
 use crate::sinks::summary::TerminalSummary;
 use crate::sinks::{junit::JunitSink, progress::ProgressSink, transcripts::TranscriptStore};
+use crate::timestamp::rfc3339;
 use crate::{snapshot, suite};
 use tally::TallySink;
 
@@ -218,7 +219,7 @@ impl Session {
         let targets = &self.targets;
         let mut first = plan.manifest(rt, config, &suite, &prepared, targets);
         first.campaign = args.campaign.clone();
-        let dir = args.measurements_dir.clone().unwrap_or_else(|| config.path(&config.run.measurements_dir));
+        let dir = config.measurements_dir(args.measurements_dir.as_deref());
         let snapshots = config.path(&config.run.snapshots_dir).join(snapshot_folder(&first.target));
         let (host, instruments, broken) = (
             Arc::new(prepared.host),

@@ -18,8 +18,8 @@ use crate::config::{Config, TargetConfig};
 use crate::error::{Error, ErrorKind};
 use crate::plugin::Judge;
 use crate::redact::Redactor;
-use crate::sinks::measurement::rfc3339;
 use crate::suite::Suite;
+use crate::timestamp::{self, rfc3339};
 
 /// The run before it starts.
 pub struct Plan {
@@ -71,7 +71,7 @@ impl Plan {
         {
             config.target(j)?;
         }
-        let dir = args.measurements_dir.clone().unwrap_or_else(|| config.path(&config.run.measurements_dir));
+        let dir = config.measurements_dir(args.measurements_dir.as_deref());
         let resumed = args.resume.as_deref().map(|id| select::resumed(&dir, id)).transpose()?;
         if let Some(r) = &resumed
             && (r.manifest.suite.sha256 != suite.info.sha256 || r.manifest.target.name != target_name)
@@ -235,13 +235,8 @@ impl Plan {
             }
         };
         let started = SystemTime::now();
-        let run_id = format!(
-            "{}-{}-{}-{:x}",
-            humantime::format_rfc3339_seconds(started).to_string().replace([':', '-'], "").trim_end_matches('Z'),
-            suite.name,
-            self.target_name,
-            std::process::id()
-        );
+        let run_id =
+            format!("{}-{}-{}-{:x}", timestamp::compact(started), suite.name, self.target_name, std::process::id());
         let revision = git_revision(&config.root);
         let mut instruments: Vec<InstrumentInfo> = Vec::new();
         for i in &prepared.instruments {

@@ -10,18 +10,12 @@ use std::fs::{File, OpenOptions};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use std::time::SystemTime;
 
 use sparktest_record::Line;
 
 use crate::error::{Error, ErrorKind};
 use crate::events::{Event, Sink};
 use crate::redact::Redactor;
-
-/// RFC 3339 UTC timestamp, seconds precision.
-pub fn rfc3339(t: SystemTime) -> String {
-    humantime::format_rfc3339_seconds(t).to_string()
-}
 
 /// Appends lines to a measurement file.
 pub struct MeasurementWriter {
