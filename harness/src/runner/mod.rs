@@ -113,6 +113,11 @@ pub struct Session {
     config: Config,
     rt: tokio::runtime::Runtime,
     targets: connect::Targets,
+    /// The client's own ceiling, measured before the first run against the
+    /// targets reached now (again after [`Session::stop_all`]).
+    ceiling: Option<Option<sparktest_record::ClientCeiling>>,
+    /// The project's revision, read once.
+    revision: Option<Option<String>>,
 }
 
 /// What one run of a suite came to.
@@ -140,7 +145,7 @@ impl Session {
         snapshot::init(&config.root);
         let rt = runtime()?;
         signal::install(&rt);
-        Ok(Session { config, rt, targets: connect::Targets::default() })
+        Ok(Session { config, rt, targets: connect::Targets::default(), ceiling: None, revision: None })
     }
 
     /// The configuration it runs against.
@@ -170,6 +175,23 @@ impl Session {
     /// Stop every server the session launched, now.
     pub fn stop_all(&mut self) {
         self.targets.0.clear();
+        self.ceiling = None;
+    }
+
+    /// What this client can measure at all, before trusting any speed
+    /// figure: measured against a loopback stream once for the targets the
+    /// session reaches now.
+    fn ceiling(&mut self) -> Option<sparktest_record::ClientCeiling> {
+        let rt = &self.rt;
+        self.ceiling
+            .get_or_insert_with(|| match rt.block_on(crate::endpoint::ceiling::measure()) {
+                Ok(c) => Some(c),
+                Err(err) => {
+                    crate::warn_line!("sparktest: warning: the client ceiling could not be measured: {err}");
+                    None
+                }
+            })
+            .clone()
     }
 
     /// How many cases a suite lists (built and listed, nothing launched).
@@ -216,8 +238,10 @@ impl Session {
             return Ok(ran);
         }
         plan.connect(rt, config, &prepared, &mut self.targets)?;
-        let targets = &self.targets;
-        let mut first = plan.manifest(rt, config, &suite, &prepared, targets);
+        let ceiling = self.ceiling();
+        let revision = self.revision.get_or_insert_with(|| plan::git_revision(&self.config.root)).clone();
+        let (config, rt, targets) = (&self.config, &self.rt, &self.targets);
+        let mut first = plan.manifest(&suite, &prepared, targets, ceiling, revision);
         first.campaign = args.campaign.clone();
         let dir = config.measurements_dir(args.measurements_dir.as_deref());
         let snapshots = config.path(&config.run.snapshots_dir).join(snapshot_folder(&first.target));

@@ -217,27 +217,19 @@ impl Plan {
         Some(Arc::new(Judge { name: name.clone(), endpoint: targets.get(name).endpoint.clone() }))
     }
 
-    /// The manifest: what is measured, where, with what.
+    /// The manifest: what is measured, where, with what; `ceiling` is what
+    /// this client can measure at all, `revision` the project's.
     pub fn manifest(
         &self,
-        rt: &tokio::runtime::Runtime,
-        config: &Config,
         suite: &Suite,
         prepared: &Prepared,
         targets: &Targets,
+        ceiling: Option<sparktest_record::ClientCeiling>,
+        revision: Option<String>,
     ) -> Manifest {
-        // What this client can measure at all, before trusting any speed figure.
-        let ceiling = match rt.block_on(crate::endpoint::ceiling::measure()) {
-            Ok(c) => Some(c),
-            Err(err) => {
-                crate::warn_line!("sparktest: warning: the client ceiling could not be measured: {err}");
-                None
-            }
-        };
         let started = SystemTime::now();
         let run_id =
             format!("{}-{}-{}-{:x}", timestamp::compact(started), suite.name, self.target_name, std::process::id());
-        let revision = git_revision(&config.root);
         let mut instruments: Vec<InstrumentInfo> = Vec::new();
         for i in &prepared.instruments {
             if !instruments.contains(&i.plugin.info) {
@@ -278,7 +270,8 @@ impl Plan {
     }
 }
 
-fn git_revision(root: &Path) -> Option<String> {
+/// The project's git revision (`-dirty` with uncommitted changes).
+pub fn git_revision(root: &Path) -> Option<String> {
     let out = std::process::Command::new("git").arg("-C").arg(root).args(["rev-parse", "HEAD"]).output().ok()?;
     if !out.status.success() {
         return None;
