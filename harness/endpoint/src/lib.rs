@@ -31,6 +31,7 @@ pub mod ceiling;
 mod client;
 pub mod engines;
 pub mod gguf;
+pub mod load;
 mod logprobs;
 pub mod metrics;
 mod probe;
@@ -41,6 +42,7 @@ pub use client::{
     Client, ClientConfig, RetryBudget, Secret, Timeouts, chat_body, completion_body, http_builder, redact_url,
 };
 pub use engines::{DraftCounters, EngineKind, KvBytes, LiveLoad, Reading};
+pub use load::{Arrival, LoadPlan, LoadRequest, LoadResult};
 pub use logprobs::{parse_echo_logprobs, parse_sglang_logprobs};
 pub use metrics::parse_metrics;
 pub use probe::ProbeError;
@@ -49,7 +51,7 @@ pub use sparktest_record::LoadWindow;
 use std::time::Duration;
 
 /// How often the server's own load is read while concurrent calls run.
-const LOAD_SAMPLE_EVERY: Duration = Duration::from_millis(50);
+pub(crate) const LOAD_SAMPLE_EVERY: Duration = Duration::from_millis(50);
 pub use types::*;
 
 /// An error answer as the engine's own words make it: a refusal keeps its
@@ -64,6 +66,35 @@ fn read_as(err: CallError, reading: Reading) -> CallError {
 
 fn has_images(req: &ChatRequest) -> bool {
     req.messages.iter().any(|m| m.content.iter().any(|p| matches!(p, ContentPart::ImageUrl(_))))
+}
+
+/// The server's load over a call's readings: None where the engine
+/// reports no live load; an empty window saying why where it does but no
+/// reading came.
+pub(crate) fn load_window(
+    engine: &dyn EngineKind,
+    readings: &[LiveLoad],
+    failed: Option<String>,
+) -> Option<LoadWindow> {
+    match readings.first() {
+        Some(first) => Some(LoadWindow {
+            source: first.source.to_string(),
+            samples: u32::try_from(readings.len()).unwrap_or(u32::MAX),
+            running_max: readings.iter().map(|r| r.running).max().unwrap_or(0),
+            running_mean: readings.iter().map(|r| f64::from(r.running)).sum::<f64>() / readings.len() as f64,
+            waiting_max: readings.iter().filter_map(|r| r.waiting).max(),
+        }),
+        // An engine that reports its load, but no reading came: an empty
+        // window saying why, not "no live load".
+        None if engine.reports_live_load() => Some(LoadWindow {
+            source: match failed {
+                Some(why) => format!("{}: server did not confirm ({why})", engine.name()),
+                None => format!("{} (no reading before the requests ended)", engine.name()),
+            },
+            ..LoadWindow::default()
+        }),
+        None => None,
+    }
 }
 
 /// A probed target: the client, the engine found, and what the probe read.
@@ -179,25 +210,7 @@ impl Endpoint {
                 },
             }
         };
-        let window = match readings.first() {
-            Some(first) => Some(LoadWindow {
-                source: first.source.to_string(),
-                samples: u32::try_from(readings.len()).unwrap_or(u32::MAX),
-                running_max: readings.iter().map(|r| r.running).max().unwrap_or(0),
-                running_mean: readings.iter().map(|r| f64::from(r.running)).sum::<f64>() / readings.len() as f64,
-                waiting_max: readings.iter().filter_map(|r| r.waiting).max(),
-            }),
-            // An engine that reports its load, but no reading came: an
-            // empty window saying why, not "no live load".
-            None if self.engine.reports_live_load() => Some(LoadWindow {
-                source: match failed {
-                    Some(why) => format!("{}: server did not confirm ({why})", self.engine.name()),
-                    None => format!("{} (no reading before the requests ended)", self.engine.name()),
-                },
-                ..LoadWindow::default()
-            }),
-            None => None,
-        };
+        let window = load_window(self.engine, &readings, failed);
         (results, window)
     }
 

@@ -54,10 +54,27 @@ pub struct CallRecord {
     /// and those counts are null.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub invalid_counts: Option<String>,
+    /// For a request of an open-loop load (1.5): when it was meant to go,
+    /// in milliseconds from the load's start (its instant in the seeded
+    /// schedule; in a closed loop, when a slot came free for it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub intended_ms: Option<f64>,
+    /// For a request of an open-loop load (1.5): when it went, measured
+    /// just before the send, from the same start; `sent_ms - intended_ms`
+    /// is its send lag.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sent_ms: Option<f64>,
+    /// A warm-up request of a load (1.5), kept out of its figures.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub warmup: bool,
 }
 
 fn one() -> u32 {
     1
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 fn is_one(n: &u32) -> bool {

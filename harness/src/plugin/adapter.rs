@@ -1,8 +1,11 @@
 //! What every interface version adapts to: the host's own view of a guest
 //! ([`GuestInfo`], [`Finding`], [`Seen`]), and the pieces of the adapters
 //! that are the same in every version, written once as macros that each
-//! version's file (`v1.rs`, `v2.rs`, `v3.rs`) expands against its own
-//! bindings. A new version is a new file here that expands them and adds
+//! version's file (`v1.rs` … `v4.rs`) expands against its own bindings:
+//! `shared_conversions!` (every version), `since_v0_2!` (replies, errors,
+//! facts' parts, the judge and every import), `facts_since_v0_3!` (the
+//! typed facts) and `since_v0_4!` with `since_v0_4_endpoint_calls!`
+//! (open-loop load). A new version is a new file here that expands them and adds
 //! what it changed.
 
 use sparktest_record::{Metric, Verdict};
@@ -341,9 +344,11 @@ macro_rules! shared_endpoint_calls {
 /// errors with their status, the footprint and memory pools, load windows,
 /// draft counters, the judge, and all their imports on the case state. The
 /// version's file adds `mod facts` with its own `facts` (its
-/// `server-facts` record is what 0.3.0 changed).
+/// `server-facts` record is what 0.3.0 changed); a later version passes
+/// the endpoint calls it adds (`since_v0_2!(since_v0_4_endpoint_calls!();)`),
+/// which join the same `impl endpoint::Host`.
 macro_rules! since_v0_2 {
-    () => {
+    ($($added:tt)*) => {
         /// This version's replies, facts and errors.
         pub mod convert {
             use super::sparktest::plugin::endpoint as wit;
@@ -468,6 +473,8 @@ macro_rules! since_v0_2 {
                 async fn restart(&mut self) -> wasmtime::Result<Result<(), wit::CallError>> {
                     out(CaseState::restart(self).await?, "restart", |()| ())
                 }
+
+                $($added)*
             }
 
             impl judge::Host for CaseState {
@@ -480,6 +487,110 @@ macro_rules! since_v0_2 {
                     req: wit::ChatRequest,
                 ) -> wasmtime::Result<Result<wit::Reply, wit::CallError>> {
                     out(CaseState::grade(self, req.into()).await?, "judge", reply)
+                }
+            }
+        }
+    };
+}
+
+/// What 0.4.0 and every later version add: open-loop load plans and
+/// results, converted on the version's own types.
+macro_rules! since_v0_4 {
+    () => {
+        /// This version's load plans and results.
+        pub mod load {
+            use super::convert::{call_error, reply};
+            use super::sparktest::plugin::endpoint as wit;
+            use crate::endpoint as dom;
+
+            /// A load plan, in host types.
+            pub fn plan(p: wit::LoadPlan) -> dom::LoadPlan {
+                dom::LoadPlan {
+                    requests: p.requests.into_iter().map(Into::into).collect(),
+                    rate: p.rate,
+                    arrival: match p.arrival {
+                        wit::Arrival::Constant => dom::Arrival::Constant,
+                        wit::Arrival::Poisson => dom::Arrival::Poisson,
+                        wit::Arrival::Gamma(b) => dom::Arrival::Gamma(b),
+                    },
+                    seed: p.seed,
+                    warmup: p.warmup,
+                    count: p.count,
+                    max_concurrency: p.max_concurrency,
+                }
+            }
+
+            /// A load's result for the guest; `Err` (a trap) where a request
+            /// was invalid, which no guest sees.
+            pub fn result(r: dom::LoadResult) -> Result<wit::LoadResult, String> {
+                let requests = r
+                    .requests
+                    .into_iter()
+                    .map(|q| {
+                        Ok(wit::LoadRequest {
+                            intended_ms: q.intended_ms,
+                            sent_ms: q.sent_ms,
+                            warmup: q.warmup,
+                            reply: match q.reply {
+                                Ok(r) => Ok(reply(r)),
+                                Err(e) => Err(call_error(e)?),
+                            },
+                        })
+                    })
+                    .collect::<Result<Vec<_>, String>>()?;
+                Ok(wit::LoadResult {
+                    requests,
+                    window_ms: r.window_ms,
+                    lag_p99_ms: r.lag_p99_ms,
+                    client_bound: r.client_bound,
+                    load: r.load.map(super::convert::window),
+                })
+            }
+        }
+    };
+}
+
+/// The endpoint calls 0.4.0 and every later version add, inside its
+/// `impl endpoint::Host` (passed to `since_v0_2!`).
+macro_rules! since_v0_4_endpoint_calls {
+    () => {
+        async fn open_loop(&mut self, plan: wit::LoadPlan) -> wasmtime::Result<wit::LoadResult> {
+            let result = CaseState::open_loop(self, super::load::plan(plan)).await?;
+            super::load::result(result).map_err(|why| trap_invalid("open-loop", why))
+        }
+    };
+}
+
+/// The facts as 0.3.0 and every later version give them, typed to the end:
+/// why the footprint is missing is a field, and `extra` holds only what no
+/// field names (the `footprint.*` pairs older guests read are left out).
+/// Expanded as the version's `mod facts`, which `since_v0_2!` uses.
+macro_rules! facts_since_v0_3 {
+    () => {
+        /// The facts for this version's guests.
+        mod facts {
+            use super::convert::{footprint, kv_bytes, pools};
+            use super::sparktest::plugin::endpoint as wit;
+            use crate::endpoint as dom;
+
+            pub fn facts(f: dom::ServerFacts) -> wit::ServerFacts {
+                let typed = |k: &str| sparktest_contract::facts::FOOTPRINT.iter().any(|f| f.name() == k);
+                let extra = f.extra.into_iter().filter(|(k, _)| !typed(k)).collect();
+                wit::ServerFacts {
+                    engine: f.engine,
+                    model_id: f.model_id,
+                    build: f.build,
+                    model_path: f.model_path,
+                    context_per_request: f.context_per_request,
+                    slots: f.slots,
+                    kv_pool_tokens: f.kv_pool_tokens,
+                    vision: f.vision,
+                    footprint: f.footprint.map(footprint),
+                    footprint_unmeasured: f.footprint_unmeasured,
+                    memory_pools: pools(f.memory_pools),
+                    memory_unseen: f.memory_unseen,
+                    kv_bytes: f.kv_bytes.map(kv_bytes),
+                    extra: super::shared::pairs(extra),
                 }
             }
         }

@@ -25,7 +25,7 @@ use wasmtime_wasi::{HostMonotonicClock, HostWallClock, WasiCtxBuilder};
 
 use super::adapter::{Finding, GuestInfo};
 use super::state::{CallLog, CaseState, Judge, Restarter};
-use super::{v1, v2, v3};
+use super::{v1, v2, v3, v4};
 use crate::endpoint::Endpoint;
 use crate::error::{Error, ErrorKind};
 use crate::suite::sha256_hex;
@@ -50,7 +50,7 @@ pub struct Limits {
 const YIELD_EVERY_FUEL: u64 = 10_000_000;
 
 /// The released interface versions, oldest first.
-const INTERFACES: [&str; 3] = ["0.1.0", "0.2.0", "0.3.0"];
+const INTERFACES: [&str; 4] = ["0.1.0", "0.2.0", "0.3.0", "0.4.0"];
 
 /// How often a reporter yields to the async runtime, so that its wall-clock
 /// limit can fire.
@@ -143,6 +143,7 @@ enum Pre {
     V1(v1::InstrumentPre<CaseState>),
     V2(v2::InstrumentPre<CaseState>),
     V3(v3::InstrumentPre<CaseState>),
+    V4(v4::InstrumentPre<CaseState>),
 }
 
 /// The reporter world of one released interface version.
@@ -150,6 +151,7 @@ enum ReporterPre {
     V1(v1::reporter::ReporterPre<CaseState>),
     V2(v2::reporter::ReporterPre<CaseState>),
     V3(v3::reporter::ReporterPre<CaseState>),
+    V4(v4::reporter::ReporterPre<CaseState>),
 }
 
 /// The same call on whichever version a component was built against: the
@@ -160,6 +162,7 @@ macro_rules! each_version {
             ReporterPre::V1($p) => $call,
             ReporterPre::V2($p) => $call,
             ReporterPre::V3($p) => $call,
+            ReporterPre::V4($p) => $call,
         }
     };
     ($pre:expr, $p:ident => $call:expr) => {
@@ -167,6 +170,7 @@ macro_rules! each_version {
             Pre::V1($p) => $call,
             Pre::V2($p) => $call,
             Pre::V3($p) => $call,
+            Pre::V4($p) => $call,
         }
     };
 }
@@ -177,7 +181,7 @@ pub struct InstrumentPlugin {
     pre: Pre,
     /// What it says about itself, and the digest of its component.
     pub info: InstrumentInfo,
-    /// The interface version it was built against, e.g. `0.3.0`.
+    /// The interface version it was built against, e.g. `0.4.0`.
     pub interface: &'static str,
 }
 
@@ -275,6 +279,8 @@ impl PluginHost {
             .map_err(|e| err("failed to link the 0.2.0 imports", e))?;
         v3::Instrument::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)
             .map_err(|e| err("failed to link the 0.3.0 imports", e))?;
+        v4::Instrument::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)
+            .map_err(|e| err("failed to link the 0.4.0 imports", e))?;
         // A reporter gets WASI (nothing granted) and the suite-data files only.
         let mut reporter_linker = Linker::new(&reporter_engine);
         wasmtime_wasi::p2::add_to_linker_async(&mut reporter_linker).map_err(|e| err("failed to link WASI", e))?;
@@ -284,6 +290,8 @@ impl PluginHost {
             .map_err(|e| err("failed to link the 0.2.0 reporter imports", e))?;
         v3::reporter::Reporter::add_to_linker::<_, HasSelf<_>>(&mut reporter_linker, |s| s)
             .map_err(|e| err("failed to link the 0.3.0 reporter imports", e))?;
+        v4::reporter::Reporter::add_to_linker::<_, HasSelf<_>>(&mut reporter_linker, |s| s)
+            .map_err(|e| err("failed to link the 0.4.0 reporter imports", e))?;
         Ok(PluginHost { engine, linker, reporter_engine, reporter_linker, limits })
     }
 
@@ -328,6 +336,7 @@ impl PluginHost {
             log: CallLog::default(),
             last_window: None,
             in_call: in_call.clone(),
+            deadline: None,
         };
         let engine = match meter {
             Meter::Fuel => &self.engine,
@@ -424,11 +433,13 @@ impl PluginHost {
         let pre = match Self::imports_version(&self.engine, &component) {
             Some("0.1.0") => v1::InstrumentPre::new(pre).map(Pre::V1),
             Some("0.2.0") => v2::InstrumentPre::new(pre).map(Pre::V2),
-            _ => v3::InstrumentPre::new(pre.clone()).map(Pre::V3).or_else(|e3| {
-                v2::InstrumentPre::new(pre.clone())
-                    .map(Pre::V2)
+            Some("0.3.0") => v3::InstrumentPre::new(pre).map(Pre::V3),
+            _ => v4::InstrumentPre::new(pre.clone()).map(Pre::V4).or_else(|e4| {
+                v3::InstrumentPre::new(pre.clone())
+                    .map(Pre::V3)
+                    .or_else(|_| v2::InstrumentPre::new(pre.clone()).map(Pre::V2))
                     .or_else(|_| v1::InstrumentPre::new(pre).map(Pre::V1))
-                    .map_err(|_| e3)
+                    .map_err(|_| e4)
             }),
         }
         .map_err(|e| plugin_err(format!("component {} does not export the instrument world: {e:#}", wasm.display())))?;
@@ -446,6 +457,7 @@ impl PluginHost {
             Pre::V1(_) => "0.1.0",
             Pre::V2(_) => "0.2.0",
             Pre::V3(_) => "0.3.0",
+            Pre::V4(_) => "0.4.0",
         };
         Ok(Ok(InstrumentPlugin {
             pre,
@@ -479,11 +491,13 @@ impl PluginHost {
         let pre = match Self::imports_version(&self.reporter_engine, &component) {
             Some("0.1.0") => v1::reporter::ReporterPre::new(pre).map(ReporterPre::V1),
             Some("0.2.0") => v2::reporter::ReporterPre::new(pre).map(ReporterPre::V2),
-            _ => v3::reporter::ReporterPre::new(pre.clone()).map(ReporterPre::V3).or_else(|e3| {
-                v2::reporter::ReporterPre::new(pre.clone())
-                    .map(ReporterPre::V2)
+            Some("0.3.0") => v3::reporter::ReporterPre::new(pre).map(ReporterPre::V3),
+            _ => v4::reporter::ReporterPre::new(pre.clone()).map(ReporterPre::V4).or_else(|e4| {
+                v3::reporter::ReporterPre::new(pre.clone())
+                    .map(ReporterPre::V3)
+                    .or_else(|_| v2::reporter::ReporterPre::new(pre.clone()).map(ReporterPre::V2))
                     .or_else(|_| v1::reporter::ReporterPre::new(pre).map(ReporterPre::V1))
-                    .map_err(|_| e3)
+                    .map_err(|_| e4)
             }),
         }
         .map_err(|e| plugin_err(format!("component {} does not export the reporter world: {e:#}", wasm.display())))?;
@@ -555,12 +569,14 @@ impl PluginHost {
     ) -> CaseResult {
         let started = Instant::now();
         let (mut store, stderr, in_call) = self.store(Meter::Fuel, Some(endpoint), files, reach);
+        let limit = self.limits.case_timeout;
+        // A load is sized against the time the case has left.
+        store.data_mut().deadline = Some((started + limit, limit));
         let run = async {
             Ok::<Finding, wasmtime::Error>(each_version!(&plugin.pre, p => {
                 p.instantiate_async(&mut store).await?.call_run(&mut store, config, case).await?.into()
             }))
         };
-        let limit = self.limits.case_timeout;
         let ended = match tokio::time::timeout(limit, run).await {
             // Who used the time is known only here: the server (a call
             // was in flight) or the instrument.

@@ -54,6 +54,19 @@ impl CallLog {
         result: &Result<dom::Reply, dom::CallError>,
         who: Option<&str>,
     ) {
+        self.record_call(kind, request, elapsed, result, who, Loses::Case);
+    }
+
+    /// Record one call; `loses` says what a lost one does.
+    fn record_call<T: serde::Serialize>(
+        &mut self,
+        kind: &str,
+        request: &T,
+        elapsed: Duration,
+        result: &Result<dom::Reply, dom::CallError>,
+        who: Option<&str>,
+        loses: Loses,
+    ) {
         // A request the host refused to build was never sent: no call.
         if matches!(result, Err(err) if err.class().effect == dom::Effect::Invalid) {
             return;
@@ -77,11 +90,22 @@ impl CallLog {
                     cached_tokens: reply.usage.cached_tokens,
                     attempts: reply.attempts.max(1),
                     invalid_counts: reply.usage.invalid.clone(),
+                    intended_ms: None,
+                    sent_ms: None,
+                    warmup: false,
                 }
             }
             Err(err) => {
                 self.recorder.add::<_, (), ()>(kind, request, Err(&err.to_string()), None);
-                self.note_error(err, who);
+                match loses {
+                    Loses::Case => self.note_error(err, who),
+                    // Refused credentials or a wrong place still stop the run.
+                    Loses::Figure => {
+                        if matches!(err.class().effect, dom::Effect::Stops(_)) {
+                            self.note_error(err, who);
+                        }
+                    }
+                }
                 CallRecord {
                     kind: kind.into(),
                     result: err.kind().into(),
@@ -97,10 +121,61 @@ impl CallLog {
                     // Every send, the resends and retries included.
                     attempts: err.attempts(),
                     invalid_counts: None,
+                    intended_ms: None,
+                    sent_ms: None,
+                    warmup: false,
                 }
             }
         };
         self.calls.push(record);
+    }
+
+    /// Record every request of a load as one call, in schedule order, with
+    /// its intended and actual send time. A lost request is a figure of the
+    /// load, not a lost case: only a load none of whose measured requests
+    /// was answered (every one lost) loses the case. Each distinct request
+    /// is written into the transcript once; a later send of the same
+    /// request names that exchange (`{"same_as_exchange": n}`), so a
+    /// 500-request load of one prompt keeps one copy of it.
+    /// `sent` are the plan's requests as they were sent.
+    fn record_load(&mut self, sent: &[dom::ChatRequest], result: &dom::LoadResult) {
+        let mut first_exchange: Vec<Option<usize>> = vec![None; sent.len()];
+        for (i, r) in result.requests.iter().enumerate() {
+            let k = i % sent.len();
+            let elapsed = Duration::from_secs_f64(((r.ended_ms - r.sent_ms) / 1000.0).max(0.0));
+            let at = self.recorder.transcript().exchanges.len();
+            match first_exchange[k] {
+                Some(n) => {
+                    let same = serde_json::json!({ "same_as_exchange": n });
+                    self.record_call("chat", &same, elapsed, &r.reply, None, Loses::Figure);
+                }
+                None => {
+                    self.record_call("chat", &sent[k], elapsed, &r.reply, None, Loses::Figure);
+                    if self.recorder.transcript().exchanges.len() > at {
+                        first_exchange[k] = Some(at);
+                    }
+                }
+            }
+            if let Some(call) = self.calls.last_mut() {
+                call.intended_ms = Some(r.intended_ms);
+                call.sent_ms = Some(r.sent_ms);
+                call.warmup = r.warmup;
+                if !r.warmup {
+                    call.server_load = result.load.clone();
+                }
+            }
+        }
+        let measured: Vec<&dom::LoadRequest> = result.requests.iter().filter(|r| !r.warmup).collect();
+        if !measured.is_empty() && measured.iter().all(|r| r.reply.as_ref().is_err_and(|e| e.is_lost())) {
+            let first = measured.iter().find_map(|r| r.reply.as_ref().err()).map(|e| e.class().reason());
+            self.first_lost.get_or_insert_with(|| {
+                format!(
+                    "none of the {} measured requests of the load was answered: {}",
+                    measured.len(),
+                    first.unwrap_or_default()
+                )
+            });
+        }
     }
 
     /// A lost call loses the case; refused credentials stop the run.
@@ -119,6 +194,15 @@ impl CallLog {
         }
         self.first_lost.get_or_insert(reason);
     }
+}
+
+/// What a lost call does to its case.
+#[derive(Clone, Copy)]
+enum Loses {
+    /// Loses it (every call but a load's).
+    Case,
+    /// Is a figure of the load it belongs to.
+    Figure,
 }
 
 /// Marks a host call in flight: a case out of time while one is in flight
@@ -152,6 +236,9 @@ pub struct CaseState {
     /// The server's load during this case's last concurrent call.
     pub(super) last_window: Option<dom::LoadWindow>,
     pub(super) in_call: Arc<AtomicBool>,
+    /// When the case's wall-clock limit fires, and the limit; None while
+    /// describing and listing.
+    pub(super) deadline: Option<(Instant, Duration)>,
 }
 
 impl WasiView for CaseState {
@@ -213,6 +300,36 @@ impl CaseState {
         }
         self.last_window = window;
         Ok(results)
+    }
+
+    /// A load: the plan checked (an instrument's bug traps), every request
+    /// sent at its instant, each recorded as a call.
+    pub(super) async fn open_loop(&mut self, plan: dom::LoadPlan) -> wasmtime::Result<dom::LoadResult> {
+        let endpoint = self.endpoint()?;
+        endpoint.check_load(&plan).map_err(|why| trap_invalid("open-loop", why))?;
+        if let Some((deadline, limit)) = self.deadline {
+            let last = plan.last_send();
+            let left = deadline.saturating_duration_since(Instant::now());
+            if last >= left {
+                return Err(trap_invalid(
+                    "open-loop",
+                    format!(
+                        "its last send is {:.1} s away, past the case's wall-clock limit of {} s (case-timeout-secs; {:.1} s left): size count and rate to the limit",
+                        last.as_secs_f64(),
+                        limit.as_secs(),
+                        left.as_secs_f64()
+                    ),
+                ));
+            }
+        }
+        let _busy = InCall::new(&self.in_call);
+        let started = Instant::now();
+        let result = endpoint.open_loop(&plan).await;
+        self.log.endpoint_time += started.elapsed();
+        let sent: Vec<dom::ChatRequest> = plan.requests.iter().map(|r| endpoint.as_sent(r).into_owned()).collect();
+        self.log.record_load(&sent, &result);
+        self.last_window = result.load.clone();
+        Ok(result)
     }
 
     pub(super) async fn complete(
@@ -352,5 +469,83 @@ mod tests {
         // The transcript says it as it has since 1.2.
         let said = serde_json::to_string(&log.recorder.transcript().exchanges[0]).unwrap();
         assert!(said.contains("unauthorized: HTTP 401: the server refused the credentials: no"), "{said}");
+    }
+
+    fn load_request(i: usize, warmup: bool, reply: Result<dom::Reply, dom::CallError>) -> dom::LoadRequest {
+        let at = i as f64 * 10.0;
+        dom::LoadRequest { intended_ms: at, sent_ms: at + 0.25, ended_ms: at + 40.0, warmup, reply }
+    }
+
+    fn answered() -> Result<dom::Reply, dom::CallError> {
+        Ok(dom::Reply { text: "hi".into(), status: 200, attempts: 1, ..Default::default() })
+    }
+
+    fn load(requests: Vec<dom::LoadRequest>) -> dom::LoadResult {
+        let window = dom::LoadWindow { source: "llama.cpp /slots".into(), samples: 3, ..Default::default() };
+        dom::LoadResult { requests, window_ms: 1.0, lag_p99_ms: 0.25, client_bound: None, load: Some(window) }
+    }
+
+    #[test]
+    fn a_load_s_requests_are_calls_with_their_send_times_and_a_lost_one_is_a_figure() {
+        let mut log = CallLog::default();
+        let sent = [
+            dom::ChatRequest::new(vec![dom::Message::text(dom::Role::User, "a")]),
+            dom::ChatRequest::new(vec![dom::Message::text(dom::Role::User, "b")]),
+        ];
+        let lost = || Err(dom::CallError::lost("connection reset"));
+        let unanswered = Err(dom::CallError::Unanswered { status: 503, body: "busy".into(), attempts: 1 });
+        let result = load(vec![
+            load_request(0, true, answered()),
+            load_request(1, false, lost()),
+            load_request(2, false, answered()),
+            load_request(3, false, unanswered),
+            load_request(4, false, answered()),
+        ]);
+        log.record_load(&sent, &result);
+        let calls: Vec<serde_json::Value> = log.calls.iter().map(|c| serde_json::to_value(c).unwrap()).collect();
+        assert_eq!(calls.len(), 5, "every request is a call, the lost ones too");
+        assert_eq!((calls[0]["warmup"].as_bool(), calls[1].get("warmup")), (Some(true), None), "{calls:?}");
+        assert_eq!((calls[1]["intended_ms"].as_f64(), calls[1]["sent_ms"].as_f64()), (Some(10.0), Some(10.25)));
+        assert_eq!(
+            (calls[1]["result"].as_str(), calls[1]["total_ms"].as_f64()),
+            (Some("lost"), Some(39.75)),
+            "ended minus sent"
+        );
+        assert_eq!((calls[3]["result"].as_str(), calls[3]["status"].as_u64()), (Some("lost"), Some(503)));
+        // The load's window is on its measured calls only.
+        assert!(calls[0].get("server_load").is_none() && calls[4]["server_load"]["samples"] == 3, "{calls:?}");
+        // A lost request is a figure of the load: the case stands.
+        assert_eq!((log.first_lost.as_deref(), log.stop.as_deref()), (None, None));
+        // Each distinct request is written once; a later send names it.
+        let exchanges = &log.recorder.transcript().exchanges;
+        assert_eq!(exchanges.len(), 5);
+        assert_eq!(exchanges[2].request, serde_json::json!({"same_as_exchange": 0}));
+        assert_eq!(exchanges[3].request, serde_json::json!({"same_as_exchange": 1}));
+        assert_eq!(exchanges[1].request["messages"][0]["content"][0]["Text"], "b", "{:?}", exchanges[1].request);
+    }
+
+    #[test]
+    fn a_load_none_of_whose_measured_requests_was_answered_is_lost() {
+        let sent = [dom::ChatRequest::new(vec![dom::Message::text(dom::Role::User, "a")])];
+        let lost = || Err(dom::CallError::lost("connection refused"));
+        let mut log = CallLog::default();
+        // The warm-up answered; nothing measured did.
+        log.record_load(
+            &sent,
+            &load(vec![
+                load_request(0, true, answered()),
+                load_request(1, false, lost()),
+                load_request(2, false, lost()),
+            ]),
+        );
+        assert_eq!(
+            log.first_lost.as_deref(),
+            Some("none of the 2 measured requests of the load was answered: connection refused")
+        );
+        // Refused credentials stop the run, in a load as anywhere.
+        let mut log = CallLog::default();
+        let refused = Err(dom::CallError::Unauthorized { status: 401, body: "no".into(), attempts: 1 });
+        log.record_load(&sent, &load(vec![load_request(0, false, answered()), load_request(1, false, refused)]));
+        assert!(log.stop.as_deref().is_some_and(|s| s.contains("refused the credentials")), "{:?}", log.stop);
     }
 }

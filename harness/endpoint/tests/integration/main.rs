@@ -11,6 +11,7 @@ mod auth;
 mod body;
 mod edges;
 mod limits;
+mod load;
 mod logprobs;
 mod probe;
 mod protocol;

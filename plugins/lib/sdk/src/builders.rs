@@ -1,7 +1,8 @@
 //! Constructors and helpers on the generated types, so instruments read well.
 
 use crate::{
-    CallError, CaseInfo, ChatRequest, ContentPart, Finding, Info, Message, Metric, Pair, Reply, Role, Snapshot, Verdict,
+    Arrival, CallError, CaseInfo, ChatRequest, ContentPart, Finding, Info, LoadPlan, LoadRequest, LoadResult, Message,
+    Metric, Pair, Reply, Role, Snapshot, Verdict,
 };
 
 impl Info {
@@ -216,5 +217,77 @@ impl Message {
         let mut content = vec![ContentPart::Text(text.into())];
         content.extend(image_urls.iter().map(|u| ContentPart::ImageUrl(u.clone())));
         Message { role: Role::User, content, tool_calls: Vec::new(), tool_call_id: None }
+    }
+}
+
+impl LoadPlan {
+    /// Send `requests` (request `i` is `requests[i % len]`) `count` times,
+    /// measured, all at once: no rate (the maximum-throughput burst), no
+    /// warm-up, no concurrency cap, seed 0. A plan the host refuses (it
+    /// traps the instrument): no requests, count 0, a rate or burstiness
+    /// that is not a positive number, max-concurrency 0, more than 100,000
+    /// requests with the warm-up, or a last send past the case's limit.
+    pub fn new(requests: Vec<ChatRequest>, count: u32) -> Self {
+        LoadPlan { requests, rate: None, arrival: Arrival::Constant, seed: 0, warmup: 0, count, max_concurrency: None }
+    }
+
+    /// Offer `per_second` requests a second (constant intervals until
+    /// [`LoadPlan::arrival`] says otherwise).
+    pub fn rate(mut self, per_second: f64) -> Self {
+        self.rate = Some(per_second);
+        self
+    }
+
+    /// How the intervals are drawn.
+    pub fn arrival(mut self, arrival: Arrival) -> Self {
+        self.arrival = arrival;
+        self
+    }
+
+    /// The schedule's seed (record it: the same seed, the same schedule).
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.seed = seed;
+        self
+    }
+
+    /// Send `n` requests first, outside the figures.
+    pub fn warmup(mut self, n: u32) -> Self {
+        self.warmup = n;
+        self
+    }
+
+    /// At most `n` requests in flight (1: the synchronous baseline).
+    pub fn max_concurrency(mut self, n: u32) -> Self {
+        self.max_concurrency = Some(n);
+        self
+    }
+
+    /// Requests sent in all, warm-up included.
+    pub fn total(&self) -> u32 {
+        self.warmup.saturating_add(self.count)
+    }
+
+    /// About how long the schedule's sends take, in seconds: the mean
+    /// interval times the intervals (zero without a rate). The host
+    /// computes the real instants from the seed.
+    pub fn last_send(&self) -> f64 {
+        match self.rate {
+            Some(rate) if rate > 0.0 => f64::from(self.total().saturating_sub(1)) / rate,
+            _ => 0.0,
+        }
+    }
+}
+
+impl LoadRequest {
+    /// How late it went, in milliseconds: actual minus intended send.
+    pub fn lag_ms(&self) -> f64 {
+        self.sent_ms - self.intended_ms
+    }
+}
+
+impl LoadResult {
+    /// The measured requests (the warm-up left out), in schedule order.
+    pub fn measured(&self) -> impl Iterator<Item = &LoadRequest> {
+        self.requests.iter().filter(|r| !r.warmup)
     }
 }

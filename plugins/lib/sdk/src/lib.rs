@@ -48,9 +48,33 @@
 //! the case with it).
 //!
 //! Build with `cargo build --target wasm32-wasip2`; `cargo sparktest` does this
-//! for workspace crates on demand. This SDK builds against interface 0.3.0
-//! (`plugins/wit/since_v0.3.0`); the host still loads components built
-//! against 0.1.0 and 0.2.0.
+//! for workspace crates on demand. This SDK builds against interface 0.4.0
+//! (`plugins/wit/since_v0.4.0`); the host still loads components built
+//! against 0.1.0, 0.2.0 and 0.3.0.
+//!
+//! # Open-loop load
+//!
+//! [`open_loop`] sends a [`LoadPlan`]'s requests at the instants of a
+//! seeded arrival schedule the host keeps (the guest has no clock):
+//!
+//! ```ignore
+//! let turn = ChatRequest::new(vec![Message::user("Plan my week.")]).max_tokens(128).streamed();
+//! let plan = LoadPlan::new(vec![turn], 200).rate(8.0).arrival(Arrival::Poisson).seed(7).warmup(20);
+//! let load = open_loop(&plan);
+//! if let Some(why) = &load.client_bound {
+//!     // The client could not hold the schedule: not the server's figure.
+//! }
+//! let answered = load.measured().filter(|r| r.reply.is_ok()).count();
+//! ```
+//!
+//! The schedule must fit the case: the last send comes at about
+//! `(warmup + count) / rate` seconds ([`LoadPlan::last_send`]), and a plan
+//! whose last send would come after the case's wall-clock limit
+//! (`case-timeout-secs`, 1,800 s by default) traps before anything is
+//! sent; leave room after it for the last replies (up to
+//! `request-timeout-secs`). The result carries every reply with its chunk
+//! arrivals (8 bytes a streamed chunk, and the text), which must fit the
+//! instrument's memory (`memory-per-instance-mib`).
 //!
 //! # Known limitations
 //!
@@ -65,7 +89,7 @@
 pub mod __private {
     //! Generated bindings. Not public API: use the re-exports at the crate root.
     wit_bindgen::generate!({
-        path: "../../wit/since_v0.3.0",
+        path: "../../wit/since_v0.4.0",
         world: "instrument",
         pub_export_macro: true,
         export_macro_name: "__export_instrument",
@@ -81,9 +105,10 @@ pub mod reporter;
 pub use sparktest_contract as contract;
 
 pub use __private::sparktest::plugin::endpoint::{
-    CallError, ChatRequest, CompletionRequest, ContentPart, DraftCounts, DraftedAccepted, Failure, Footprint,
-    JsonSchemaFormat, KvBytes, LoadWindow, MemoryPool, Message, MetricSample, PoolKind, Rejection, Reply,
-    ResponseFormat, Role, ServerFacts, Timing, TokenLogprob, TokenSource, ToolCall, ToolChoice, ToolDef, Usage,
+    Arrival, CallError, ChatRequest, CompletionRequest, ContentPart, DraftCounts, DraftedAccepted, Failure, Footprint,
+    JsonSchemaFormat, KvBytes, LoadPlan, LoadRequest, LoadResult, LoadWindow, MemoryPool, Message, MetricSample,
+    PoolKind, Rejection, Reply, ResponseFormat, Role, ServerFacts, Timing, TokenLogprob, TokenSource, ToolCall,
+    ToolChoice, ToolDef, Usage,
 };
 pub use __private::sparktest::plugin::judge::JudgeInfo;
 /// What [`Instrument::run`] found: its [`Verdict`] with figures, notes and
@@ -329,12 +354,26 @@ pub fn list_files() -> Vec<String> {
 }
 
 /// The server's own count of running requests while this case's last
-/// [`chat_concurrent`] call was in flight, as the host sampled it (llama.cpp
+/// [`chat_concurrent`] call (or [`open_loop`] load's window) was in flight, as the host sampled it (llama.cpp
 /// `/slots`, vLLM `vllm:num_requests_running`, SGLang
 /// `sglang:num_running_reqs`); None when the engine reports no live load or
 /// no concurrent call was made.
 pub fn last_load_window() -> Option<LoadWindow> {
     endpoint::last_load_window()
+}
+
+/// Send a load: every request of `plan` at its instant of the seeded
+/// schedule the host computes and keeps, streamed as [`chat`] sends it, at
+/// most `max_concurrency` in flight, while the host samples the server's
+/// own load ([`LoadResult::load`], also [`last_load_window`] after).
+/// Every request comes back in schedule order with its intended and
+/// actual send time; a lost one is kept in its place (a figure of the
+/// load: the case is lost only when every measured request was).
+/// [`LoadResult::client_bound`] says when the host could not hold the
+/// schedule: those figures are the client's, not the server's. A plan
+/// that cannot run (see [`LoadPlan::new`]) traps the instrument.
+pub fn open_loop(plan: &LoadPlan) -> LoadResult {
+    endpoint::open_loop(plan)
 }
 
 /// The engine's speculative-decoding counters now, read by the host in the
