@@ -30,7 +30,11 @@ fn server(rt: &tokio::runtime::Runtime) -> FakeServer {
         for i in 0..8 {
             body.push_str(&format!("data: {}\n\n", openai::content(&format!("w{i} "))));
         }
-        body.push_str(&format!("data: {}\n\ndata: {}\n\ndata: [DONE]\n\n", openai::finish("stop"), openai::usage(9, 8)));
+        body.push_str(&format!(
+            "data: {}\n\ndata: {}\n\ndata: [DONE]\n\n",
+            openai::finish("stop"),
+            openai::usage(9, 8)
+        ));
         Script::sse().framing(Framing::Length(body.len())).bytes(body)
     };
     let whole = Script::json(

@@ -173,6 +173,7 @@ pub fn campaign(args: CampaignArgs) -> Result<i32, Error> {
         journal.path().display()
     );
     let started = Instant::now();
+    let history = plan::History::read(&dir);
     let mut session = crate::runner::Session::new(config)?;
     // A stop signal is a request to end the campaign between steps (or
     // the suite in flight), recorded in the journal, not an exit on the spot.
@@ -190,6 +191,8 @@ pub fn campaign(args: CampaignArgs) -> Result<i32, Error> {
             started,
             partition: args.partition.as_deref(),
             done: done.as_ref(),
+            history: &history,
+            mine: &mine,
         };
         let outcome = steps::configuration(&mut session, &mut journal, &ctx, configuration)?;
         signal = outcome.interrupted.or_else(crate::runner::signal::interrupted);

@@ -18,8 +18,8 @@ use sparktest_contract::campaign::{self as names, INSTRUMENT};
 /// (configuration) name.
 #[derive(Debug, Default)]
 pub struct History {
-    /// (target, suite) → (seconds, cases) summed over finished runs.
-    per_case: BTreeMap<(String, String), (f64, u64)>,
+    /// (target, suite) → (seconds, cases, runs) summed over finished runs.
+    per_case: BTreeMap<(String, String), (f64, u64, u64)>,
     /// target → launch seconds seen.
     launch: BTreeMap<String, Vec<f64>>,
 }
@@ -45,13 +45,19 @@ impl History {
             let e = h.per_case.entry((target, run.manifest.suite.name.clone())).or_default();
             e.0 += summary.seconds;
             e.1 += run.cases.len() as u64;
+            e.2 += 1;
         }
         h
     }
 
     /// Seconds per case of this suite on this target, from earlier runs.
     pub fn per_case(&self, target: &str, suite: &str) -> Option<f64> {
-        self.per_case.get(&(target.to_string(), suite.to_string())).filter(|(_, n)| *n > 0).map(|(s, n)| s / *n as f64)
+        self.per_case.get(&(target.to_string(), suite.to_string())).filter(|e| e.1 > 0).map(|e| e.0 / e.1 as f64)
+    }
+
+    /// Mean seconds of a whole run of this suite on this target.
+    pub fn per_run(&self, target: &str, suite: &str) -> Option<f64> {
+        self.per_case.get(&(target.to_string(), suite.to_string())).filter(|e| e.2 > 0).map(|e| e.0 / e.2 as f64)
     }
 
     /// Median launch seconds of this target, from earlier campaigns.

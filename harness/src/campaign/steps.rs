@@ -60,6 +60,34 @@ pub struct Context<'a> {
     pub partition: Option<&'a str>,
     /// The journal read back, when resuming.
     pub done: Option<&'a journal::Read>,
+    /// Earlier runs in the folder, for the time left.
+    pub history: &'a super::plan::History,
+    /// The configurations this box runs, in order.
+    pub mine: &'a [String],
+}
+
+impl Context<'_> {
+    /// What earlier runs say is left from suite `j` of configuration `k`
+    /// (both 0-based) on: minutes, and how many steps no earlier run tells.
+    fn left(&self, k: usize, j: usize) -> (f64, usize) {
+        let mut secs = 0.0;
+        let mut unknown = 0;
+        for (ci, name) in self.mine.iter().enumerate().skip(k) {
+            for (si, s) in self.campaign.suites.iter().enumerate() {
+                if ci == k && si < j {
+                    continue;
+                }
+                match self.history.per_run(name, &s.name) {
+                    Some(x) => secs += x * f64::from(s.repeat),
+                    None => unknown += 1,
+                }
+            }
+            if ci > k {
+                secs += self.history.launch(name).unwrap_or(0.0);
+            }
+        }
+        (secs / 60.0, unknown)
+    }
 }
 
 /// How one suite of a configuration ended.
@@ -233,13 +261,16 @@ pub fn configuration(
             });
             continue;
         }
+        let (left, unknown) = ctx.left(k - 1, j);
         crate::warn_line!(
-            "sparktest: campaign: configuration {k} of {n} ({}), suite {} of {suites_n}: {}{}; {:.1} min elapsed",
+            "sparktest: campaign: configuration {k} of {n} ({}), suite {} of {suites_n}: {}{}; {:.1} min elapsed, \
+             ~{left:.1} min left by earlier runs{}",
             c.name,
             j + 1,
             s.name,
             if s.gate { " (the gate)" } else { "" },
-            ctx.started.elapsed().as_secs_f64() / 60.0
+            ctx.started.elapsed().as_secs_f64() / 60.0,
+            if unknown > 0 { format!(" (+{unknown} steps never run here before)") } else { String::new() }
         );
         let resume = before_step.and_then(|p| p.run_id.clone()).filter(|_| s.repeat <= 1);
         let args = RunArgs {
