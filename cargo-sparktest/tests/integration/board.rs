@@ -89,19 +89,31 @@ pub(crate) fn case(
     }
 }
 
-fn a_bench(passed: usize, lost: usize, given: usize) -> Vec<CaseRecord> {
-    (0..given)
+/// `n` cases of an instrument, named `<prefix>NN`: the first `passed`
+/// pass, the next `lost` are lost, the rest fail, each not passing with
+/// `lost_reason` or `fail_reason`.
+fn outcomes(
+    instrument: &str,
+    prefix: &str,
+    (passed, lost, n): (usize, usize, usize),
+    (lost_reason, fail_reason): (&str, &str),
+) -> Vec<CaseRecord> {
+    (0..n)
         .map(|i| {
-            let outcome = if i < passed {
-                Outcome::Pass
+            let (outcome, reason) = if i < passed {
+                (Outcome::Pass, None)
             } else if i < passed + lost {
-                Outcome::Lost
+                (Outcome::Lost, Some(lost_reason))
             } else {
-                Outcome::Fail
+                (Outcome::Fail, Some(fail_reason))
             };
-            case("a-bench", &format!("a-tool::t{i:02}"), outcome, &[], (outcome != Outcome::Pass).then_some("wrong"))
+            case(instrument, &format!("{prefix}{i:02}"), outcome, &[], reason)
         })
         .collect()
+}
+
+fn a_bench(passed: usize, lost: usize, given: usize) -> Vec<CaseRecord> {
+    outcomes("a-bench", "a-tool::t", (passed, lost, given), ("wrong", "wrong"))
 }
 
 fn speed(code: f64, prose: f64) -> Vec<CaseRecord> {
@@ -209,7 +221,7 @@ pub(crate) fn standings(dir: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(dir.join("standings.json")).unwrap()).unwrap()
 }
 
-fn cell<'a>(s: &'a Value, row: &str, col: &str) -> &'a Value {
+pub(crate) fn cell<'a>(s: &'a Value, row: &str, col: &str) -> &'a Value {
     let rows = s["board"]["rows"].as_array().unwrap();
     let r = rows.iter().find(|r| r["title"] == row).unwrap_or_else(|| panic!("no row {row}"));
     &r["cells"][col]
@@ -763,6 +775,9 @@ fn refused_images(instrument: &str, n: usize) -> Vec<CaseRecord> {
                 cached_tokens: None,
                 attempts: 1,
                 invalid_counts: None,
+                intended_ms: None,
+                sent_ms: None,
+                warmup: false,
             });
             c
         })
@@ -1353,23 +1368,7 @@ fn thirty_one_columns_of_repeats_read_at_laptop_sizes_in_a_real_browser() {
 
 /// Corruption probe cases: `pass` passed, then `lost` lost, then failed.
 fn probes(passed: usize, lost: usize, n: usize) -> Vec<CaseRecord> {
-    (0..n)
-        .map(|i| {
-            let outcome = if i < passed {
-                Outcome::Pass
-            } else if i < passed + lost {
-                Outcome::Lost
-            } else {
-                Outcome::Fail
-            };
-            let reason = match outcome {
-                Outcome::Lost => Some("HTTP 500 Internal Server Error"),
-                Outcome::Fail => Some("changed"),
-                _ => None,
-            };
-            case("corruption", &format!("probe::p{i:02}"), outcome, &[], reason)
-        })
-        .collect()
+    outcomes("corruption", "probe::p", (passed, lost, n), ("HTTP 500 Internal Server Error", "changed"))
 }
 
 /// A run's file whose summary says it stopped early.

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use sparktest_record::Outcome;
 
+use crate::board::cell as board_cell;
 use crate::fake_server::{FakeServer, Script, openai};
 use crate::support::*;
 
@@ -148,13 +149,7 @@ fn three_partitions_merge_into_one_column_and_a_missing_part_is_said() {
     };
     let (s, md) = board("merged", "b1");
     assert_eq!(s["board"]["columns"].as_array().unwrap().len(), 1, "one column");
-    let cell = s["board"]["rows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["title"] == "Corruption probe")
-        .unwrap()["cells"]["endpoint · SmolLM2-135M-Instruct-Q4_1"]
-        .clone();
+    let cell = board_cell(&s, "Corruption probe", "endpoint · SmolLM2-135M-Instruct-Q4_1").clone();
     // "N/12 correct", then how many came back intact inside chatter, if any.
     assert!(cell["raw"].as_str().unwrap().split(" (").next().unwrap().ends_with("/12 correct"), "{cell}");
     assert!(cell.get("partial").is_none(), "every corruption case of the suite recorded: {cell}");
@@ -168,13 +163,7 @@ fn three_partitions_merge_into_one_column_and_a_missing_part_is_said() {
     let (s, md) = board("merged", "b2");
     assert!(md.contains("PARTIAL: part 3 of 3 missing"), "{md}");
     // The cell itself says what it covers: two parts' cases of twelve.
-    let cell = s["board"]["rows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["title"] == "Corruption probe")
-        .unwrap()["cells"]["endpoint · SmolLM2-135M-Instruct-Q4_1"]
-        .clone();
+    let cell = board_cell(&s, "Corruption probe", "endpoint · SmolLM2-135M-Instruct-Q4_1").clone();
     assert_eq!(cell["partial"], "partial: 8 of 12 corruption cases recorded", "{cell}");
 
     // Part 1 run again in the same run group: each case counts once, from
@@ -196,13 +185,7 @@ fn three_partitions_merge_into_one_column_and_a_missing_part_is_said() {
     ]);
     assert!(matches!(again.status.code(), Some(0) | Some(101)), "{}", text(&again));
     let (s, md) = board("merged", "b3");
-    let cell = s["board"]["rows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["title"] == "Corruption probe")
-        .unwrap()["cells"]["endpoint · SmolLM2-135M-Instruct-Q4_1"]
-        .clone();
+    let cell = board_cell(&s, "Corruption probe", "endpoint · SmolLM2-135M-Instruct-Q4_1").clone();
     assert_eq!(cell["partial"], "partial: 8 of 12 corruption cases recorded", "still 8 items: {cell}");
     assert_eq!(cell["spread"]["n"], 8, "the interval counts each item once: {cell}");
     assert_eq!(cell["records"].as_array().unwrap().len(), 8, "{cell}");
