@@ -118,6 +118,9 @@ fn a_campaign_launches_each_configuration_once_gates_first_keeps_failures_and_re
         1,
         "not launched again"
     );
+    // A launch that failed is tried again by the resume (a gate's verdict is not).
+    let failed = steps(&lines, "broken", "launch").iter().filter(|s| s["state"] == "failed").count();
+    assert_eq!(failed, 2, "{lines:?}");
     let present = steps(&lines, "local-metrics-present", "suite");
     let last = present.iter().rev().find(|s| s["suite"].as_str().unwrap().ends_with("campaign-probe")).unwrap();
     assert_eq!(last["state"], "done", "{present:?}");

@@ -71,6 +71,19 @@ pub enum State {
     Interrupted,
 }
 
+/// Why a suite was not run: what a resume does with it.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum Skip {
+    /// The configuration failed the gate: a verdict, which a resume keeps.
+    Gate,
+    /// The configuration's launch failed: a resume launches it again.
+    Launch,
+    /// The server stopped answering in an earlier suite: a resume runs it
+    /// on a new launch.
+    ServerGone,
+}
+
 /// Cases of a suite step by outcome.
 #[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
 pub struct Counts {
@@ -142,6 +155,9 @@ pub struct Step {
     /// The gate suite's verdict.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gate: Option<bool>,
+    /// Why a skipped suite was not run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skip: Option<Skip>,
 }
 
 /// The last line of a campaign that ended (normally or by a signal).
@@ -343,6 +359,7 @@ mod tests {
             counts: None,
             memory: None,
             gate: None,
+            skip: None,
         }
     }
 

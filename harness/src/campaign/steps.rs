@@ -14,7 +14,7 @@ use sparktest_record::{
 };
 
 use super::file::{Campaign, Configuration, OnGateFail};
-use super::journal::{self, Counts, Journal, Memory, Phase, State, Step};
+use super::journal::{self, Counts, Journal, Memory, Phase, Skip, State, Step};
 use crate::config::Config;
 use crate::error::Error;
 use crate::events::{Event, Finished, Sink};
@@ -138,6 +138,7 @@ fn step(c: &Configuration, phase: Phase, suite: Option<&str>, state: State) -> S
         counts: None,
         memory: None,
         gate: None,
+        skip: None,
     }
 }
 
@@ -187,10 +188,12 @@ pub fn configuration(
     let campaign = ctx.campaign;
     let mut out =
         ConfigOutcome { name: c.name.clone(), launch: None, suites: Vec::new(), memory: None, interrupted: None };
-    // What an earlier run of the campaign finished stays finished; a suite
-    // it began and did not finish is resumed by its run id.
+    // What an earlier run of the campaign finished stays finished (a suite
+    // that ran its course, one a failed gate skipped); a suite it began and
+    // did not finish is resumed by its run id; one it skipped for a failed
+    // launch or a server gone is run on a new launch.
     let prior = |suite: &str| ctx.done.and_then(|d| d.suite(&c.name, suite));
-    let finished = |s: &Step| matches!(s.state, State::Done | State::Skipped);
+    let finished = |s: &Step| s.state == State::Done || (s.state == State::Skipped && s.skip == Some(Skip::Gate));
     let left = campaign.suites.iter().any(|s| prior(&s.suite).is_none_or(|p| !finished(p)));
     if !left {
         out.suites = campaign.suites.iter().filter_map(|s| prior(&s.suite).map(|p| earlier(p, &s.name))).collect();
@@ -227,8 +230,11 @@ pub fn configuration(
             None
         }
     };
-    let mut skip: Option<String> =
-        out.launch.as_ref().and_then(|l| l.as_ref().err()).map(|why| format!("not run: the launch failed: {why}"));
+    let mut skip: Option<(Skip, String)> = out
+        .launch
+        .as_ref()
+        .and_then(|l| l.as_ref().err())
+        .map(|why| (Skip::Launch, format!("not run: the launch failed: {why}")));
     let suites_n = campaign.suites.len();
     for (j, s) in campaign.suites.iter().enumerate() {
         // A stop signal between steps (launching, waiting) ends the
@@ -241,14 +247,17 @@ pub fn configuration(
         if let Some(p) = before_step.filter(|p| finished(p)) {
             let e = earlier(p, &s.name);
             if s.gate && e.gate == Some(false) && campaign.on_gate_fail == OnGateFail::Skip {
-                skip = Some(format!("not run: the gate ({}) failed", s.name));
+                skip = Some((Skip::Gate, format!("not run: the gate ({}) failed", s.name)));
             }
             out.suites.push(e);
             continue;
         }
-        if let Some(why) = &skip {
-            journal
-                .step(Step { reason: Some(why.clone()), ..step(c, Phase::Suite, Some(&s.suite), State::Skipped) })?;
+        if let Some((cause, why)) = &skip {
+            journal.step(Step {
+                reason: Some(why.clone()),
+                skip: Some(*cause),
+                ..step(c, Phase::Suite, Some(&s.suite), State::Skipped)
+            })?;
             record.not_run(&s.name, why);
             out.suites.push(SuiteOutcome {
                 suite: s.name.clone(),
@@ -343,13 +352,16 @@ pub fn configuration(
             break;
         }
         if s.gate && gate == Some(false) && campaign.on_gate_fail == OnGateFail::Skip {
-            skip = Some(format!("not run: the gate ({}) failed", s.name));
+            skip = Some((Skip::Gate, format!("not run: the gate ({}) failed", s.name)));
         }
         if state == State::Failed && !session.healthy(&c.name) {
-            skip = Some(format!(
-                "not run: the server stopped answering in suite {} ({})",
-                s.name,
-                reason.as_deref().unwrap_or("")
+            skip = Some((
+                Skip::ServerGone,
+                format!(
+                    "not run: the server stopped answering in suite {} ({})",
+                    s.name,
+                    reason.as_deref().unwrap_or("")
+                ),
             ));
         }
     }
