@@ -813,8 +813,10 @@ pub mod sustained_load {
         pub const RATE: &str = "rate";
     }
 
-    /// Metric: the row's figure, on a sweep: the highest offered rate whose
-    /// goodput met [`GOODPUT_THRESHOLD`], req/s.
+    /// Metric: the row's figure, on a sweep: the highest offered rate that
+    /// held (not saturated, not client-bound) with goodput at or above
+    /// [`GOODPUT_THRESHOLD`], as its schedule offered it (that point's
+    /// [`SCHEDULED_REQ_S`]), req/s.
     pub const SUSTAINED_REQ_S: Metric = Metric("sustained-req-s");
     /// Metric: the goodput a rate must reach to count for the figure, %.
     pub const GOODPUT_THRESHOLD: Metric = Metric("goodput-threshold");
