@@ -24,6 +24,7 @@ mod repeats;
 mod sandbox;
 mod serving;
 mod smoke;
+mod sustained_load;
 mod trust;
 mod vision;
 mod webdriver;
