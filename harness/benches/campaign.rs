@@ -8,7 +8,6 @@
 //! always the `plugin` build).
 
 #[path = "../endpoint/tests/support/fake_server.rs"]
-#[allow(dead_code)]
 mod fake_server;
 
 use std::path::Path;

@@ -396,6 +396,9 @@ impl Case {
             cached_tokens: None,
             attempts: 1,
             invalid_counts: None,
+            intended_ms: None,
+            sent_ms: None,
+            warmup: false,
         };
         let reason = match outcome {
             Outcome::Fail => Some(format!("{case}: the reply did not meet the task's check")),
