@@ -7,7 +7,7 @@
 //! memory it held. Every step is appended to a journal that `--resume ID`
 //! reads back; `--partition` splits the configurations across boxes.
 //!
-//! - [`file`]: the campaign file, checked before anything launches.
+//! - [`mod@file`]: the campaign file, checked before anything launches.
 //! - [`journal`]: the append-only, synced record of the steps.
 //! - [`plan`]: what `--plan` prints and the estimates from earlier runs.
 //! - [`steps`]: one configuration's launch, suites, stop and record.
