@@ -1500,3 +1500,92 @@ fn lost_is_never_a_score_and_a_dead_later_run_replaces_no_measurement() {
     let fine_tune = cell(&s, "Fine-tune path", A);
     assert_eq!(fine_tune["reason"], "not judged: no judgements file (board --judgements FILE)", "{fine_tune}");
 }
+
+/// One point of a sweep: kind, offered req/s, p99 TTFT ms, goodput %,
+/// aggregate tok/s, per-request tok/s.
+type SweepPoint<'a> = (&'a str, Option<f64>, f64, f64, f64, f64);
+
+/// A sweep of the `agent-turn` mix, the row's figure given.
+fn sweep(points: &[SweepPoint], sustained: Option<f64>) -> CaseRecord {
+    let mut metrics: Vec<(String, f64)> =
+        vec![("points".into(), points.len() as f64), ("goodput-threshold".into(), 90.0)];
+    let mut c = case("sustained-load", "sweep::agent-turn", Outcome::Pass, &[], None);
+    for (i, (kind, offered, ttft, goodput, agg, per)) in points.iter().enumerate() {
+        let n = i + 1;
+        if let Some(o) = offered {
+            metrics.push((format!("point{n}-scheduled-req-s"), *o));
+        }
+        metrics.push((format!("point{n}-ttft-ms-p99"), *ttft));
+        metrics.push((format!("point{n}-goodput"), *goodput));
+        metrics.push((format!("point{n}-output-tok-s"), *agg));
+        metrics.push((format!("point{n}-per-request-tok-s"), *per));
+        c.notes.push((format!("point{n}-kind"), kind.to_string()));
+    }
+    if let Some(s) = sustained {
+        metrics.push(("sustained-req-s".into(), s));
+    } else {
+        c.notes.push(("sustained".into(), "goodput below 90% at every rate".into()));
+    }
+    c.metrics = metrics.into_iter().map(|(n, v)| Metric { name: n, value: v, unit: String::new() }).collect();
+    c.tags = vec!["Sustained load".into()];
+    c
+}
+
+#[test]
+fn sustained_load_is_a_row_with_its_charts_and_the_frontier_is_marked() {
+    let p = Project::new("");
+    let m = p.path().join("m");
+    std::fs::create_dir_all(&m).unwrap();
+    let level = |n: f64, agg: f64, per: f64| {
+        case(
+            "concurrency",
+            &format!("level::c{n}"),
+            Outcome::Pass,
+            &[("concurrency", n), ("aggregate-tok-s", agg), ("per-request-tok-s", per), ("per-request-e2e-tok-s", per)],
+            None,
+        )
+    };
+    let mut alpha = vec![level(1.0, 20.0, 20.0), level(2.0, 30.0, 15.0), level(4.0, 28.0, 7.0)];
+    alpha.push(sweep(
+        &[
+            ("synchronous", Some(0.5), 300.0, 100.0, 20.0, 20.0),
+            ("throughput", None, 4000.0, 10.0, 40.0, 5.0),
+            ("rate", Some(1.0), 400.0, 95.0, 25.0, 18.0),
+            ("rate", Some(2.0), 2500.0, 40.0, 35.0, 9.0),
+        ],
+        Some(1.0),
+    ));
+    write(&m, "a.jsonl", manifest("alpha", "m1", "vllm", "2026-06-01T00:00:00Z"), alpha, true);
+    let beta = vec![sweep(&[("synchronous", Some(0.2), 900.0, 80.0, 8.0, 8.0)], None)];
+    write(&m, "b.jsonl", manifest("beta", "m2", "llama.cpp", "2026-06-01T00:00:00Z"), beta, true);
+    let out = board(&p, &m, "out");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let s = standings(&p.path().join("out"));
+    let titles: Vec<&str> =
+        s["board"]["rows"].as_array().unwrap().iter().map(|r| r["title"].as_str().unwrap()).collect();
+    let at = titles.iter().position(|t| *t == "Sustained load").unwrap();
+    assert_eq!(titles[at - 1], "Concurrency", "after Concurrency, as the contract orders it");
+    let a = cell(&s, "Sustained load", A);
+    assert_eq!(a["standing"], 10.0);
+    assert_eq!(a["raw"], "1.00 req/s held on agent-turn at goodput ≥ 90% (p99 TTFT 400 ms, goodput 95%)", "{a}");
+    let b = cell(&s, "Sustained load", B);
+    assert_eq!(b["kind"], "not-applicable");
+    assert_eq!(b["reason"], "no rate held on agent-turn: goodput below 90% at every rate");
+    // The frontier: c=4 is beaten by c=2 on both; the all-at-once point
+    // (40 agg, 5 per request) still stands.
+    let front = &s["board"]["frontier"];
+    let alpha_pts =
+        front.as_array().unwrap().iter().find(|f| f["column"] == A).unwrap()["points"].as_array().unwrap().clone();
+    let marked =
+        |src: &str| alpha_pts.iter().find(|p| p["source"] == src).unwrap_or_else(|| panic!("{src}"))["pareto"].clone();
+    assert_eq!(marked("concurrency c=4"), false);
+    assert_eq!(marked("concurrency c=2"), true);
+    assert_eq!(marked("sustained-load throughput"), true);
+    assert_eq!(marked("sustained-load 2.00 req/s"), true, "35 agg is more than c=2's 30");
+    let html = std::fs::read_to_string(p.path().join("out/board.html")).unwrap();
+    assert!(
+        html.contains("<h2>Sustained load</h2>") && html.contains("solid: p99 TTFT, dashed: goodput"),
+        "the load chart"
+    );
+    assert!(html.contains("concurrency c=4: 28.0 aggregate, 7.0 per request, beaten on both"), "the frontier chart");
+}

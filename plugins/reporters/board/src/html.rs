@@ -286,7 +286,6 @@ fn lines(series: &[crate::sections::Series]) -> String {
     let max_y = series.iter().flat_map(|(_, p)| p.iter().map(|q| q.1.max(q.2))).fold(1e-9_f64, f64::max);
     let x = |v: f64| pad + (w - 2.0 * pad) * (v / max_x);
     let y = |v: f64| h - pad - (h - 2.0 * pad) * (v / max_y);
-    let colors = ["#3a7", "#37a", "#a73", "#a37", "#7a3", "#73a"];
     // The legend goes under the axes, one line per configuration.
     let total_h = h + 18.0 * series.len() as f64 + 6.0;
     let mut s = format!("<svg role=\"img\" width=\"{w}\" height=\"{total_h}\" viewBox=\"0 0 {w} {total_h}\">");
@@ -302,7 +301,7 @@ fn lines(series: &[crate::sections::Series]) -> String {
         pad - 10.0
     );
     for (i, (label, pts)) in series.iter().enumerate() {
-        let c = colors[i % colors.len()];
+        let c = COLORS[i % COLORS.len()];
         let path = |f: fn(&(f64, f64, f64)) -> f64| -> String {
             pts.iter().map(|p| format!("{:.1},{:.1}", x(p.0), y(f(p)))).collect::<Vec<_>>().join(" ")
         };
@@ -320,6 +319,112 @@ fn lines(series: &[crate::sections::Series]) -> String {
             "<text x=\"{pad}\" y=\"{}\" fill=\"{c}\">{} (solid: per request, dashed: aggregate)</text>",
             h + 18.0 * i as f64 + 8.0,
             fitted(label, LEGEND_CHARS)
+        );
+    }
+    s.push_str("</svg>");
+    s
+}
+
+const COLORS: [&str; 6] = ["#3a7", "#37a", "#a73", "#a37", "#7a3", "#73a"];
+
+/// Sustained load: p99 TTFT (solid, left axis) and goodput (dashed, right
+/// axis, 0–100%) against the offered rate, one colour per configuration.
+fn load_chart(series: &[crate::sections::LoadLine]) -> String {
+    if series.is_empty() {
+        return "<p>nothing measured yet</p>".into();
+    }
+    let (w, h, pad) = (560.0, 260.0, 44.0);
+    let max_x = series.iter().flat_map(|(_, p)| p.iter().map(|q| q.0)).fold(1e-9_f64, f64::max);
+    let max_t = series.iter().flat_map(|(_, p)| p.iter().filter_map(|q| q.1)).fold(1e-9_f64, f64::max);
+    let x = |v: f64| pad + (w - 2.0 * pad) * (v / max_x);
+    let yt = |v: f64| h - pad - (h - 2.0 * pad) * (v / max_t);
+    let yg = |v: f64| h - pad - (h - 2.0 * pad) * (v / 100.0);
+    let total_h = h + 18.0 * series.len() as f64 + 6.0;
+    let mut s = format!("<svg role=\"img\" width=\"{w}\" height=\"{total_h}\" viewBox=\"0 0 {w} {total_h}\">");
+    let _ = write!(
+        s,
+        "<line x1=\"{pad}\" y1=\"{b}\" x2=\"{r}\" y2=\"{b}\" stroke=\"#999\"/><line x1=\"{pad}\" y1=\"{pad}\" x2=\"{pad}\" y2=\"{b}\" stroke=\"#999\"/><line x1=\"{r}\" y1=\"{pad}\" x2=\"{r}\" y2=\"{b}\" stroke=\"#ccc\"/><text x=\"{}\" y=\"{}\">offered req/s (max {max_x:.2})</text><text x=\"4\" y=\"{}\">p99 TTFT ms (max {max_t:.0})</text><text x=\"{}\" y=\"{}\" text-anchor=\"end\">goodput %</text>",
+        w / 2.0 - 60.0,
+        h - 8.0,
+        pad - 12.0,
+        w - 4.0,
+        pad - 12.0,
+        b = h - pad,
+        r = w - pad,
+    );
+    for (i, (label, pts)) in series.iter().enumerate() {
+        let c = COLORS[i % COLORS.len()];
+        // p99 TTFT on the left axis, goodput on the right.
+        let ttft: Vec<String> = pts.iter().filter_map(|p| Some(format!("{:.1},{:.1}", x(p.0), yt(p.1?)))).collect();
+        let goodput: Vec<String> = pts.iter().filter_map(|p| Some(format!("{:.1},{:.1}", x(p.0), yg(p.2?)))).collect();
+        let _ = write!(
+            s,
+            "<polyline fill=\"none\" stroke=\"{c}\" stroke-width=\"2\" points=\"{}\"/><polyline fill=\"none\" stroke=\"{c}\" stroke-width=\"2\" stroke-dasharray=\"5,4\" points=\"{}\"/>",
+            ttft.join(" "),
+            goodput.join(" ")
+        );
+        let _ = write!(
+            s,
+            "<text x=\"{pad}\" y=\"{}\" fill=\"{c}\">{} (solid: p99 TTFT, dashed: goodput)</text>",
+            h + 18.0 * i as f64 + 8.0,
+            fitted(label, LEGEND_CHARS)
+        );
+    }
+    s.push_str("</svg>");
+    s
+}
+
+/// Aggregate output against per-request speed, each configuration's
+/// points (filled on its Pareto frontier, hollow where another of its
+/// points beats them on both) and its frontier as a line.
+fn frontier_chart(series: &[crate::frontier::Series]) -> String {
+    if series.is_empty() {
+        return "<p>nothing measured yet</p>".into();
+    }
+    let (w, h, pad) = (560.0, 260.0, 44.0);
+    let all = || series.iter().flat_map(|s| s.points.iter());
+    let max_x = all().map(|p| p.aggregate_tok_s).fold(1e-9_f64, f64::max);
+    let max_y = all().map(|p| p.per_request_tok_s).fold(1e-9_f64, f64::max);
+    let x = |v: f64| pad + (w - 2.0 * pad) * (v / max_x);
+    let y = |v: f64| h - pad - (h - 2.0 * pad) * (v / max_y);
+    let total_h = h + 18.0 * series.len() as f64 + 6.0;
+    let mut s = format!("<svg role=\"img\" width=\"{w}\" height=\"{total_h}\" viewBox=\"0 0 {w} {total_h}\">");
+    let _ = write!(
+        s,
+        "<line x1=\"{pad}\" y1=\"{b}\" x2=\"{}\" y2=\"{b}\" stroke=\"#999\"/><line x1=\"{pad}\" y1=\"{pad}\" x2=\"{pad}\" y2=\"{b}\" stroke=\"#999\"/><text x=\"{}\" y=\"{}\">aggregate tok/s (max {max_x:.1})</text><text x=\"4\" y=\"{}\">per-request tok/s (max {max_y:.1})</text>",
+        w - pad,
+        w / 2.0 - 60.0,
+        h - 8.0,
+        pad - 12.0,
+        b = h - pad,
+    );
+    for (i, ser) in series.iter().enumerate() {
+        let c = COLORS[i % COLORS.len()];
+        let front: Vec<String> = ser
+            .points
+            .iter()
+            .filter(|p| p.pareto)
+            .map(|p| format!("{:.1},{:.1}", x(p.aggregate_tok_s), y(p.per_request_tok_s)))
+            .collect();
+        let _ = write!(s, "<polyline fill=\"none\" stroke=\"{c}\" stroke-width=\"2\" points=\"{}\"/>", front.join(" "));
+        for p in &ser.points {
+            let _ = write!(
+                s,
+                "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"4\" stroke=\"{c}\" fill=\"{}\"><title>{}: {:.1} aggregate, {:.1} per request{}</title></circle>",
+                x(p.aggregate_tok_s),
+                y(p.per_request_tok_s),
+                if p.pareto { c } else { "none" },
+                esc(&p.source),
+                p.aggregate_tok_s,
+                p.per_request_tok_s,
+                if p.pareto { ", on the frontier" } else { ", beaten on both" }
+            );
+        }
+        let _ = write!(
+            s,
+            "<text x=\"{pad}\" y=\"{}\" fill=\"{c}\">{} (line: its frontier)</text>",
+            h + 18.0 * i as f64 + 8.0,
+            fitted(&ser.column, LEGEND_CHARS)
         );
     }
     s.push_str("</svg>");
@@ -556,6 +661,10 @@ pub fn render(board: &Board, runs: &crate::run::Runs, extras: &Extras) -> String
     out.push_str(&bars(&sections::decode_bars(board), "tok/s"));
     out.push_str("<h2>Throughput against concurrency</h2>");
     out.push_str(&lines(&sections::concurrency_lines(runs)));
+    out.push_str("<h2>Sustained load</h2><p>p99 time to first token and goodput (the share of requests that met the suite's objectives) against the offered rate, from each configuration's sweep; a rate the client itself could not hold is left out.</p>");
+    out.push_str(&load_chart(&sections::load_lines(board, runs)));
+    out.push_str("<h2>Aggregate against per-request speed</h2><p>Every concurrency level and sustained-load rate a configuration was measured at: more users (aggregate tok/s) against more speed each (per-request tok/s). Filled points are its Pareto frontier (nothing of it beats them on both), joined by its line.</p>");
+    out.push_str(&frontier_chart(&board.frontier));
     out.push_str("<h2>Tokens per second, by tested combination</h2><p>Single-stream decode and aggregate output are different measurements and never share a column. Decode excludes the time to first token.</p>");
     table_html(&mut out, "tokens", &sections::tokens_per_second(runs), false);
     out.push_str("<h2>Every run, including the failures</h2><p>Historical failures are kept, never replaced by later passes, and a run that failed never replaces a measurement. Every file is its own row; the parts of a partitioned run and the runs that resumed one are read as one run, each case once, and their rows say so.</p>");

@@ -15,6 +15,7 @@
 
 pub mod config;
 pub mod figure;
+pub mod frontier;
 pub mod html;
 pub mod markdown;
 pub mod model;

@@ -139,6 +139,26 @@ pub fn render(board: &Board, runs: &crate::run::Runs, extras: &Extras) -> String
         let list: Vec<String> = left_out.iter().map(|(k, why)| format!("{} ({})", cell(k), cell(why))).collect();
         let _ = writeln!(out, "Not in this readout: {}.\n", list.join(", "));
     }
+    if !board.frontier.is_empty() {
+        out.push_str("## Aggregate against per-request speed\n\nEvery concurrency level and sustained-load rate measured: on the frontier where nothing of the same configuration beats it on both.\n\n");
+        out.push_str(
+            "| Model | Measured at | Aggregate tok/s | Per-request tok/s | Frontier |\n|---|---|---|---|---|\n",
+        );
+        for s in &board.frontier {
+            for p in &s.points {
+                let _ = writeln!(
+                    out,
+                    "| {} | {} | {:.1} | {:.1} | {} |",
+                    cell(&s.column),
+                    cell(&p.source),
+                    p.aggregate_tok_s,
+                    p.per_request_tok_s,
+                    if p.pareto { "yes" } else { "beaten on both" }
+                );
+            }
+        }
+        out.push('\n');
+    }
     out.push_str("## Tokens per second, by tested combination\n\nSingle-stream decode and aggregate output never share a column.\n\n");
     table(&mut out, &sections::tokens_per_second(runs));
     out.push_str("## Every run, including the failures\n\n");

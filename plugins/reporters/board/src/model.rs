@@ -248,6 +248,10 @@ pub struct Board {
     /// and never scored.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub references: Vec<crate::config::Reference>,
+    /// Aggregate against per-request speed for each column, its Pareto
+    /// frontier marked ([`crate::frontier`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub frontier: Vec<crate::frontier::Series>,
 }
 
 /// Build the board from parsed runs.
@@ -350,11 +354,13 @@ pub fn build(runs: &Runs, config: &Config, judgements: &Judgements) -> Board {
             .map_or(rows.len(), |i| i + 1);
         rows.insert(at, row);
     }
+    let keys: Vec<String> = columns.keys().cloned().collect();
     Board {
         title: config.title.clone().unwrap_or_else(|| "cargo-sparktest board".into()),
         columns: columns.into_values().collect(),
         rows,
         references: Vec::new(),
+        frontier: crate::frontier::frontier(runs, &keys),
     }
 }
 

@@ -516,3 +516,27 @@ pub fn concurrency_lines(runs: &[Run]) -> Vec<Series> {
         .filter(|(_, p)| !p.is_empty())
         .collect()
 }
+
+/// One sustained-load line: a column's name and its (offered req/s, p99
+/// TTFT ms, goodput %) points at the rates its sweep offered.
+pub type LoadLine = (String, Vec<(f64, Option<f64>, Option<f64>)>);
+
+/// Plot data: per column with a sweep, p99 TTFT and goodput against the
+/// offered rate (the all-at-once point has no offered rate; a
+/// client-bound point is not the server's and is left out).
+pub fn load_lines(board: &crate::model::Board, runs: &crate::run::Runs) -> Vec<LoadLine> {
+    board
+        .columns
+        .iter()
+        .filter_map(|c| {
+            let (_, case) = crate::rows::sustained_load::latest_sweep(runs, &c.key)?;
+            let mut pts: Vec<(f64, Option<f64>, Option<f64>)> = crate::rows::sustained_load::points(case)
+                .into_iter()
+                .filter(|p| !p.client_bound)
+                .filter_map(|p| Some((p.offered?, p.ttft_p99_ms, p.goodput)))
+                .collect();
+            pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+            (!pts.is_empty()).then(|| (c.key.clone(), pts))
+        })
+        .collect()
+}

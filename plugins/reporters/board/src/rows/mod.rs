@@ -28,6 +28,7 @@ mod repro;
 mod screenshots;
 mod spec_decode;
 mod speed;
+pub mod sustained_load;
 
 /// One row's definition.
 pub struct RowDef {
@@ -100,6 +101,7 @@ pub const ROWS: &[RowDef] = &[
     likelihood::BITS_PER_CHARACTER,
     speed::PROSE_SPEED,
     concurrency::CONCURRENCY,
+    sustained_load::SUSTAINED_LOAD,
     spec_decode::SPECULATIVE_DECODING,
     repro::REPRODUCIBILITY,
     context::CONTEXT_WINDOW,
