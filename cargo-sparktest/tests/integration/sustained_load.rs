@@ -132,6 +132,22 @@ fn sustained_load_at_a_fixed_rate_and_a_short_sweep_on_the_reference_target() {
         }
         None => assert!(why.starts_with("no offered rate held"), "{why}"),
     }
+    // `diff` reads the sweep's requests back from the calls (probe first,
+    // then each point's warm-up and measured requests): the run against
+    // itself is the figure it recorded, resampled on both sides.
+    let id = &run.manifest.run_id;
+    let out = p.run(&["diff", id, id, "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let row = report["rows"].as_array().unwrap().iter().find(|r| r["row"] == "Sustained load").unwrap();
+    let fig = row["figures"].as_array().unwrap().iter().find(|f| f["metric"] == "sustained-req-s");
+    let fig = fig.unwrap_or_else(|| panic!("no sustained-req-s in {row}"));
+    assert_eq!(fig["method"], "bootstrap-over-requests", "{fig}");
+    assert_eq!(fig["a_mean"].as_f64(), Some(m(s, names::SUSTAINED_REQ_S).unwrap_or(0.0)), "{fig}");
+    match m(s, names::SUSTAINED_REQ_S) {
+        Some(_) => assert!(fig["ratio"] == 1.0 && fig["verdict"] != "beyond", "{fig}"),
+        None => assert_eq!((&fig["ratio"], &fig["verdict"]), (&serde_json::Value::Null, &"undecided".into()), "{fig}"),
+    }
     eprintln!(
         "sustained-load on local: rate 0.5 req/s achieved {:?}, goodput {:?}%, TTFT p50/p99 {:?}/{:?} ms; sweep synchronous {sync:.3}, throughput {top:.3}, point 3 {:?} req/s goodput {:?}%, figure {:?} ({why})",
         m(c, names::ACHIEVED_REQ_S),

@@ -1,11 +1,12 @@
 //! B against A, row by row: pass/fail items paired by item (McNemar's
 //! exact test) or unpaired (Fisher's exact test), per-item figures by a
-//! seeded bootstrap of the mean paired ratio, lost items left out and
-//! named, configuration differences named.
+//! seeded bootstrap of the mean paired ratio (the Sustained load row's
+//! figure by resampling its requests, [`super::sustained`]), lost items
+//! left out and named, configuration differences named.
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use sparktest_contract::{Metric, concurrency, likelihood, workload};
+use sparktest_contract::{Metric, concurrency, likelihood, sustained_load, workload};
 use sparktest_record::{CaseRecord, Manifest, Outcome};
 use sparktest_stats as stats;
 
@@ -318,7 +319,11 @@ fn row(a: &Side, b: &Side, title: &str, s: Settings) -> RowDiff {
         })
         .collect();
     let pass_rate = pass_rate(a, b, &kept);
-    let figures = FIGURES.iter().filter_map(|(name, hb)| figure(a, b, &kept, name.name(), *hb, s)).collect();
+    let mut figures: Vec<FigureDiff> =
+        FIGURES.iter().filter_map(|(name, hb)| figure(a, b, &kept, name.name(), *hb, s)).collect();
+    if title == sustained_load::ROW.title {
+        figures.extend(super::sustained::figure(a, b, &kept, s));
+    }
     RowDiff {
         row: title.into(),
         pass_rate,

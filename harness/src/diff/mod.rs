@@ -8,6 +8,7 @@
 pub mod compare;
 pub mod load;
 pub mod report;
+pub mod sustained;
 
 use std::path::PathBuf;
 

@@ -190,7 +190,10 @@ pub struct FigureDiff {
     pub unit: String,
     /// Whether more is better.
     pub higher_better: bool,
-    /// `paired-bootstrap-mean-ratio` or `unpaired-bootstrap-ratio-of-means`.
+    /// `paired-bootstrap-mean-ratio` or `unpaired-bootstrap-ratio-of-means`;
+    /// for the Sustained load row's `sustained-req-s`,
+    /// `bootstrap-over-requests` (each point's requests resampled, the
+    /// figure read again; see [`super::sustained`]).
     pub method: String,
     /// Items with the figure on both sides (paired), or on each side.
     pub items: usize,
@@ -202,7 +205,9 @@ pub struct FigureDiff {
     pub a_mean: f64,
     /// Mean of B's per-item means.
     pub b_mean: f64,
-    /// B ÷ A (the mean of the per-item ratios when paired).
+    /// B ÷ A (the mean of the per-item ratios when paired). Undefined
+    /// (NaN; `null` in JSON, "no ratio" in text) when A's figure is 0 on
+    /// every item: a sweep whose baseline held no rate.
     pub ratio: f64,
     /// 95% bootstrap interval of the ratio.
     pub interval: Option<[f64; 2]>,
@@ -290,15 +295,15 @@ pub fn text(r: &Report) -> String {
         }
         for f in &row.figures {
             let interval = f.interval.map(|[l, h]| format!(", 95% CI ×{l:.3}–×{h:.3}")).unwrap_or_default();
+            let ratio = if f.ratio.is_finite() { format!("×{:.3}", f.ratio) } else { "no ratio".to_string() };
             let _ = writeln!(
                 out,
-                "  {} {:.2} → {:.2} {}: {} (×{:.3}{interval}, {} over {} items)",
+                "  {} {:.2} → {:.2} {}: {} ({ratio}{interval}, {} over {} items)",
                 f.metric,
                 f.a_mean,
                 f.b_mean,
                 f.unit,
                 verdict_words(f.verdict, f.direction),
-                f.ratio,
                 f.method,
                 f.items,
             );

@@ -12,7 +12,7 @@
 //! - [`fisher_exact`]: Fisher's exact test of two independent
 //!   proportions, for runs whose items cannot be paired.
 //! - [`bootstrap_paired_ratio`], [`bootstrap_ratio_of_means`],
-//!   [`bootstrap_mean_of_means`]: percentile
+//!   [`bootstrap_mean_of_means`], [`bootstrap_with`]: percentile
 //!   bootstrap intervals (B. Efron, "Bootstrap methods: another look at the
 //!   jackknife", Annals of Statistics 1979) with a seeded generator, so the
 //!   same inputs and seed give the same interval.
@@ -207,6 +207,30 @@ pub fn bootstrap_ratio_of_means(a: &[f64], b: &[f64], resamples: usize, seed: u6
     Some(percentile_interval(estimate, draws))
 }
 
+/// A 95% percentile bootstrap interval around `estimate` of a statistic
+/// the caller resamples itself: `draw` is called `resamples` times with
+/// the seeded generator and returns one resample's statistic, or None
+/// when that resample leaves it undefined (those are left out). For
+/// statistics the fixed shapes above do not fit, such as a figure read
+/// from resampled requests. None when `resamples` is 0, the estimate is
+/// not finite, or fewer than half the resamples are defined.
+pub fn bootstrap_with(
+    estimate: f64,
+    resamples: usize,
+    seed: u64,
+    mut draw: impl FnMut(&mut Rng) -> Option<f64>,
+) -> Option<Interval> {
+    if resamples == 0 || !estimate.is_finite() {
+        return None;
+    }
+    let mut rng = Rng::new(seed);
+    let draws: Vec<f64> = (0..resamples).filter_map(|_| draw(&mut rng)).filter(|x| x.is_finite()).collect();
+    if draws.len() * 2 < resamples {
+        return None;
+    }
+    Some(percentile_interval(estimate, draws))
+}
+
 /// The mean over groups of each group's mean, with a 95% percentile
 /// bootstrap interval that resamples each group's samples on its own (the
 /// groups are fixed: the categories of a speed row, each measured several
@@ -234,6 +258,28 @@ mod tests {
 
     fn close(a: f64, b: f64, tol: f64) -> bool {
         (a - b).abs() <= tol * b.abs().max(1e-300)
+    }
+
+    #[test]
+    fn a_caller_drawn_bootstrap_is_seeded_and_leaves_undefined_draws_out() {
+        let xs = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0];
+        let draw = |rng: &mut Rng| Some((0..xs.len()).map(|_| xs[rng.below(xs.len())]).sum::<f64>() / 6.0);
+        let a = bootstrap_with(3.5, 2000, 7, draw).unwrap();
+        assert_eq!(Some(a), bootstrap_with(3.5, 2000, 7, draw));
+        assert!(a.low < 3.5 && 3.5 < a.high && a.low > 1.0 && a.high < 6.0, "{a:?}");
+        // Every other draw undefined: still half defined, kept.
+        let mut k = 0;
+        assert!(
+            bootstrap_with(1.0, 100, 1, |_| {
+                k += 1;
+                (k % 2 == 0).then_some(1.0)
+            })
+            .is_some()
+        );
+        // Fewer than half defined: no interval.
+        assert_eq!(bootstrap_with(1.0, 100, 1, |r| (r.below(10) == 0).then_some(1.0)), None);
+        assert_eq!(bootstrap_with(f64::NAN, 100, 1, |_| Some(1.0)), None);
+        assert_eq!(bootstrap_with(1.0, 0, 1, |_| Some(1.0)), None);
     }
 
     #[test]

@@ -1,0 +1,384 @@
+//! The Sustained load row's figure in `diff`: the highest offered rate that
+//! held with goodput at or above the sweep's threshold
+//! ([`sustained_load::SUSTAINED_REQ_S`]). One sweep gives one figure, so
+//! the per-item bootstrap `diff` uses elsewhere would see no spread; what
+//! varies from run to run is which requests met the objectives. So the
+//! interval resamples requests: each point's measured requests are drawn
+//! with replacement, the figure is read again from the resampled goodput
+//! (a point counts when its goodput reaches the threshold), and the ratio
+//! B ÷ A is averaged over the sweeps both sides ran. Which points
+//! saturated or were client-bound is kept as recorded: those rates never
+//! count, on either side.
+
+use std::collections::BTreeSet;
+
+use sparktest_contract::sustained_load::{self as names, point, point_note};
+use sparktest_record::{CallRecord, CaseRecord, Outcome};
+use sparktest_stats as stats;
+
+use super::compare::Settings;
+use super::load::{Key, Side};
+use super::report::{Direction, FigureDiff, Verdict};
+
+/// How the interval is taken, as the report names it.
+pub const METHOD: &str = "bootstrap-over-requests";
+
+/// One rate of a sweep that may count for the figure: a rate point that
+/// held (not saturated, not client-bound), with whether each of its
+/// measured requests met every objective (a lost or refused one did not).
+#[derive(Debug, Clone, PartialEq)]
+struct Rate {
+    /// As scheduled (`point<n>-scheduled-req-s`).
+    req_s: f64,
+    /// Per measured request: met every objective.
+    good: Vec<bool>,
+}
+
+/// A sweep's record, as the figure needs it.
+#[derive(Debug, Clone, PartialEq)]
+struct Sweep {
+    rates: Vec<Rate>,
+    threshold_pct: f64,
+}
+
+impl Sweep {
+    /// The figure: the highest rate whose share of good requests (from
+    /// `good`, one count per rate) reaches the threshold, else 0.
+    fn figure(&self, good: impl Iterator<Item = usize>) -> f64 {
+        self.rates
+            .iter()
+            .zip(good)
+            .filter(|(r, g)| !r.good.is_empty() && 100.0 * *g as f64 / r.good.len() as f64 >= self.threshold_pct)
+            .map(|(r, _)| r.req_s)
+            .fold(0.0, f64::max)
+    }
+
+    fn observed(&self) -> f64 {
+        self.figure(self.rates.iter().map(|r| r.good.iter().filter(|g| **g).count()))
+    }
+
+    fn resampled(&self, rng: &mut stats::Rng) -> f64 {
+        let counts: Vec<usize> =
+            self.rates.iter().map(|r| (0..r.good.len()).filter(|_| r.good[rng.below(r.good.len())]).count()).collect();
+        self.figure(counts.into_iter())
+    }
+}
+
+fn metric(c: &CaseRecord, name: &str) -> Option<f64> {
+    c.metrics.iter().find(|m| m.name == name).map(|m| m.value).filter(|v| v.is_finite())
+}
+
+fn note<'a>(c: &'a CaseRecord, key: &str) -> Option<&'a str> {
+    c.notes.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
+}
+
+/// The objectives a sweep recorded, in ms.
+struct Objectives {
+    ttft: Option<f64>,
+    tpot: Option<f64>,
+    e2e: Option<f64>,
+}
+
+impl Objectives {
+    /// As the instrument judges a request: answered, a first token within
+    /// the TTFT objective (none misses it), time per output token after
+    /// the first within TPOT (from the server's count; one token or no
+    /// count is judged by the others), end to end within E2E.
+    fn met(&self, call: &CallRecord) -> bool {
+        if call.result != "ok" {
+            return false;
+        }
+        let tpot = match (call.decode_ms, call.completion_tokens) {
+            (Some(d), Some(n)) if n >= 2 && d > 0.0 => Some(d / f64::from(n - 1)),
+            _ => None,
+        };
+        self.ttft.is_none_or(|max| call.ttft_ms.is_some_and(|t| t <= max))
+            && self.tpot.is_none_or(|max| tpot.is_none_or(|t| t <= max))
+            && self.e2e.is_none_or(|max| call.total_ms <= max)
+    }
+}
+
+/// A sweep record's rates, or None when it is not one or its calls do not
+/// add up to its points' counts (a record this reading cannot trust).
+fn sweep(c: &CaseRecord) -> Option<Sweep> {
+    names::SWEEP.item(&c.case)?;
+    let points = metric(c, names::POINTS.name())? as u32;
+    let threshold_pct = metric(c, names::GOODPUT_THRESHOLD.name())?;
+    let objectives = Objectives {
+        ttft: metric(c, names::TTFT_OBJECTIVE_MS.name()),
+        tpot: metric(c, names::TPOT_OBJECTIVE_MS.name()),
+        e2e: metric(c, names::E2E_OBJECTIVE_MS.name()),
+    };
+    // The probe that tags the prompts has no intended time; every load's
+    // requests follow in point order, warm-up first.
+    let mut calls = c.calls.iter().filter(|k| k.intended_ms.is_some());
+    let mut rates = Vec::new();
+    for n in 1..=points {
+        let count = |m| metric(c, &point(n, m).to_string()).map(|v| v as usize);
+        let sent = count(names::WARMUP_REQUESTS)? + count(names::REQUESTS)?;
+        let load: Vec<&CallRecord> = calls.by_ref().take(sent).collect();
+        if load.len() != sent {
+            return None;
+        }
+        let rate = note(c, &point_note(n, names::KIND).to_string()) == Some(names::kind::RATE);
+        let held = metric(c, &point(n, names::SATURATED).to_string()) == Some(0.0)
+            && note(c, &point_note(n, names::CLIENT_BOUND).to_string()).is_none();
+        let Some(req_s) = metric(c, &point(n, names::SCHEDULED_REQ_S).to_string()).filter(|_| rate && held) else {
+            continue;
+        };
+        let good = load.iter().filter(|k| !k.warmup).map(|k| objectives.met(k)).collect();
+        rates.push(Rate { req_s, good });
+    }
+    (calls.next().is_none()).then_some(Sweep { rates, threshold_pct })
+}
+
+/// The sweeps of one item on one side, over its repeated records; lost,
+/// N/A and unreadable records give none.
+fn sweeps(side: &Side, key: &Key) -> Vec<Sweep> {
+    side.records
+        .get(key)
+        .into_iter()
+        .flatten()
+        .filter(|(_, c)| matches!(c.outcome, Outcome::Pass | Outcome::Fail))
+        .filter_map(|(_, c)| sweep(c))
+        .collect()
+}
+
+fn mean(xs: impl Iterator<Item = f64>) -> Option<f64> {
+    let (n, sum) = xs.fold((0usize, 0.0), |(n, s), x| (n + 1, s + x));
+    (n > 0).then(|| sum / n as f64)
+}
+
+/// The sustained-req-s figure of B against A over the kept items.
+pub fn figure(a: &Side, b: &Side, keys: &BTreeSet<&Key>, s: Settings) -> Option<FigureDiff> {
+    let pairs: Vec<(Vec<Sweep>, Vec<Sweep>)> =
+        keys.iter().map(|k| (sweeps(a, k), sweeps(b, k))).filter(|(x, y)| !x.is_empty() && !y.is_empty()).collect();
+    if pairs.is_empty() {
+        return None;
+    }
+    let side_figure = |sw: &[Sweep], f: &mut dyn FnMut(&Sweep) -> f64| mean(sw.iter().map(f));
+    let observed: Vec<(f64, f64)> = pairs
+        .iter()
+        .filter_map(|(x, y)| Some((side_figure(x, &mut Sweep::observed)?, side_figure(y, &mut Sweep::observed)?)))
+        .collect();
+    let a_mean = mean(observed.iter().map(|o| o.0)).unwrap_or(0.0);
+    let b_mean = mean(observed.iter().map(|o| o.1)).unwrap_or(0.0);
+    // An item none of A's rates held has no ratio: left out, and said.
+    let ratios: Vec<f64> = observed.iter().filter(|o| o.0 > 0.0).map(|o| o.1 / o.0).collect();
+    let ratio = mean(ratios.iter().copied());
+    let unheld = observed.len() - ratios.len();
+    let interval = ratio.and_then(|estimate| {
+        stats::bootstrap_with(estimate, s.resamples, s.seed, |rng| {
+            let mut sum = 0.0;
+            let mut n = 0;
+            for (x, y) in &pairs {
+                let fa = side_figure(x, &mut |w| w.resampled(rng))?;
+                let fb = side_figure(y, &mut |w| w.resampled(rng))?;
+                if fa > 0.0 {
+                    sum += fb / fa;
+                    n += 1;
+                }
+            }
+            (n > 0).then(|| sum / n as f64)
+        })
+    });
+    let requests = |sw: &[Sweep]| sw.iter().flat_map(|w| &w.rates).map(|r| r.good.len()).sum::<usize>();
+    let (verdict, mut note) = match (ratio, interval) {
+        (None, _) => (Verdict::Undecided, Some("no rate held on A: there is no figure to compare against".to_string())),
+        (_, None) => (Verdict::Undecided, Some("too few requests to resample".to_string())),
+        (_, Some(i)) if i.contains(1.0) => (Verdict::Within, None),
+        (_, Some(_)) => (Verdict::Beyond, None),
+    };
+    if unheld > 0 && ratio.is_some() {
+        note = Some(format!("{unheld} sweep(s) with no rate held on A left out of the ratio"));
+    }
+    // Without a ratio the means still say which way B went.
+    let direction = match ratio.map_or(b_mean.total_cmp(&a_mean), |r| r.total_cmp(&1.0)) {
+        std::cmp::Ordering::Equal => Direction::Same,
+        std::cmp::Ordering::Greater => Direction::Better,
+        std::cmp::Ordering::Less => Direction::Worse,
+    };
+    let ratio = ratio.unwrap_or(f64::NAN);
+    Some(FigureDiff {
+        metric: names::SUSTAINED_REQ_S.name().into(),
+        unit: "req/s".into(),
+        higher_better: true,
+        method: METHOD.into(),
+        items: pairs.len(),
+        a_samples: pairs.iter().map(|p| requests(&p.0)).sum(),
+        b_samples: pairs.iter().map(|p| requests(&p.1)).sum(),
+        a_mean,
+        b_mean,
+        ratio,
+        interval: interval.map(|i| [i.low, i.high]),
+        verdict,
+        direction,
+        note,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+
+    /// A sweep record of `sustained-load`: the probe, then per point
+    /// `(kind, scheduled rate, saturated, ttft of each measured request
+    /// (None: lost))` after one warm-up.
+    fn record(points: &[(&str, f64, bool, Vec<Option<f64>>)]) -> CaseRecord {
+        let call = |ttft: Option<f64>, warmup: bool, intended: Option<f64>| {
+            serde_json::json!({
+                "kind": "chat", "result": if ttft.is_some() { "ok" } else { "lost" }, "status": 200,
+                "total_ms": 1000.0, "ttft_ms": ttft, "decode_ms": 700.0, "prompt_tokens": 80,
+                "completion_tokens": 8, "token_source": "server-usage", "attempts": 1,
+                "intended_ms": intended, "sent_ms": intended, "warmup": warmup
+            })
+        };
+        let mut calls = vec![call(Some(10.0), false, None)];
+        let mut metrics = vec![
+            serde_json::json!({"name": "points", "value": points.len() as f64, "unit": "points"}),
+            serde_json::json!({"name": "goodput-threshold", "value": 90.0, "unit": "%"}),
+            serde_json::json!({"name": "ttft-objective-ms", "value": 500.0, "unit": "ms"}),
+            serde_json::json!({"name": "tpot-objective-ms", "value": 150.0, "unit": "ms"}),
+        ];
+        let mut notes = Vec::new();
+        for (i, (kind, rate, saturated, ttfts)) in points.iter().enumerate() {
+            let n = i + 1;
+            calls.push(call(Some(10.0), true, Some(0.0)));
+            calls.extend(ttfts.iter().map(|t| call(*t, false, Some(1.0))));
+            let m =
+                |name: &str, v: f64| serde_json::json!({"name": format!("point{n}-{name}"), "value": v, "unit": ""});
+            metrics.extend([
+                m("warmup-requests", 1.0),
+                m("requests", ttfts.len() as f64),
+                m("scheduled-req-s", *rate),
+                m("saturated", if *saturated { 1.0 } else { 0.0 }),
+            ]);
+            notes.push((format!("point{n}-kind"), kind.to_string()));
+        }
+        serde_json::from_value(serde_json::json!({
+            "id": "sustained-load::sweep::agent-turn", "instrument": "sustained-load", "case": "sweep::agent-turn",
+            "tags": ["Sustained load"], "outcome": "pass", "reason": null, "metrics": metrics, "notes": notes,
+            "started_at": "t", "seconds": 1.0, "endpoint_seconds": 0.5, "calls": calls, "prompt_tokens": null,
+            "completion_tokens": null, "transcript_sha256": "00", "snapshots": []
+        }))
+        .unwrap()
+    }
+
+    fn side(records: Vec<CaseRecord>) -> Side {
+        let key: Key = (None, "sustained-load::sweep::agent-turn".into());
+        Side {
+            spec: "s".into(),
+            manifests: vec![],
+            records: BTreeMap::from([(key.clone(), records.into_iter().map(|c| ("run".to_string(), c)).collect())]),
+            rows: BTreeMap::from([(key, vec!["Sustained load".into()])]),
+            row_order: vec!["Sustained load".into()],
+            unfinished: vec![],
+        }
+    }
+
+    fn fast(n: usize) -> Vec<Option<f64>> {
+        vec![Some(100.0); n]
+    }
+
+    /// Ten requests, `slow` of them past the 500 ms TTFT objective.
+    fn with_slow(slow: usize) -> Vec<Option<f64>> {
+        (0..10).map(|i| Some(if i < slow { 900.0 } else { 100.0 })).collect()
+    }
+
+    #[test]
+    fn a_sweep_reads_its_rates_requests_and_objectives_as_the_instrument_did() {
+        let c = record(&[
+            ("synchronous", 0.4, false, fast(10)),
+            ("throughput", 1.9, false, fast(10)),
+            ("rate", 0.99, false, with_slow(0)),
+            ("rate", 1.41, false, with_slow(1)),
+            ("rate", 1.8, true, fast(10)),
+        ]);
+        let w = sweep(&c).unwrap();
+        // Only the rate points that held count; the saturated one never.
+        assert_eq!(w.rates.iter().map(|r| r.req_s).collect::<Vec<_>>(), vec![0.99, 1.41]);
+        assert_eq!(w.rates[1].good.iter().filter(|g| !**g).count(), 1);
+        // 9 of 10 met the objectives at 1.41: 90% reaches the threshold.
+        assert_eq!(w.observed(), 1.41);
+        let c = record(&[("rate", 0.99, false, with_slow(0)), ("rate", 1.41, false, with_slow(2))]);
+        assert_eq!(sweep(&c).unwrap().observed(), 0.99);
+        // A lost request meets no objective.
+        let mut lost = with_slow(0);
+        lost[3] = None;
+        lost[4] = None;
+        assert_eq!(sweep(&record(&[("rate", 2.0, false, lost)])).unwrap().observed(), 0.0);
+    }
+
+    #[test]
+    fn a_sweep_whose_calls_do_not_add_up_to_its_counts_is_not_read() {
+        let mut c = record(&[("rate", 1.0, false, fast(10))]);
+        c.calls.pop();
+        assert_eq!(sweep(&c), None);
+        let mut c = record(&[("rate", 1.0, false, fast(10))]);
+        c.calls.push(c.calls[2].clone());
+        assert_eq!(sweep(&c), None);
+        let mut c = record(&[("rate", 1.0, false, fast(10))]);
+        c.case = "rate::agent-turn::1rps".into();
+        assert_eq!(sweep(&c), None);
+    }
+
+    fn compare(a: Vec<CaseRecord>, b: Vec<CaseRecord>) -> FigureDiff {
+        let (a, b) = (side(a), side(b));
+        let keys: BTreeSet<&Key> = a.records.keys().collect();
+        figure(&a, &b, &keys, Settings { seed: 3, resamples: 2000 }).unwrap()
+    }
+
+    #[test]
+    fn a_candidate_that_holds_only_a_lower_rate_is_a_regression_beyond_variation() {
+        let sweep = |third: Vec<Option<f64>>| {
+            record(&[("rate", 0.5, false, fast(40)), ("rate", 1.0, false, fast(40)), ("rate", 2.0, false, third)])
+        };
+        // A holds 2 req/s with every request in objective; B's 2 req/s
+        // point has a quarter of its requests past the TTFT objective.
+        let mut slow = fast(40);
+        slow[..10].fill(Some(900.0));
+        let d = compare(vec![sweep(fast(40))], vec![sweep(slow)]);
+        assert_eq!((d.metric.as_str(), d.method.as_str()), ("sustained-req-s", METHOD));
+        assert_eq!((d.a_mean, d.b_mean, d.ratio), (2.0, 1.0, 0.5));
+        assert_eq!((d.verdict, d.direction), (Verdict::Beyond, Direction::Worse));
+        assert_eq!((d.a_samples, d.b_samples), (120, 120));
+        let [low, high] = d.interval.unwrap();
+        assert!(high < 1.0 && low <= 0.5, "{low} {high}");
+    }
+
+    #[test]
+    fn a_rate_at_the_threshold_s_edge_is_within_variation_not_a_change() {
+        // 9 of 10 good on A (just held), 8 of 10 on B (just missed): one
+        // request's difference, which resampling ten requests cannot tell
+        // from noise.
+        let sweep = |slow| record(&[("rate", 0.5, false, with_slow(0)), ("rate", 1.0, false, with_slow(slow))]);
+        let d = compare(vec![sweep(1)], vec![sweep(2)]);
+        assert_eq!(d.ratio, 0.5);
+        let [low, high] = d.interval.unwrap();
+        assert!(low < 1.0 && high >= 1.0, "{low} {high}");
+        assert_eq!(d.verdict, Verdict::Within);
+        // The same records again: the same interval (the seed).
+        assert_eq!(compare(vec![sweep(1)], vec![sweep(2)]).interval, d.interval);
+    }
+
+    #[test]
+    fn a_baseline_with_no_rate_held_cannot_be_compared_and_says_so() {
+        let none = record(&[("rate", 1.0, true, fast(10))]);
+        let held = record(&[("rate", 1.0, false, fast(10))]);
+        let d = compare(vec![none], vec![held]);
+        assert_eq!((d.verdict, d.direction, d.interval), (Verdict::Undecided, Direction::Better, None));
+        assert!(d.ratio.is_nan() && d.note.as_deref().unwrap().contains("no rate held on A"));
+        // In JSON an undefined ratio is null, never a number.
+        assert_eq!(serde_json::to_value(&d).unwrap()["ratio"], serde_json::Value::Null);
+    }
+
+    #[test]
+    fn lost_and_not_applicable_records_give_no_sweep() {
+        let mut lost = record(&[("rate", 1.0, false, fast(10))]);
+        lost.outcome = Outcome::Lost;
+        let s = side(vec![lost]);
+        assert!(sweeps(&s, s.records.keys().next().unwrap()).is_empty());
+    }
+}
