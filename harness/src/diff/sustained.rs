@@ -1,6 +1,6 @@
 //! The Sustained load row's figure in `diff`: the highest offered rate that
 //! held with goodput at or above the sweep's threshold
-//! ([`sustained_load::SUSTAINED_REQ_S`]). One sweep gives one figure, so
+//! ([`sparktest_contract::sustained_load::SUSTAINED_REQ_S`]). One sweep gives one figure, so
 //! the per-item bootstrap `diff` uses elsewhere would see no spread; what
 //! varies from run to run is which requests met the objectives. So the
 //! interval resamples requests: each point's measured requests are drawn

@@ -694,12 +694,13 @@ pub mod speed {
 /// `sustained-load`: open-loop arrivals at offered rates, and the rate the
 /// serve holds with the suite's latency objectives met (goodput).
 ///
-/// Cases: `rate::<mix>::<rate>` (one offered rate, [`rate`]) and
+/// Cases: `rate::<mix>::<rate>` (one offered rate, [`rate`](sustained_load::rate)) and
 /// `sweep::<mix>` (a synchronous baseline, the maximum throughput, then
 /// rates between, stopping once the server saturates). A rate case records
 /// its figures by these names; a sweep records each point's under
-/// [`point`] (`point2-ttft-ms-p99`) and the row's figure,
-/// [`SUSTAINED_REQ_S`], at its top level.
+/// [`point`](sustained_load::point) (`point2-ttft-ms-p99`) and the row's
+/// figure, [`SUSTAINED_REQ_S`](sustained_load::SUSTAINED_REQ_S), at its top
+/// level.
 pub mod sustained_load {
     use super::*;
 

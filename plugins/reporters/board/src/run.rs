@@ -281,7 +281,7 @@ fn count_recorded(cases: &[CaseRecord]) -> BTreeMap<String, u64> {
 }
 
 /// The run a cell of `column` reads: the latest (by start time) in which
-/// `has` holds and that did not fail as a run ([`Run::failed`]), else the
+/// `has` holds and that did not fail as a run ([`sparktest_record::reader::Run::failed`]), else the
 /// latest failed one. A later run that answered nothing or stopped early
 /// never replaces a measurement; the cell says it failed ([`failed_later`]).
 pub fn pick<'a>(runs: &'a Runs, column: &str, has: impl Fn(&Run) -> bool) -> Option<&'a Run> {
