@@ -72,30 +72,13 @@ fn note<'a>(c: &'a CaseRecord, key: &str) -> Option<&'a str> {
     c.notes.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
 }
 
-/// The objectives a sweep recorded, in ms.
-struct Objectives {
-    ttft: Option<f64>,
-    tpot: Option<f64>,
-    e2e: Option<f64>,
-}
-
-impl Objectives {
-    /// As the instrument judges a request: answered, a first token within
-    /// the TTFT objective (none misses it), time per output token after
-    /// the first within TPOT (from the server's count; one token or no
-    /// count is judged by the others), end to end within E2E.
-    fn met(&self, call: &CallRecord) -> bool {
-        if call.result != "ok" {
-            return false;
-        }
-        let tpot = match (call.decode_ms, call.completion_tokens) {
-            (Some(d), Some(n)) if n >= 2 && d > 0.0 => Some(d / f64::from(n - 1)),
-            _ => None,
-        };
-        self.ttft.is_none_or(|max| call.ttft_ms.is_some_and(|t| t <= max))
-            && self.tpot.is_none_or(|max| tpot.is_none_or(|t| t <= max))
-            && self.e2e.is_none_or(|max| call.total_ms <= max)
-    }
+/// Whether an answered request met every objective, as the instrument
+/// judges it ([`names::Objectives::met`]; TPOT from the server's token
+/// count, and a request without one is judged by the others). A lost or
+/// refused request met none.
+fn met(objectives: &names::Objectives, call: &CallRecord) -> bool {
+    let tpot = call.completion_tokens.and_then(|n| names::tpot_ms(call.decode_ms, n));
+    call.result == "ok" && objectives.met(call.ttft_ms, tpot, call.total_ms)
 }
 
 /// A sweep record's rates, or None when it is not one or its calls do not
@@ -104,10 +87,10 @@ fn sweep(c: &CaseRecord) -> Option<Sweep> {
     names::SWEEP.item(&c.case)?;
     let points = metric(c, names::POINTS.name())? as u32;
     let threshold_pct = metric(c, names::GOODPUT_THRESHOLD.name())?;
-    let objectives = Objectives {
-        ttft: metric(c, names::TTFT_OBJECTIVE_MS.name()),
-        tpot: metric(c, names::TPOT_OBJECTIVE_MS.name()),
-        e2e: metric(c, names::E2E_OBJECTIVE_MS.name()),
+    let objectives = names::Objectives {
+        ttft_ms: metric(c, names::TTFT_OBJECTIVE_MS.name()),
+        tpot_ms: metric(c, names::TPOT_OBJECTIVE_MS.name()),
+        e2e_ms: metric(c, names::E2E_OBJECTIVE_MS.name()),
     };
     // The probe that tags the prompts has no intended time; every load's
     // requests follow in point order, warm-up first.
@@ -126,7 +109,7 @@ fn sweep(c: &CaseRecord) -> Option<Sweep> {
         let Some(req_s) = metric(c, &point(n, names::SCHEDULED_REQ_S).to_string()).filter(|_| rate && held) else {
             continue;
         };
-        let good = load.iter().filter(|k| !k.warmup).map(|k| objectives.met(k)).collect();
+        let good = load.iter().filter(|k| !k.warmup).map(|k| met(&objectives, k)).collect();
         rates.push(Rate { req_s, good });
     }
     (calls.next().is_none()).then_some(Sweep { rates, threshold_pct })

@@ -69,8 +69,7 @@ pub struct Answer {
 impl Answer {
     /// Time per output token after the first, where the reply had two.
     pub fn tpot_ms(&self) -> Option<f64> {
-        let decode = self.decode_ms?;
-        (self.output_tokens >= 2 && decode > 0.0).then(|| decode / f64::from(self.output_tokens - 1))
+        sparktest_sdk::contract::sustained_load::tpot_ms(self.decode_ms, self.output_tokens)
     }
 
     /// The request's decode rate, output tokens after the first per second.
@@ -163,38 +162,7 @@ pub fn percentiles(values: &[f64]) -> Option<Pct> {
     Some(Pct { p50: rank(50.0), p90: rank(90.0), p99: rank(99.0), n: v.len() })
 }
 
-/// The latency objectives a request must meet to count as good (vLLM's
-/// `--goodput ttft:… tpot:… e2el:…`), in milliseconds.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub struct Objectives {
-    /// Time to first token at most.
-    pub ttft_ms: Option<f64>,
-    /// Time per output token at most.
-    pub tpot_ms: Option<f64>,
-    /// End-to-end latency at most.
-    pub e2e_ms: Option<f64>,
-}
-
-impl Objectives {
-    /// Whether `a` met every objective. A reply of one token has no TPOT
-    /// and is judged by the others; a reply with no content chunk has no
-    /// TTFT and misses a TTFT objective.
-    pub fn met(&self, a: &Answer) -> bool {
-        let ttft = self.ttft_ms.is_none_or(|max| a.ttft_ms.is_some_and(|t| t <= max));
-        let tpot = self.tpot_ms.is_none_or(|max| a.tpot_ms().is_none_or(|t| t <= max));
-        let e2e = self.e2e_ms.is_none_or(|max| a.total_ms <= max);
-        ttft && tpot && e2e
-    }
-
-    /// The objectives in words: `ttft <= 2000 ms, tpot <= 250 ms`.
-    pub fn words(&self) -> String {
-        let parts: Vec<String> = [("ttft", self.ttft_ms), ("tpot", self.tpot_ms), ("e2el", self.e2e_ms)]
-            .iter()
-            .filter_map(|(name, ms)| ms.map(|ms| format!("{name} <= {ms} ms")))
-            .collect();
-        parts.join(", ")
-    }
-}
+pub use sparktest_sdk::contract::sustained_load::Objectives;
 
 /// The figures of one load.
 #[derive(Debug, Clone, PartialEq)]
@@ -309,7 +277,7 @@ pub fn figures(load: &Load, objectives: &Objectives, rated: bool) -> Figures {
             counted.push(a.counted);
         }
     }
-    let good = answers.iter().filter(|(_, a)| objectives.met(a)).count();
+    let good = answers.iter().filter(|(_, a)| objectives.met(a.ttft_ms, a.tpot_ms(), a.total_ms)).count();
     let lags = measured.iter().map(|r| (r.sent_ms - r.intended_ms).max(0.0));
     Figures {
         requests: measured.len(),
@@ -479,9 +447,10 @@ pub(crate) mod tests {
         let objectives = Objectives { ttft_ms: Some(500.0), tpot_ms: Some(50.0), e2e_ms: None };
         let f = figures(&load(reqs), &objectives, true);
         assert_eq!((f.good, f.goodput_pct), (2, Some(50.0)));
-        assert_eq!(objectives.words(), "ttft <= 500 ms, tpot <= 50 ms");
+        assert_eq!(objectives.to_string(), "ttft <= 500 ms, tpot <= 50 ms");
         let e2e = Objectives { e2e_ms: Some(150.0), ..Objectives::default() };
-        assert!(e2e.met(&answer(100.0, 10.0, 2)) && !e2e.met(&answer(100.0, 10.0, 10)));
+        let met = |o: &Objectives, a: Answer| o.met(a.ttft_ms, a.tpot_ms(), a.total_ms);
+        assert!(met(&e2e, answer(100.0, 10.0, 2)) && !met(&e2e, answer(100.0, 10.0, 10)));
     }
 
     #[test]

@@ -43,7 +43,7 @@ pub fn case_notes(mut f: Finding, s: &Settings, mix: &Mix) -> Finding {
         .note(names::MIX, mix.name.clone())
         .note(names::ARRIVAL, s.arrival.words())
         .note(names::SEED, s.seed.to_string())
-        .note(names::OBJECTIVES, mix.objectives.words());
+        .note(names::OBJECTIVES, mix.objectives.to_string());
     if let Arrival::Gamma(b) = s.arrival {
         f = f.metric(names::BURSTINESS, b, "factor");
     }
@@ -271,7 +271,7 @@ pub fn sweep_case(s: &Settings, mix: &Mix, sw: &Sweep) -> Finding {
                      with goodput at or above {}% ({g:.0}%, {})",
                     i + 1,
                     s.goodput_threshold_pct,
-                    mix.objectives.words()
+                    mix.objectives
                 ),
             )
         }

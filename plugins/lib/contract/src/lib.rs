@@ -733,6 +733,59 @@ pub mod sustained_load {
         SWEEP.item(case)
     }
 
+    /// The latency objectives a request must meet to count as good (vLLM's
+    /// `--goodput ttft:… tpot:… e2el:…`), in milliseconds: one rule, read
+    /// by the instrument when it counts goodput and by `diff` when it
+    /// resamples a sweep's requests. Displayed as `ttft <= 2000 ms, tpot
+    /// <= 250 ms`.
+    #[derive(Debug, Clone, Copy, PartialEq, Default)]
+    pub struct Objectives {
+        /// Time to first token at most.
+        pub ttft_ms: Option<f64>,
+        /// Time per output token at most.
+        pub tpot_ms: Option<f64>,
+        /// End-to-end latency at most.
+        pub e2e_ms: Option<f64>,
+    }
+
+    impl Objectives {
+        /// Whether an answered request met every objective, from its time
+        /// to first token, its time per output token ([`tpot_ms`]) and its
+        /// end-to-end time. A reply of one token has no TPOT and is judged
+        /// by the others; a reply with no content chunk has no TTFT and
+        /// misses a TTFT objective. A request never answered meets none:
+        /// the caller does not ask.
+        pub fn met(&self, ttft_ms: Option<f64>, tpot_ms: Option<f64>, total_ms: f64) -> bool {
+            let ttft = self.ttft_ms.is_none_or(|max| ttft_ms.is_some_and(|t| t <= max));
+            let tpot = self.tpot_ms.is_none_or(|max| tpot_ms.is_none_or(|t| t <= max));
+            let e2e = self.e2e_ms.is_none_or(|max| total_ms <= max);
+            ttft && tpot && e2e
+        }
+    }
+
+    impl core::fmt::Display for Objectives {
+        fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+            let mut first = true;
+            for (name, ms) in [("ttft", self.ttft_ms), ("tpot", self.tpot_ms), ("e2el", self.e2e_ms)] {
+                if let Some(ms) = ms {
+                    if !first {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{name} <= {ms} ms")?;
+                    first = false;
+                }
+            }
+            Ok(())
+        }
+    }
+
+    /// Time per output token after the first, `decode_ms / (tokens - 1)`,
+    /// where the reply had two tokens or more and a decode time.
+    pub fn tpot_ms(decode_ms: Option<f64>, output_tokens: u32) -> Option<f64> {
+        let decode = decode_ms?;
+        (output_tokens >= 2 && decode > 0.0).then(|| decode / f64::from(output_tokens - 1))
+    }
+
     /// A rate case's item, displayed as `<mix>::<rate>rps`.
     #[derive(Debug, Clone, Copy, PartialEq)]
     pub struct RateItem<'a> {
@@ -1088,6 +1141,23 @@ mod tests {
         for not_a_point in ["point-goodput", "pointx-goodput", "point3", "point3-", "goodput"] {
             assert_eq!(point_of(not_a_point), None, "{not_a_point}");
         }
+    }
+
+    #[test]
+    fn a_request_meets_the_objectives_by_one_rule() {
+        use sustained_load::{Objectives, tpot_ms};
+        let o = Objectives { ttft_ms: Some(500.0), tpot_ms: Some(50.0), e2e_ms: None };
+        assert!(o.met(Some(100.0), tpot_ms(Some(90.0), 10), 1000.0));
+        assert!(!o.met(Some(900.0), None, 1000.0), "TTFT too long");
+        assert!(!o.met(None, None, 1000.0), "no first token misses a TTFT objective");
+        assert!(!o.met(Some(100.0), tpot_ms(Some(720.0), 10), 1000.0), "TPOT 80 ms");
+        // One token, or no decode time: no TPOT, judged by the rest.
+        assert_eq!((tpot_ms(Some(80.0), 1), tpot_ms(Some(0.0), 5), tpot_ms(None, 5)), (None, None, None));
+        let e2e = Objectives { e2e_ms: Some(150.0), ..Objectives::default() };
+        assert!(e2e.met(None, None, 150.0) && !e2e.met(None, None, 150.5));
+        assert_eq!(o.to_string(), "ttft <= 500 ms, tpot <= 50 ms");
+        assert_eq!(e2e.to_string(), "e2el <= 150 ms");
+        assert_eq!(Objectives::default().to_string(), "");
     }
 
     #[test]
