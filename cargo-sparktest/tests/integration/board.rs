@@ -462,7 +462,8 @@ fn judged_rows_are_marked_and_keep_their_reasons() {
     let html = std::fs::read_to_string(p.path().join("out/board.html")).unwrap();
     assert!(html.contains("judged, not measured"));
     // The scorecard's rows are the seed board's twenty, in its order (Fine-tune
-    // path from the judgements), then this tool's own two.
+    // path from the judgements), with Sustained load after Concurrency (the row
+    // the seed says it lacks), then this tool's own two.
     let titles: Vec<&str> =
         s["board"]["rows"].as_array().unwrap().iter().map(|r| r["title"].as_str().unwrap()).collect();
     assert_eq!(
@@ -479,6 +480,7 @@ fn judged_rows_are_marked_and_keep_their_reasons() {
             "Likelihood (bits per character)",
             "Prose speed",
             "Concurrency",
+            "Sustained load",
             "Speculative decoding",
             "Reproducibility",
             "Context window",
@@ -1505,11 +1507,11 @@ fn lost_is_never_a_score_and_a_dead_later_run_replaces_no_measurement() {
 /// aggregate tok/s, per-request tok/s.
 type SweepPoint<'a> = (&'a str, Option<f64>, f64, f64, f64, f64);
 
-/// A sweep of the `agent-turn` mix, the row's figure given.
-fn sweep(points: &[SweepPoint], sustained: Option<f64>) -> CaseRecord {
+/// A sweep of `mix`, the row's figure given.
+fn sweep(mix: &str, points: &[SweepPoint], sustained: Option<f64>) -> CaseRecord {
     let mut metrics: Vec<(String, f64)> =
         vec![("points".into(), points.len() as f64), ("goodput-threshold".into(), 90.0)];
-    let mut c = case("sustained-load", "sweep::agent-turn", Outcome::Pass, &[], None);
+    let mut c = case("sustained-load", &format!("sweep::{mix}"), Outcome::Pass, &[], None);
     for (i, (kind, offered, ttft, goodput, agg, per)) in points.iter().enumerate() {
         let n = i + 1;
         if let Some(o) = offered {
@@ -1547,6 +1549,7 @@ fn sustained_load_is_a_row_with_its_charts_and_the_frontier_is_marked() {
     };
     let mut alpha = vec![level(1.0, 20.0, 20.0), level(2.0, 30.0, 15.0), level(4.0, 28.0, 7.0)];
     alpha.push(sweep(
+        "agent-turn",
         &[
             ("synchronous", Some(0.5), 300.0, 100.0, 20.0, 20.0),
             ("throughput", None, 4000.0, 10.0, 40.0, 5.0),
@@ -1555,8 +1558,11 @@ fn sustained_load_is_a_row_with_its_charts_and_the_frontier_is_marked() {
         ],
         Some(1.0),
     ));
+    // A second mix: on the frontier beside the first, not the row's figure
+    // (the row reads the first mix by name).
+    alpha.push(sweep("long-prefill", &[("throughput", None, 6000.0, 5.0, 12.0, 30.0)], None));
     write(&m, "a.jsonl", manifest("alpha", "m1", "vllm", "2026-06-01T00:00:00Z"), alpha, true);
-    let beta = vec![sweep(&[("synchronous", Some(0.2), 900.0, 80.0, 8.0, 8.0)], None)];
+    let beta = vec![sweep("agent-turn", &[("synchronous", Some(0.2), 900.0, 80.0, 8.0, 8.0)], None)];
     write(&m, "b.jsonl", manifest("beta", "m2", "llama.cpp", "2026-06-01T00:00:00Z"), beta, true);
     let out = board(&p, &m, "out");
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
@@ -1580,8 +1586,9 @@ fn sustained_load_is_a_row_with_its_charts_and_the_frontier_is_marked() {
         |src: &str| alpha_pts.iter().find(|p| p["source"] == src).unwrap_or_else(|| panic!("{src}"))["pareto"].clone();
     assert_eq!(marked("concurrency c=4"), false);
     assert_eq!(marked("concurrency c=2"), true);
-    assert_eq!(marked("sustained-load throughput"), true);
-    assert_eq!(marked("sustained-load 2.00 req/s"), true, "35 agg is more than c=2's 30");
+    assert_eq!(marked("sustained-load agent-turn throughput"), true);
+    assert_eq!(marked("sustained-load agent-turn 2.00 req/s"), true, "35 agg is more than c=2's 30");
+    assert_eq!(marked("sustained-load long-prefill throughput"), true, "30 per request beats every other point");
     let html = std::fs::read_to_string(p.path().join("out/board.html")).unwrap();
     assert!(
         html.contains("<h2>Sustained load</h2>") && html.contains("solid: p99 TTFT, dashed: goodput"),

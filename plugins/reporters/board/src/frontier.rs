@@ -1,6 +1,7 @@
 //! The trade-off frontier (issue 30): for each column, aggregate output
 //! throughput against the speed one request gets, at every concurrency
-//! level and every sustained-load rate it was measured at, the points no
+//! level and every sustained-load rate of every mix (the prompt and output
+//! lengths of the suite) it was measured at, the points no
 //! other point of the column beats on both marked as its Pareto frontier:
 //! which configuration gives more users more speed. In `standings.json` as
 //! `frontier`; drawn in the HTML.
@@ -14,7 +15,8 @@ use crate::run::{Runs, metric, pick};
 /// One measured point.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Point {
-    /// Where it was measured: `concurrency c=2`, `sustained-load 0.5 req/s`.
+    /// Where it was measured: `concurrency c=2`, `sustained-load agent-turn
+    /// 0.50 req/s`, `sustained-load long-prefill throughput`.
     pub source: String,
     /// Output tokens per second over all requests.
     pub aggregate_tok_s: f64,
@@ -59,7 +61,10 @@ pub fn frontier(runs: &Runs, columns: &[String]) -> Vec<Series> {
                 });
             }
         }
-        if let Some((run, c)) = sustained_load::latest_sweep(runs, col) {
+        let sweeps = sustained_load::latest_sweeps(runs, col).into_iter();
+        for (run, c) in sweeps.flat_map(|(run, cases)| cases.into_iter().map(move |c| (run, c))) {
+            let mix =
+                sparktest_sdk::contract::sustained_load::mix_of(&c.case).map(|m| format!("{m} ")).unwrap_or_default();
             for p in sustained_load::points(c).into_iter().filter(|p| !p.client_bound) {
                 let (Some(agg), Some(per)) = (p.aggregate_tok_s, p.per_request_tok_s) else { continue };
                 let at = match (p.kind.as_str(), p.offered) {
@@ -67,7 +72,7 @@ pub fn frontier(runs: &Runs, columns: &[String]) -> Vec<Series> {
                     (k, _) => k.to_string(),
                 };
                 points.push(Point {
-                    source: format!("sustained-load {at}"),
+                    source: format!("sustained-load {mix}{at}"),
                     aggregate_tok_s: agg,
                     per_request_tok_s: per,
                     pareto: false,

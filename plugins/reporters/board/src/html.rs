@@ -663,7 +663,7 @@ pub fn render(board: &Board, runs: &crate::run::Runs, extras: &Extras) -> String
     out.push_str(&lines(&sections::concurrency_lines(runs)));
     out.push_str("<h2>Sustained load</h2><p>p99 time to first token and goodput (the share of requests that met the suite's objectives) against the offered rate, from each configuration's sweep; a rate the client itself could not hold is left out.</p>");
     out.push_str(&load_chart(&sections::load_lines(board, runs)));
-    out.push_str("<h2>Aggregate against per-request speed</h2><p>Every concurrency level and sustained-load rate a configuration was measured at: more users (aggregate tok/s) against more speed each (per-request tok/s). Filled points are its Pareto frontier (nothing of it beats them on both), joined by its line.</p>");
+    out.push_str("<h2>Aggregate against per-request speed</h2><p>Every concurrency level and sustained-load rate (of every mix) a configuration was measured at: more users (aggregate tok/s) against more speed each (per-request tok/s). Filled points are its Pareto frontier (nothing of it beats them on both), joined by its line.</p>");
     out.push_str(&frontier_chart(&board.frontier));
     out.push_str("<h2>Tokens per second, by tested combination</h2><p>Single-stream decode and aggregate output are different measurements and never share a column. Decode excludes the time to first token.</p>");
     table_html(&mut out, "tokens", &sections::tokens_per_second(runs), false);

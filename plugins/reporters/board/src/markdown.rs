@@ -140,7 +140,7 @@ pub fn render(board: &Board, runs: &crate::run::Runs, extras: &Extras) -> String
         let _ = writeln!(out, "Not in this readout: {}.\n", list.join(", "));
     }
     if !board.frontier.is_empty() {
-        out.push_str("## Aggregate against per-request speed\n\nEvery concurrency level and sustained-load rate measured: on the frontier where nothing of the same configuration beats it on both.\n\n");
+        out.push_str("## Aggregate against per-request speed\n\nEvery concurrency level and sustained-load rate (of every mix) measured: on the frontier where nothing of the same configuration beats it on both.\n\n");
         out.push_str(
             "| Model | Measured at | Aggregate tok/s | Per-request tok/s | Frontier |\n|---|---|---|---|---|\n",
         );

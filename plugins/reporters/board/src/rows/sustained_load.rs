@@ -34,12 +34,17 @@ pub struct Point {
 /// The sweep the row reads on a run: the first mix in name order, so every
 /// column is read on the same mix.
 fn sweep_case(run: &Run) -> Option<&CaseRecord> {
+    sweeps(run).first().copied()
+}
+
+/// Every sweep of a run, one per mix, in mix name order.
+fn sweeps(run: &Run) -> Vec<&CaseRecord> {
     let mut sweeps: Vec<&CaseRecord> = run
         .cases_of(names::INSTRUMENT)
         .filter(|c| names::SWEEP.holds(&c.case) && c.outcome != Outcome::Interrupted)
         .collect();
     sweeps.sort_by(|a, b| a.case.cmp(&b.case));
-    sweeps.first().copied()
+    sweeps
 }
 
 /// A sweep's points, in the order they ran.
@@ -71,6 +76,13 @@ pub fn points(c: &CaseRecord) -> Vec<Point> {
 pub fn latest_sweep<'a>(runs: &'a Runs, col: &str) -> Option<(&'a Run, &'a CaseRecord)> {
     let run = pick(runs, col, |r| sweep_case(r).is_some())?;
     Some((run, sweep_case(run)?))
+}
+
+/// Every mix's sweep in the run the row reads on `col` (the frontier draws
+/// them all).
+pub fn latest_sweeps<'a>(runs: &'a Runs, col: &str) -> Option<(&'a Run, Vec<&'a CaseRecord>)> {
+    let run = pick(runs, col, |r| sweep_case(r).is_some())?;
+    Some((run, sweeps(run)))
 }
 
 fn figure_of(runs: &Runs, col: &str) -> Result<Figure, Missing> {
