@@ -11,7 +11,7 @@ use sparktest_record::Outcome;
 use crate::fake_server::{FakeServer, Framing, Script, openai};
 use crate::support::*;
 
-fn runtime() -> tokio::runtime::Runtime {
+pub(crate) fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap()
 }
 
@@ -32,7 +32,7 @@ fn fake(rt: &tokio::runtime::Runtime, reply: Script) -> FakeServer {
 
 /// A whole short reply in one write: role, `n` content chunks, the finish
 /// reason and `[DONE]`, no usage chunk.
-fn burst(n: usize) -> Script {
+pub(crate) fn burst(n: usize) -> Script {
     let mut body = format!("data: {}\n\n", openai::role());
     for i in 0..n {
         body.push_str(&format!("data: {}\n\n", openai::content(&format!("w{i} "))));

@@ -1,15 +1,18 @@
 //! The sustained-load instrument (issue 30) on real engines: open-loop
 //! arrivals at a fixed offered rate and a short sweep on the launched
 //! reference target (`local`, two slots), a fixed rate on `local-vllm`,
-//! and the bad inputs its `cases` refuses (exit 3, naming the suite file
-//! and the field, before anything runs).
+//! the bad inputs its `cases` refuses (exit 3, naming the suite file and
+//! the field, before anything runs), and a rate the client could only read
+//! as fast as it can (a scripted fake: no engine streams that fast on
+//! demand).
 
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use sparktest_contract::sustained_load::{self as names, kind, point, point_note};
 use sparktest_contract::{Metric, Note};
 use sparktest_record::{CaseRecord, Outcome};
 
+use crate::fake_server::{FakeServer, Script};
 use crate::support::*;
 
 fn m(c: &CaseRecord, name: Metric) -> Option<f64> {
@@ -198,10 +201,15 @@ fn sustained_load_on_vllm_reads_its_running_and_waiting_requests() {
 
 /// A suite of the sustained-load instrument inside the workspace (only
 /// workspace crates are built), with `config` as its config table.
-struct BadSuite(std::path::PathBuf);
+struct TinySuite(std::path::PathBuf);
 
-impl BadSuite {
+impl TinySuite {
     fn new(name: &str, config: &str) -> Self {
+        Self::with(name, config, 4)
+    }
+
+    /// Its one mix asks for `max_tokens`.
+    fn with(name: &str, config: &str, max_tokens: u32) -> Self {
         let dir = repo().join("target/sparktest-test-suites").join(format!("sustained-{name}-{}", std::process::id()));
         std::fs::create_dir_all(dir.join("data")).unwrap();
         let prompts = br#"[{"user": "Say hello."}]"#;
@@ -212,16 +220,16 @@ impl BadSuite {
             format!(
                 "[suite]\nname = \"{name}\"\nversion = \"1\"\n[[instrument]]\ncrate = \"sparktest-sustained-load\"\n\
                  [instrument.config]\n{config}\n\
-                 [[instrument.config.mixes]]\nname = \"m\"\nprompts = \"data/p.json\"\nmax_tokens = 4\n\
+                 [[instrument.config.mixes]]\nname = \"m\"\nprompts = \"data/p.json\"\nmax_tokens = {max_tokens}\n\
                  [files]\n\"data/p.json\" = \"{pin}\"\n"
             ),
         )
         .unwrap();
-        BadSuite(dir)
+        TinySuite(dir)
     }
 }
 
-impl Drop for BadSuite {
+impl Drop for TinySuite {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
     }
@@ -239,7 +247,7 @@ fn bad_load_settings_stop_the_run_with_exit_3_naming_the_suite_file_and_the_fiel
         ("no-unit-text", "objectives = { tpot = \"50\" }".to_string(), "objectives.tpot", "has no unit"),
         ("one-point", format!("sweep_points = 1\n{ok}"), "sweep_points", "at least two points"),
     ] {
-        let suite = BadSuite::new(name, &config);
+        let suite = TinySuite::new(name, &config);
         // A run that would reach a server if it got that far: nothing
         // listens there.
         let out =
@@ -250,4 +258,58 @@ fn bad_load_settings_stop_the_run_with_exit_3_naming_the_suite_file_and_the_fiel
         assert!(said.contains(field) && said.contains(words), "{name}: {field}, {words}: {said}");
     }
     assert!(p.measurements().is_empty(), "no file: nothing ran");
+}
+
+/// A load the client could only read as fast as it can is client-bound:
+/// a fake that writes each long reply at once streams past half of the
+/// client's own ceiling (measured on loopback before the run, as for the
+/// speed rows), while the schedule itself was sent on time. The case is
+/// N/A in the host's words and no figure of it is the server's.
+#[test]
+fn a_rate_read_as_fast_as_the_client_can_is_client_bound_never_the_server_s_figure() {
+    let rt = crate::edges::runtime();
+    // Streamed requests (the load's) get the long reply in one write; the
+    // probe each case starts with, not streamed, a short whole one.
+    let long = crate::edges::burst(20_000);
+    let server = rt.block_on(FakeServer::respond(Arc::new(move |req: &str, _| {
+        let path = req.split_whitespace().nth(1).unwrap_or("");
+        if path.starts_with("/v1/models") {
+            return Script::json(200, r#"{"object":"list","data":[{"id":"fake-model","object":"model"}]}"#);
+        }
+        if req.contains(r#""stream":true"#) {
+            return long.clone();
+        }
+        Script::json(
+            200,
+            r#"{"id":"c","object":"chat.completion","model":"fake-model","choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}],"usage":{"prompt_tokens":3,"completion_tokens":1,"total_tokens":4}}"#,
+        )
+    })));
+    let suite = TinySuite::with(
+        "past-ceiling",
+        "requests = 8\nwarmup = 0\nrates = [4]\narrival = \"constant\"\nobjectives = { ttft = \"10 s\" }",
+        20_000,
+    );
+    let p = Project::new("");
+    let out = p.run(&[
+        "--suite",
+        &suite.0.display().to_string(),
+        "--endpoint",
+        &server.url(),
+        "--model",
+        "fake-model",
+        "::rate::",
+    ]);
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(0), "N/A is no failure: {said}");
+    let run = &p.measurements()[0];
+    let ceiling = run.manifest.client_ceiling.as_ref().expect("the ceiling is measured before the run");
+    let c = run.cases.iter().find(|c| c.id.contains("::rate::")).expect("the rate case ran");
+    assert_eq!(c.outcome, Outcome::NotApplicable, "{c:?}");
+    let why = c.reason.as_deref().unwrap_or("");
+    assert!(why.starts_with("client-bound at 4 requests/s"), "{why}");
+    assert!(why.contains("above 50% of its own ceiling") && why.contains("measured before the run"), "{why}");
+    for figure in [names::ACHIEVED_REQ_S, names::GOODPUT, names::TTFT_MS_P50, names::OUTPUT_TOK_S] {
+        assert_eq!(m(c, figure), None, "{}: no figure of a client-bound rate is the server's: {c:?}", figure.name());
+    }
+    eprintln!("client-bound by the ceiling ({:.0} tok/s): {why}", ceiling.max_tok_s);
 }

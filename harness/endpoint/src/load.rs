@@ -30,7 +30,7 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-use sparktest_record::{LoadWindow, Percentiles};
+use sparktest_record::{ClientCeiling, LoadWindow, Percentiles};
 use sparktest_stats::Rng;
 use tokio::task::JoinSet;
 
@@ -547,6 +547,42 @@ impl Endpoint {
     }
 }
 
+impl LoadResult {
+    /// Streamed chunks per second the client took in over the measured
+    /// window (every content-bearing chunk of every measured reply), the
+    /// figure the client's ceiling is measured in; None without a window.
+    pub fn streamed_per_s(&self) -> Option<f64> {
+        let chunks: usize = self
+            .requests
+            .iter()
+            .filter(|r| !r.warmup)
+            .filter_map(|r| r.reply.as_ref().ok())
+            .map(|reply| reply.timing.chunk_arrivals_ms.len())
+            .sum();
+        (self.window_ms > 0.0).then(|| chunks as f64 / (self.window_ms / 1000.0))
+    }
+
+    /// Hold the load to the client's own ceiling, measured before the run
+    /// (as the speed rows are): a load that streamed more than the
+    /// ceiling's flag margin of what this client takes in on one stream
+    /// may have been read as fast as the client could, not as the server
+    /// sent, so it is client-bound and its figures are never the server's.
+    /// A load already client-bound keeps its first reason.
+    pub fn hold_to(&mut self, ceiling: &ClientCeiling) {
+        if self.client_bound.is_some() {
+            return;
+        }
+        let Some(rate) = self.streamed_per_s() else { return };
+        if rate > ceiling.max_tok_s * ceiling.flag_margin {
+            self.client_bound = Some(format!(
+                "the client may not have kept up with the stream: it took in {rate:.0} chunks/s over the window, above {:.0}% of its own ceiling ({:.0} tok/s on one loopback stream, measured before the run)",
+                ceiling.flag_margin * 100.0,
+                ceiling.max_tok_s
+            ));
+        }
+    }
+}
+
 /// What [`LoadResult::client_bound`] is made from.
 struct Held<'a> {
     plan: &'a LoadPlan,
@@ -748,5 +784,56 @@ mod tests {
         burst.warmup = 10;
         let ramp = Held { plan: &burst, lag_p99_ms: 0.0, window_ms: 1.0, slots: 4096, cap: 4096, waited: 0 };
         assert!(ramp.reason().unwrap().contains("5010 requests are more than the host keeps open (4096 at most"));
+    }
+
+    #[test]
+    fn a_load_that_streamed_past_the_client_s_ceiling_is_client_bound() {
+        let ceiling = ClientCeiling {
+            max_tok_s: 10_000.0,
+            paced_itl_ms: 5.0,
+            itl_error_ms: 0.02,
+            ttft_error_ms: 0.3,
+            flag_margin: 0.5,
+        };
+        // `n` measured replies of `chunks` chunks each over one second, and
+        // a warm-up reply and a lost request that count for nothing.
+        let load = |n: usize, chunks: usize| {
+            let reply = |k: usize| {
+                let mut r = Reply::default();
+                r.timing.chunk_arrivals_ms = (0..k).map(|i| i as f64).collect();
+                r
+            };
+            let req = |warmup: bool, reply: Result<Reply, CallError>| LoadRequest {
+                intended_ms: 0.0,
+                sent_ms: 0.0,
+                ended_ms: 1000.0,
+                warmup,
+                reply,
+            };
+            let mut requests = vec![req(true, Ok(reply(100_000)))];
+            requests.extend((0..n).map(|_| req(false, Ok(reply(chunks)))));
+            requests.push(req(false, Err(CallError::lost("reset"))));
+            LoadResult { requests, window_ms: 1000.0, lag_p99_ms: 0.1, client_bound: None, load: None }
+        };
+        let mut under = load(10, 400);
+        assert_eq!(under.streamed_per_s(), Some(4000.0));
+        under.hold_to(&ceiling);
+        assert_eq!(under.client_bound, None, "4,000 chunks/s is under half of 10,000 tok/s");
+        let mut over = load(10, 600);
+        over.hold_to(&ceiling);
+        let why = over.client_bound.expect("6,000 chunks/s is past half the ceiling");
+        assert!(
+            why.contains("took in 6000 chunks/s over the window, above 50% of its own ceiling (10000 tok/s"),
+            "{why}"
+        );
+        // The lag's reason, found first, stands.
+        let mut late = load(10, 600);
+        late.client_bound = Some("the p99 send lag was 40 ms".into());
+        late.hold_to(&ceiling);
+        assert_eq!(late.client_bound.as_deref(), Some("the p99 send lag was 40 ms"));
+        // Nothing measured, no window: nothing to hold.
+        let mut empty = load(0, 0);
+        empty.window_ms = 0.0;
+        assert_eq!(empty.streamed_per_s(), None);
     }
 }

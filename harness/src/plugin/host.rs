@@ -240,6 +240,9 @@ pub struct Reach {
     /// How to restart the target, for an exclusive instrument on a server the
     /// harness launched.
     pub restart: Option<Restarter>,
+    /// The client's own ceiling, measured before the run: a load that
+    /// streamed past its margin is client-bound.
+    pub ceiling: Option<sparktest_record::ClientCeiling>,
 }
 
 fn plugin_err(message: String) -> Error {
@@ -332,6 +335,7 @@ impl PluginHost {
             endpoint,
             judge: reach.judge,
             restart: reach.restart,
+            ceiling: reach.ceiling,
             files,
             log: CallLog::default(),
             last_window: None,

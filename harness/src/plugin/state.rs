@@ -231,6 +231,8 @@ pub struct CaseState {
     pub(super) endpoint: Option<Arc<Endpoint>>,
     pub(super) judge: Option<Arc<Judge>>,
     pub(super) restart: Option<Restarter>,
+    /// The client's own ceiling, when it was measured.
+    pub(super) ceiling: Option<sparktest_record::ClientCeiling>,
     pub(super) files: Arc<BTreeMap<String, Vec<u8>>>,
     pub(super) log: CallLog,
     /// The server's load during this case's last concurrent call.
@@ -324,7 +326,10 @@ impl CaseState {
         }
         let _busy = InCall::new(&self.in_call);
         let started = Instant::now();
-        let result = endpoint.open_loop(&plan).await;
+        let mut result = endpoint.open_loop(&plan).await;
+        if let Some(ceiling) = &self.ceiling {
+            result.hold_to(ceiling);
+        }
         self.log.endpoint_time += started.elapsed();
         let sent: Vec<dom::ChatRequest> = plan.requests.iter().map(|r| endpoint.as_sent(r).into_owned()).collect();
         self.log.record_load(&sent, &result);

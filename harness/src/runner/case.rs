@@ -185,7 +185,7 @@ fn run_case(shared: &Shared, inst: &Instrument, case: &CaseInfo) -> Result<Compl
     let endpoint = shared.endpoints[target].clone();
     // Only a case that runs alone may restart its server.
     let restart = if inst.exclusive { shared.restarters.get(target).cloned() } else { None };
-    let reach = Reach { judge: shared.judge.clone(), restart };
+    let reach = Reach { judge: shared.judge.clone(), restart, ceiling: shared.ceiling.clone() };
     let started_at = rfc3339(SystemTime::now());
     let started = std::time::Instant::now();
     // A stop signal cancels the case where it is: what it was waiting for
