@@ -122,7 +122,8 @@ enum Command {
   6    the journal or a measurement file could not be written
   130, 143, 129  interrupted by SIGINT, SIGTERM or SIGHUP: --resume ID goes on")]
 struct CampaignCmd {
-    /// The campaign file (TOML).
+    /// The campaign file (TOML), or the name of a [campaign.NAME] table in
+    /// the project's sparktest.toml.
     file: String,
     /// Print the configurations × suites with case counts and estimates
     /// from earlier runs; launch nothing.

@@ -173,3 +173,39 @@ fn a_campaign_launches_each_configuration_once_gates_first_keeps_failures_and_re
             .collect();
     assert!(logged.windows(2).all(|w| w[0] < w[1]), "in order: {logged:?}");
 }
+
+/// A campaign kept in the project's `sparktest.toml` as `[campaign.NAME]`
+/// runs by its name; a name the file has not is refused with exit 3,
+/// naming both what was looked for and where.
+#[test]
+fn a_campaign_table_of_sparktest_toml_is_planned_by_its_name() {
+    let p = Project::new(&format!(
+        "[campaign.night]\nsuites = [\"{}\", \"{}\"]\n[[campaign.night.configuration]]\ntarget = \"local\"\nlabel = \"from the project\"\n",
+        test_suite("campaign-probe"),
+        test_suite("campaign-gate"),
+    ));
+    let plan = p.run(&["campaign", "night", "--plan"]);
+    assert_eq!(plan.status.code(), Some(0), "{}", text(&plan));
+    let said = String::from_utf8_lossy(&plan.stdout);
+    assert!(said.contains("1 of 1 configurations × 2 suites"), "{said}");
+    assert!(said.contains("campaign-gate") && said.contains("2 cases, the gate"), "{said}");
+    let out = p.run(&["campaign", "day", "--plan"]);
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(3), "{said}");
+    assert!(
+        said.contains("no such campaign file, and no [campaign.day] in") && said.contains("sparktest.toml"),
+        "{said}"
+    );
+    // A mistake in the table is named by the project file's line and key.
+    let p = Project::new(&format!(
+        "[campaign.night]\nsuites = [\"{}\"]\n[[campaign.night.configuration]]\ntarget = \"nope\"\n",
+        test_suite("campaign-probe")
+    ));
+    let out = p.run(&["campaign", "night", "--plan"]);
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(3), "{said}");
+    assert!(
+        said.contains("sparktest.toml:9: campaign.night.configuration[1].target: no target named \"nope\""),
+        "{said}"
+    );
+}

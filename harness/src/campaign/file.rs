@@ -48,6 +48,60 @@ struct FileToml {
     target: BTreeMap<String, Spanned<TargetConfig>>,
 }
 
+/// A project's `sparktest.toml`, read for its `[campaign.NAME]` tables only
+/// (its other keys are the project configuration's, checked there).
+#[derive(Debug, Deserialize)]
+struct ProjectToml {
+    #[serde(default)]
+    campaign: BTreeMap<String, Spanned<ProjectCampaignToml>>,
+}
+
+/// A `[campaign.NAME]` table: a campaign file's `[campaign]` keys (its name
+/// is the table's), and its configurations and grids under it.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+struct ProjectCampaignToml {
+    #[serde(default)]
+    description: String,
+    #[serde(default)]
+    suites: Option<Vec<Spanned<String>>>,
+    #[serde(default)]
+    gate: Option<Spanned<String>>,
+    #[serde(default)]
+    on_gate_fail: OnGateFail,
+    #[serde(default = "one")]
+    repeat: u32,
+    #[serde(default)]
+    suite_repeat: BTreeMap<String, Spanned<u32>>,
+    #[serde(default = "settle_secs")]
+    settle_secs: u64,
+    #[serde(default = "settle_gib")]
+    settle_gib: f64,
+    #[serde(default)]
+    configuration: Vec<ConfigurationToml>,
+    #[serde(default)]
+    grid: Vec<GridToml>,
+}
+
+/// How a campaign's keys are spelt in errors: `campaign.` and top-level
+/// tables in a campaign file, all under `campaign.NAME.` in a project's.
+struct Scope {
+    /// Before the `[campaign]` keys.
+    campaign: String,
+    /// Before `configuration[k]`, `grid[k]`.
+    tables: String,
+}
+
+impl Scope {
+    fn file() -> Self {
+        Scope { campaign: "campaign.".into(), tables: String::new() }
+    }
+
+    fn project(name: &str) -> Self {
+        Scope { campaign: format!("campaign.{name}."), tables: format!("campaign.{name}.") }
+    }
+}
+
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "kebab-case", deny_unknown_fields)]
 struct CampaignToml {
@@ -218,8 +272,54 @@ impl Campaign {
     /// [`Campaign::load`] on text already read.
     pub fn parse(file: &Path, text: &str, config: &Config) -> Result<Campaign, Error> {
         let parsed: FileToml = toml::from_str(text).map_err(|e| setup(format!("{}: {e}", file.display())))?;
+        Campaign::check(file, text, parsed, config, &Scope::file())
+    }
+
+    /// The `[campaign.NAME]` table of a project's `sparktest.toml` (`file`,
+    /// its `text`): the same keys as a campaign file's `[campaign]`, with
+    /// its `[[campaign.NAME.configuration]]` and `[[campaign.NAME.grid]]`
+    /// under it, against the project's own targets. Errors name the
+    /// project file, its line and the key under `campaign.NAME`.
+    pub fn parse_project(file: &Path, text: &str, name: &str, config: &Config) -> Result<Campaign, Error> {
+        let parsed: ProjectToml = toml::from_str(text).map_err(|e| setup(format!("{}: {e}", file.display())))?;
+        let mut tables = parsed.campaign;
+        let Some(table) = tables.remove(name) else {
+            let known: Vec<String> = tables.keys().cloned().collect();
+            return Err(setup(format!(
+                "{}: no [campaign.{name}] table{}",
+                file.display(),
+                match known.is_empty() {
+                    true => String::new(),
+                    false => format!("; its campaigns: {}", known.join(", ")),
+                }
+            )));
+        };
+        let span = table.span();
+        let t = table.into_inner();
+        let parsed = FileToml {
+            campaign: CampaignToml {
+                name: Spanned::new(span, name.to_string()),
+                description: t.description,
+                suites: t.suites,
+                gate: t.gate,
+                on_gate_fail: t.on_gate_fail,
+                repeat: t.repeat,
+                suite_repeat: t.suite_repeat,
+                settle_secs: t.settle_secs,
+                settle_gib: t.settle_gib,
+            },
+            configuration: t.configuration,
+            grid: t.grid,
+            target: BTreeMap::new(),
+        };
+        Campaign::check(file, text, parsed, config, &Scope::project(name))
+    }
+
+    /// Check and expand a parsed campaign; `scope` spells its keys.
+    fn check(file: &Path, text: &str, parsed: FileToml, config: &Config, scope: &Scope) -> Result<Campaign, Error> {
+        let (ck, tk) = (&scope.campaign, &scope.tables);
         let c = parsed.campaign;
-        check_name("campaign", c.name.get_ref()).map_err(|e| at(file, text, c.name.span(), "campaign.name", e))?;
+        check_name("campaign", c.name.get_ref()).map_err(|e| at(file, text, c.name.span(), &format!("{ck}name"), e))?;
         // The file's own targets join the project's; a name it already has
         // is refused (one name, one configuration).
         let mut own_targets = BTreeMap::new();
@@ -270,7 +370,7 @@ impl Campaign {
                 .collect(),
         };
         if listed.is_empty() {
-            return Err(at(file, text, c.name.span(), "campaign.suites", "names no suite"));
+            return Err(at(file, text, c.name.span(), &format!("{ck}suites"), "names no suite"));
         }
         let mut seen = BTreeSet::new();
         // Each suite as given, its own name, and whether its file makes it
@@ -278,8 +378,8 @@ impl Campaign {
         let mut loaded: Vec<(String, String, bool)> = Vec::new();
         for (s, span) in &listed {
             let error = |words: String| match span {
-                Some(span) => at(file, text, span.clone(), "campaign.suites", words),
-                None => setup(format!("{}: campaign.suites (the default list): {words}", file.display())),
+                Some(span) => at(file, text, span.clone(), &format!("{ck}suites"), words),
+                None => setup(format!("{}: {ck}suites (the default list): {words}", file.display())),
             };
             let suite = crate::suite::locate(&config.root, s)
                 .and_then(|path| crate::suite::load(&path))
@@ -297,7 +397,7 @@ impl Campaign {
                         file,
                         text,
                         g.span(),
-                        "campaign.gate",
+                        &format!("{ck}gate"),
                         format!("{:?} is not among the suites", g.get_ref()),
                     ));
                 };
@@ -317,19 +417,19 @@ impl Campaign {
                     file,
                     text,
                     n.span(),
-                    &format!("campaign.suite-repeat.{s}"),
+                    &format!("{ck}suite-repeat.{s}"),
                     "names no suite of the campaign",
                 ));
             }
             if *n.get_ref() == 0 {
-                return Err(at(file, text, n.span(), &format!("campaign.suite-repeat.{s}"), "must be at least 1"));
+                return Err(at(file, text, n.span(), &format!("{ck}suite-repeat.{s}"), "must be at least 1"));
             }
         }
         if c.repeat == 0 {
-            return Err(setup(format!("{}: campaign.repeat: must be at least 1", file.display())));
+            return Err(setup(format!("{}: {ck}repeat: must be at least 1", file.display())));
         }
         if !c.settle_gib.is_finite() || c.settle_gib < 0.0 {
-            return Err(setup(format!("{}: campaign.settle-gib: must be a non-negative number", file.display())));
+            return Err(setup(format!("{}: {ck}settle-gib: must be a non-negative number", file.display())));
         }
         let suites = ordered
             .into_iter()
@@ -355,7 +455,7 @@ impl Campaign {
             Ok(())
         };
         for (i, entry) in parsed.configuration.iter().enumerate() {
-            let key = format!("configuration[{}]", i + 1);
+            let key = format!("{tk}configuration[{}]", i + 1);
             known_target(&entry.target, &format!("{key}.target"))?;
             let (name, span) = match &entry.name {
                 Some(n) => (n.get_ref().clone(), n.span()),
@@ -373,7 +473,7 @@ impl Campaign {
         }
         let mut grid_targets = own_targets;
         for (i, g) in parsed.grid.iter().enumerate() {
-            let key = format!("grid[{}]", i + 1);
+            let key = format!("{tk}grid[{}]", i + 1);
             known_target(&g.base, &format!("{key}.base"))?;
             let base = &config.targets[g.base.get_ref()];
             let Some(launch) = &base.launch else {
@@ -431,7 +531,10 @@ impl Campaign {
             }
         }
         if configurations.is_empty() {
-            return Err(setup(format!("{}: no [[configuration]] or [[grid]]: nothing to measure", file.display())));
+            return Err(setup(format!(
+                "{}: no [[{tk}configuration]] or [[{tk}grid]]: nothing to measure",
+                file.display()
+            )));
         }
         Ok(Campaign {
             file: file.to_path_buf(),
@@ -651,5 +754,43 @@ mod tests {
         assert_eq!(absent.label.as_deref(), Some("local · --ctx-size 4096 · no --flash-attn"));
         // The campaign's configuration knows them as targets.
         assert!(c.config(&config()).target("local-ctx-size-4096-flash-attn-absent").is_ok());
+    }
+
+    #[test]
+    fn a_campaign_table_of_the_project_file_reads_as_a_campaign_file_does() {
+        let text = "[run]\ncase-timeout-secs = 600\n\n[campaign.night]\nsuites = [\"smoke\", \"battery\"]\n\
+                    [[campaign.night.configuration]]\ntarget = \"local\"\nlabel = \"SmolLM2\"\n\
+                    [[campaign.night.grid]]\nbase = \"local\"\n[campaign.night.grid.vary]\n\"--parallel\" = [\"1\", \"2\"]\n\
+                    [campaign.other]\n[[campaign.other.configuration]]\ntarget = \"nope\"\n";
+        let file = Path::new("sparktest.toml");
+        let c = Campaign::parse_project(file, text, "night", &config()).unwrap();
+        assert_eq!(c.name, "night", "the table's name is the campaign's");
+        assert_eq!(c.file, file);
+        let names: Vec<&str> = c.configurations.iter().map(|x| x.name.as_str()).collect();
+        assert_eq!(names, ["local", "local-parallel-1", "local-parallel-2"]);
+        assert_eq!(c.configurations[0].label.as_deref(), Some("SmolLM2"));
+        assert!(c.suites[0].gate && c.suites[0].suite == "battery", "the gate first");
+        // Its mistakes are named by the project file, its line and the key
+        // under campaign.NAME.
+        let e = Campaign::parse_project(file, text, "other", &config()).unwrap_err().to_string();
+        assert!(
+            e.starts_with("sparktest.toml:15: campaign.other.configuration[1].target: no target named \"nope\""),
+            "{e}"
+        );
+        let e = Campaign::parse_project(file, "[campaign.n]\ncolour = 1\n", "n", &config()).unwrap_err().to_string();
+        assert!(e.contains("sparktest.toml") && e.contains("line 2") && e.contains("colour"), "{e}");
+        let e = Campaign::parse_project(
+            file,
+            "[campaign.n]\nrepeat = 0\n[[campaign.n.configuration]]\ntarget = \"local\"\n",
+            "n",
+            &config(),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("campaign.n.repeat: must be at least 1"), "{e}");
+        let e = Campaign::parse_project(file, "[campaign.n]\n", "n", &config()).unwrap_err().to_string();
+        assert!(e.contains("no [[campaign.n.configuration]] or [[campaign.n.grid]]"), "{e}");
+        let e = Campaign::parse_project(file, text, "day", &config()).unwrap_err().to_string();
+        assert!(e.contains("no [campaign.day] table; its campaigns: night, other"), "{e}");
     }
 }

@@ -61,9 +61,26 @@ fn locate(config: &Config, args: &CampaignArgs) -> Result<Campaign, Error> {
     if path.is_file() {
         return Campaign::load(&path, config);
     }
+    // Not a file: a `[campaign.NAME]` table of the project's sparktest.toml.
+    let project = config.root.join(crate::config::CONFIG_FILE);
+    let name = Some(args.file.as_str()).filter(|n| crate::config::check_name("campaign", n).is_ok());
+    if let (Some(name), true) = (name, project.is_file()) {
+        let text = std::fs::read_to_string(&project)
+            .map_err(|e| setup(format!("failed to read {}: {e}", project.display())))?;
+        if toml::from_str::<toml::Table>(&text)
+            .ok()
+            .and_then(|t| t.get("campaign").and_then(|c| c.as_table()).map(|c| c.contains_key(name)))
+            .unwrap_or(false)
+        {
+            return Campaign::parse_project(&project, &text, name, config);
+        }
+    }
     Err(setup(format!(
-        "{}: no such campaign file (give the path of a campaign TOML file; see the README's Campaigns section)",
-        path.display()
+        "{}: no such campaign file, and no [campaign.{}] in {} (give the path of a campaign TOML file or the name \
+         of a [campaign.NAME] table of the project's sparktest.toml; see the README's Campaigns section)",
+        path.display(),
+        args.file,
+        if project.is_file() { project.display().to_string() } else { "a project sparktest.toml".to_string() }
     )))
 }
 

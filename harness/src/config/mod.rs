@@ -149,6 +149,10 @@ struct ConfigFile {
     run: toml::Table,
     #[serde(default)]
     target: BTreeMap<String, TargetConfig>,
+    /// `[campaign.NAME]` tables: read and checked by `cargo sparktest
+    /// campaign NAME` (`campaign::Campaign::parse_project`), not here.
+    #[serde(default, rename = "campaign")]
+    _campaigns: toml::Table,
 }
 
 #[derive(Debug, Deserialize)]
