@@ -69,7 +69,7 @@ pub struct Config {
 }
 
 fn both() -> Vec<String> {
-    vec!["bare".into(), "agent".into()]
+    vec![names::context::BARE.into(), names::context::AGENT.into()]
 }
 fn agent_system() -> String {
     "agent/system.md".into()
@@ -117,7 +117,7 @@ fn items(c: &Config) -> Result<Vec<Item>, String> {
 }
 
 fn check(c: &Config) -> Result<(), String> {
-    match c.contexts.iter().find(|x| !matches!(x.as_str(), "bare" | "agent")) {
+    match c.contexts.iter().find(|x| !matches!(x.as_str(), names::context::BARE | names::context::AGENT)) {
         Some(bad) => Err(format!("compliance config: contexts: {bad:?} is neither bare nor agent")),
         None if c.contexts.is_empty() => Err("compliance config: contexts is empty".into()),
         None => Ok(()),
@@ -132,7 +132,7 @@ fn sha256(bytes: &[u8]) -> String {
 fn request(c: &Config, item: &Item, context: &str) -> Result<ChatRequest, String> {
     let mut messages = Vec::new();
     let mut tools = Vec::new();
-    if context == "agent" {
+    if context == names::context::AGENT {
         let system =
             format!("{}\n\n{}", read_text(&c.agent_system)?.trim_end(), read_text(&c.agent_memory)?.trim_end());
         messages.push(Message::system(&system));
@@ -266,7 +266,7 @@ impl Instrument for Compliance {
         let items = items(c)?;
         let mut cases = Vec::new();
         for context in &c.contexts {
-            let row = if context == "agent" { &c.row_agent } else { &c.row_bare };
+            let row = if context == names::context::AGENT { &c.row_agent } else { &c.row_bare };
             for i in &items {
                 let asked = Asked { item: i.clone(), context: context.clone() };
                 cases.push(
@@ -307,7 +307,7 @@ impl Instrument for Compliance {
         // the text: only what follows it is the answer, and thinking that
         // never ended (cut at max_tokens) is no answer at all.
         let thought = classify::strip_thinking(&mut reply.text);
-        let tool_calls = if context == "agent" { reply.tool_calls.len() } else { 0 };
+        let tool_calls = if context == names::context::AGENT { reply.tool_calls.len() } else { 0 };
         // Empty is decided before any grading: it is never a refusal.
         let (class, via, graded) = if reply.text.trim().is_empty() && tool_calls == 0 {
             (Class::Empty, Via::Text, Graded::Empty(judge_info().map(|i| format!("{} ({})", i.target, i.model_id))))
@@ -342,7 +342,7 @@ impl Instrument for Compliance {
             outcome = outcome.note(names::EMPTY_DETAIL, "reasoning only, no final answer");
         }
         if tool_calls == 0
-            && context == "agent"
+            && context == names::context::AGENT
             && reply.text.contains("\"name\"")
             && reply.text.contains("\"arguments\"")
         {

@@ -192,7 +192,7 @@ impl Instrument for Concurrency {
     fn cases(c: &Config) -> Result<Vec<Case<u32>>, String> {
         check(c)?;
         prompts(c)?;
-        Ok(c.levels.iter().map(|&l| Case::new(format!("level::c{l}"), l).tag(names::ROW.title)).collect())
+        Ok(c.levels.iter().map(|&l| Case::new(names::level(l).to_string(), l).tag(names::ROW.title)).collect())
     }
 
     fn run(c: &Config, level: &u32) -> Finding {

@@ -148,7 +148,10 @@ impl Instrument for LongPrompt {
 
     fn cases(config: &Config) -> Result<Vec<Case<Needle>>, String> {
         let needles = load(config)?;
-        Ok(needles.into_iter().map(|n| Case::new(format!("paste::{}", n.name), n).tag(names::ROW.title)).collect())
+        Ok(needles
+            .into_iter()
+            .map(|n| Case::new(names::PASTE.case(&n.name).to_string(), n).tag(names::ROW.title))
+            .collect())
     }
 
     fn run(c: &Config, needle: &Needle) -> Finding {

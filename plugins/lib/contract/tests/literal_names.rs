@@ -4,13 +4,32 @@
 //! by a literal key
 //! (`key == "…"`), no case group matched as a literal (`starts_with("decode::")`,
 //! `strip_prefix`, `trim_start_matches`, `case == "level::c2"`), and no arm
-//! named as a literal (`a.name == "bare"`, `Some("draft")`), so the board,
+//! named as a literal (`a.name == "bare"`, `Some("draft")`, a compliance
+//! context `== "agent"`), no case name built from a literal of a group the
+//! contract names (`format!("level::c{l}")`), so the board,
 //! which reads by the same constants, cannot miss a renamed figure, group or
 //! arm. (A third-party instrument may use any name; the SDK takes both.)
 
 use std::path::{Path, PathBuf};
 
 use sparktest_contract::spec_decode::arm;
+
+/// Every case group the contract names.
+const GROUPS: &[sparktest_contract::Group] = {
+    use sparktest_contract::*;
+    &[
+        campaign::LAUNCH,
+        campaign::STOP,
+        campaign::NOT_RUN,
+        concurrency::LEVEL,
+        long_prompt::PASTE,
+        spec_decode::STRUCTURED,
+        speed::AGENT,
+        sustained_load::RATE,
+        sustained_load::SWEEP,
+        workload::DECODE,
+    ]
+};
 
 /// Every arm the contract names.
 const ARMS: &[sparktest_contract::Arm] = &[arm::BARE, arm::DRAFT];
@@ -65,6 +84,24 @@ fn literal_names(file: &Path) -> Vec<String> {
             }
         }
     }
+    // A case name built from a literal of a group the contract names:
+    // `format!("level::c{l}")`.
+    for call in ["format!(", "Case::new("] {
+        for (at, _) in code.match_indices(call) {
+            let group = literal(after(at, call.len())).and_then(|l| l.split_once("::")).map(|(g, _)| g);
+            if group.is_some_and(|g| GROUPS.iter().any(|known| known.name() == g)) {
+                flag(at, "a case name built from a literal group");
+            }
+        }
+    }
+    // The compliance contexts, like arms.
+    for context in [sparktest_contract::compliance::context::AGENT] {
+        for pattern in [format!("== \"{context}\""), format!("\"{context}\" |")] {
+            for (at, _) in code.match_indices(&pattern) {
+                flag(at, "a compliance context named by a literal");
+            }
+        }
+    }
     for arm in ARMS {
         // `("bare")` is also `Some("bare")`.
         for pattern in [format!("== \"{arm}\""), format!("(\"{arm}\")")] {
@@ -113,6 +150,14 @@ fn the_check_sees_a_literal_name() {
     assert_eq!(check("fn f(c: &str) -> Option<&str> {\n    c.strip_prefix(\"level::c\")\n}\n"), 1);
     assert_eq!(check("fn f(c: &str) -> bool {\n    c == \"level::c2\"\n}\n"), 1);
     assert_eq!(check("fn f(c: &str) -> bool {\n    DECODE.holds(c) && c.starts_with(\"pin.\")\n}\n"), 0);
+    // Case names built from a literal group; a message is not one.
+    assert_eq!(check("fn f(l: u32) -> String {\n    format!(\"level::c{l}\")\n}\n"), 1);
+    assert_eq!(check("fn f(n: &str) -> Case {\n    Case::new(format!(\"paste::{}\", n), 1)\n}\n"), 1);
+    assert_eq!(check("fn f(l: u32) -> String {\n    names::level(l).to_string()\n}\n"), 0);
+    assert_eq!(check("fn f(e: &str) -> String {\n    format!(\"failed: {e}\")\n}\n"), 0);
+    // A compliance context.
+    assert_eq!(check("fn f(c: &str) -> bool {\n    c == \"agent\"\n}\n"), 1);
+    assert_eq!(check("fn f(c: &str) -> bool {\n    c == names::context::AGENT\n}\n"), 0);
     // Arms.
     assert_eq!(check("fn f(a: &Arm) -> bool {\n    a.name == \"bare\"\n}\n"), 1);
     assert_eq!(check("fn f(a: Option<&str>) -> bool {\n    a == Some(\"draft\")\n}\n"), 1);

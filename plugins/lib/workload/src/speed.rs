@@ -186,7 +186,7 @@ pub fn summarise(mut outcome: Finding, samples: &[Sample]) -> Finding {
     let input: Vec<f64> = samples.iter().filter_map(|s| s.input_tok_s).collect();
     let server: Vec<f64> = samples.iter().filter_map(|s| s.server_decode_tok_s).collect();
     if let Some(st) = Stats::of(&decode) {
-        outcome = st.metrics(outcome, "decode-tok-s", "tok/s");
+        outcome = st.metrics(outcome, names::DECODE_TOK_S.name(), "tok/s");
     }
     if let Some(st) = Stats::of(&ttft) {
         outcome = outcome.metric(names::TTFT_MS, st.mean, "ms");
