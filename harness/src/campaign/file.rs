@@ -53,34 +53,7 @@ struct FileToml {
 #[derive(Debug, Deserialize)]
 struct ProjectToml {
     #[serde(default)]
-    campaign: BTreeMap<String, Spanned<ProjectCampaignToml>>,
-}
-
-/// A `[campaign.NAME]` table: a campaign file's `[campaign]` keys (its name
-/// is the table's), and its configurations and grids under it.
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "kebab-case", deny_unknown_fields)]
-struct ProjectCampaignToml {
-    #[serde(default)]
-    description: String,
-    #[serde(default)]
-    suites: Option<Vec<Spanned<String>>>,
-    #[serde(default)]
-    gate: Option<Spanned<String>>,
-    #[serde(default)]
-    on_gate_fail: OnGateFail,
-    #[serde(default = "one")]
-    repeat: u32,
-    #[serde(default)]
-    suite_repeat: BTreeMap<String, Spanned<u32>>,
-    #[serde(default = "settle_secs")]
-    settle_secs: u64,
-    #[serde(default = "settle_gib")]
-    settle_gib: f64,
-    #[serde(default)]
-    configuration: Vec<ConfigurationToml>,
-    #[serde(default)]
-    grid: Vec<GridToml>,
+    campaign: BTreeMap<String, Spanned<CampaignToml>>,
 }
 
 /// How a campaign's keys are spelt in errors: `campaign.` and top-level
@@ -105,7 +78,10 @@ impl Scope {
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "kebab-case", deny_unknown_fields)]
 struct CampaignToml {
-    name: Spanned<String>,
+    /// A campaign file's `[campaign]` names it; a project's
+    /// `[campaign.NAME]` is named by its table.
+    #[serde(default)]
+    name: Option<Spanned<String>>,
     #[serde(default)]
     description: String,
     #[serde(default)]
@@ -122,6 +98,13 @@ struct CampaignToml {
     settle_secs: u64,
     #[serde(default = "settle_gib")]
     settle_gib: f64,
+    /// A project's `[[campaign.NAME.configuration]]` (a file's stand at
+    /// its top level).
+    #[serde(default)]
+    configuration: Vec<ConfigurationToml>,
+    /// A project's `[[campaign.NAME.grid]]`.
+    #[serde(default)]
+    grid: Vec<GridToml>,
 }
 
 fn one() -> u32 {
@@ -272,7 +255,19 @@ impl Campaign {
     /// [`Campaign::load`] on text already read.
     pub fn parse(file: &Path, text: &str, config: &Config) -> Result<Campaign, Error> {
         let parsed: FileToml = toml::from_str(text).map_err(|e| setup(format!("{}: {e}", file.display())))?;
-        Campaign::check(file, text, parsed, config, &Scope::file())
+        let Some(name) = parsed.campaign.name.clone() else {
+            return Err(setup(format!(
+                "{}: campaign.name: missing (a campaign file names its campaign)",
+                file.display()
+            )));
+        };
+        if !parsed.campaign.configuration.is_empty() || !parsed.campaign.grid.is_empty() {
+            return Err(setup(format!(
+                "{}: campaign.configuration, campaign.grid: a campaign file has its [[configuration]] and [[grid]] at its top level",
+                file.display()
+            )));
+        }
+        Campaign::check(file, text, name, parsed, config, &Scope::file())
     }
 
     /// The `[campaign.NAME]` table of a project's `sparktest.toml` (`file`,
@@ -295,31 +290,37 @@ impl Campaign {
             )));
         };
         let span = table.span();
-        let t = table.into_inner();
+        let mut campaign = table.into_inner();
+        if let Some(n) = &campaign.name {
+            return Err(at(
+                file,
+                text,
+                n.span(),
+                &format!("campaign.{name}.name"),
+                "the table names the campaign: leave name out",
+            ));
+        }
         let parsed = FileToml {
-            campaign: CampaignToml {
-                name: Spanned::new(span, name.to_string()),
-                description: t.description,
-                suites: t.suites,
-                gate: t.gate,
-                on_gate_fail: t.on_gate_fail,
-                repeat: t.repeat,
-                suite_repeat: t.suite_repeat,
-                settle_secs: t.settle_secs,
-                settle_gib: t.settle_gib,
-            },
-            configuration: t.configuration,
-            grid: t.grid,
+            configuration: std::mem::take(&mut campaign.configuration),
+            grid: std::mem::take(&mut campaign.grid),
+            campaign,
             target: BTreeMap::new(),
         };
-        Campaign::check(file, text, parsed, config, &Scope::project(name))
+        Campaign::check(file, text, Spanned::new(span, name.to_string()), parsed, config, &Scope::project(name))
     }
 
     /// Check and expand a parsed campaign; `scope` spells its keys.
-    fn check(file: &Path, text: &str, parsed: FileToml, config: &Config, scope: &Scope) -> Result<Campaign, Error> {
+    fn check(
+        file: &Path,
+        text: &str,
+        name: Spanned<String>,
+        parsed: FileToml,
+        config: &Config,
+        scope: &Scope,
+    ) -> Result<Campaign, Error> {
         let (ck, tk) = (&scope.campaign, &scope.tables);
         let c = parsed.campaign;
-        check_name("campaign", c.name.get_ref()).map_err(|e| at(file, text, c.name.span(), &format!("{ck}name"), e))?;
+        check_name("campaign", name.get_ref()).map_err(|e| at(file, text, name.span(), &format!("{ck}name"), e))?;
         // The file's own targets join the project's; a name it already has
         // is refused (one name, one configuration).
         let mut own_targets = BTreeMap::new();
@@ -370,7 +371,7 @@ impl Campaign {
                 .collect(),
         };
         if listed.is_empty() {
-            return Err(at(file, text, c.name.span(), &format!("{ck}suites"), "names no suite"));
+            return Err(at(file, text, name.span(), &format!("{ck}suites"), "names no suite"));
         }
         let mut seen = BTreeSet::new();
         // Each suite as given, its own name, and whether its file makes it
@@ -540,7 +541,7 @@ impl Campaign {
             file: file.to_path_buf(),
             sha256: crate::suite::sha256_hex(text.as_bytes()),
             text: text.to_string(),
-            name: c.name.get_ref().clone(),
+            name: name.get_ref().clone(),
             description: c.description,
             configurations,
             suites,
@@ -790,6 +791,15 @@ mod tests {
         assert!(e.contains("campaign.n.repeat: must be at least 1"), "{e}");
         let e = Campaign::parse_project(file, "[campaign.n]\n", "n", &config()).unwrap_err().to_string();
         assert!(e.contains("no [[campaign.n.configuration]] or [[campaign.n.grid]]"), "{e}");
+        let e = Campaign::parse_project(file, "[campaign.n]\nname = \"m\"\n", "n", &config()).unwrap_err().to_string();
+        assert!(e.starts_with("sparktest.toml:2: campaign.n.name: the table names the campaign"), "{e}");
+        // A campaign file keeps its configurations at its top level, and names itself.
+        let e = parse("[campaign]\nname = \"n\"\n[[campaign.configuration]]\ntarget = \"local\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("a campaign file has its [[configuration]] and [[grid]] at its top level"), "{e}");
+        let e = parse("[campaign]\n[[configuration]]\ntarget = \"local\"\n").unwrap_err().to_string();
+        assert!(e.contains("campaign.name: missing"), "{e}");
         let e = Campaign::parse_project(file, text, "day", &config()).unwrap_err().to_string();
         assert!(e.contains("no [campaign.day] table; its campaigns: night, other"), "{e}");
     }
