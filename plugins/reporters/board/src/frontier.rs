@@ -61,23 +61,25 @@ pub fn frontier(runs: &Runs, columns: &[String]) -> Vec<Series> {
                 });
             }
         }
-        let sweeps = sustained_load::latest_sweeps(runs, col).into_iter();
-        for (run, c) in sweeps.flat_map(|(run, cases)| cases.into_iter().map(move |c| (run, c))) {
-            let mix =
-                sparktest_sdk::contract::sustained_load::mix_of(&c.case).map(|m| format!("{m} ")).unwrap_or_default();
-            for p in sustained_load::points(c).into_iter().filter(|p| !p.client_bound) {
-                let (Some(agg), Some(per)) = (p.aggregate_tok_s, p.per_request_tok_s) else { continue };
-                let at = match (p.kind.as_str(), p.offered) {
-                    (sparktest_sdk::contract::sustained_load::kind::RATE, Some(o)) => format!("{o:.2} req/s"),
-                    (k, _) => k.to_string(),
-                };
-                points.push(Point {
-                    source: format!("sustained-load {mix}{at}"),
-                    aggregate_tok_s: agg,
-                    per_request_tok_s: per,
-                    pareto: false,
-                    record: run.record_id(c).to_string(),
-                });
+        if let Some((run, sweeps)) = sustained_load::latest_sweeps(runs, col) {
+            for c in sweeps {
+                let mix = sparktest_sdk::contract::sustained_load::mix_of(&c.case)
+                    .map(|m| format!("{m} "))
+                    .unwrap_or_default();
+                for p in sustained_load::points(c).into_iter().filter(|p| !p.client_bound) {
+                    let (Some(agg), Some(per)) = (p.aggregate_tok_s, p.per_request_tok_s) else { continue };
+                    let at = match (p.kind.as_str(), p.offered) {
+                        (sparktest_sdk::contract::sustained_load::kind::RATE, Some(o)) => format!("{o:.2} req/s"),
+                        (k, _) => k.to_string(),
+                    };
+                    points.push(Point {
+                        source: format!("sustained-load {mix}{at}"),
+                        aggregate_tok_s: agg,
+                        per_request_tok_s: per,
+                        pareto: false,
+                        record: run.record_id(c).to_string(),
+                    });
+                }
             }
         }
         points.retain(|p| p.aggregate_tok_s.is_finite() && p.per_request_tok_s.is_finite());

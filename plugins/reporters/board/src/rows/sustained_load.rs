@@ -72,10 +72,11 @@ pub fn points(c: &CaseRecord) -> Vec<Point> {
         .collect()
 }
 
-/// The column's sweep, its run and its points, for the charts.
+/// The column's sweep, its run and its points, for the charts: the first
+/// of [`latest_sweeps`].
 pub fn latest_sweep<'a>(runs: &'a Runs, col: &str) -> Option<(&'a Run, &'a CaseRecord)> {
-    let run = pick(runs, col, |r| sweep_case(r).is_some())?;
-    Some((run, sweep_case(run)?))
+    let (run, sweeps) = latest_sweeps(runs, col)?;
+    Some((run, sweeps.first().copied()?))
 }
 
 /// Every mix's sweep in the run the row reads on `col` (the frontier draws
