@@ -99,14 +99,19 @@ fn plan(rate: Option<f64>, arrival: Arrival, count: u32) -> LoadPlan {
     LoadPlan { requests: vec![request()], rate, arrival, seed: 692, warmup: 0, count, max_concurrency: None }
 }
 
+/// The numeric fields of a `/proc/.../stat` line after the command name
+/// (the state letter left out): `utime`, `stime` at 10 and 11, `cutime`,
+/// `cstime` at 12 and 13. The sum of the pair at `at`, in seconds.
+fn stat_seconds(stat: &str, at: usize) -> f64 {
+    let after = stat.rsplit_once(')').map(|(_, rest)| rest).unwrap_or("");
+    let f: Vec<f64> = after.split_whitespace().filter_map(|x| x.parse().ok()).collect();
+    (f.get(at).copied().unwrap_or(0.0) + f.get(at + 1).copied().unwrap_or(0.0)) / 100.0
+}
+
 /// user + system CPU seconds: of the whole process, and of its threads
 /// whose name starts with `prefix`.
 fn cpu(prefix: &str) -> (f64, f64) {
-    let fields = |stat: &str| -> f64 {
-        let after = stat.rsplit_once(')').map(|(_, rest)| rest).unwrap_or("");
-        let f: Vec<f64> = after.split_whitespace().filter_map(|x| x.parse().ok()).collect();
-        (f.get(10).copied().unwrap_or(0.0) + f.get(11).copied().unwrap_or(0.0)) / 100.0
-    };
+    let fields = |stat: &str| stat_seconds(stat, 10);
     let process = fields(&std::fs::read_to_string("/proc/self/stat").unwrap_or_default());
     let mut named = 0.0;
     for task in std::fs::read_dir("/proc/self/task").into_iter().flatten().flatten() {
@@ -435,10 +440,7 @@ struct VllmRun {
 /// user + system CPU seconds of this process's children that have been
 /// waited for (`cutime` and `cstime`).
 fn children_cpu() -> f64 {
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    let after = stat.rsplit_once(')').map(|(_, rest)| rest).unwrap_or("");
-    let f: Vec<f64> = after.split_whitespace().filter_map(|x| x.parse().ok()).collect();
-    (f.get(12).copied().unwrap_or(0.0) + f.get(13).copied().unwrap_or(0.0)) / 100.0
+    stat_seconds(&std::fs::read_to_string("/proc/self/stat").unwrap_or_default(), 12)
 }
 
 /// One run of `vllm bench serve` against `url`. The `vllm` script cannot
