@@ -39,7 +39,7 @@ pub mod sse;
 mod types;
 
 pub use client::{
-    Client, ClientConfig, RetryBudget, Secret, Timeouts, chat_body, completion_body, http_builder, redact_url,
+    Client, ClientConfig, RetryBudget, Secret, Sends, Timeouts, chat_body, completion_body, http_builder, redact_url,
 };
 pub use engines::{DraftCounters, EngineKind, KvBytes, LiveLoad, Reading};
 pub use load::{Arrival, LoadPlan, LoadRequest, LoadResult};
@@ -163,9 +163,15 @@ impl Endpoint {
     /// the request itself (an image to a build without vision) is a clean
     /// refusal, whatever its status.
     pub async fn chat(&self, req: &ChatRequest) -> Result<Reply, CallError> {
+        self.chat_sent(req, Sends::Retrying).await
+    }
+
+    /// A chat completion sent as `sends` says: a request of an open-loop
+    /// schedule goes once ([`Sends::Once`]).
+    pub async fn chat_sent(&self, req: &ChatRequest, sends: Sends) -> Result<Reply, CallError> {
         let req = self.as_sent(req);
         let req = req.as_ref();
-        self.client.chat(req).await.map_err(|err| {
+        self.client.chat_sent(req, sends).await.map_err(|err| {
             let reading = match &err {
                 CallError::Unanswered { status, body, .. } | CallError::Rejected { status, body, .. } => {
                     self.engine.read_error(*status, body, has_images(req), !req.tools.is_empty())

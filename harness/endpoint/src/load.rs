@@ -6,8 +6,11 @@
 //! The host owns the clock. [`schedule`] computes every intended send
 //! offset from the plan's seed first; then each request goes out at its
 //! absolute instant (one base [`Instant`] plus its offset, never a sum of
-//! sleeps), streamed through [`Endpoint::chat`], so timing, the model
-//! check, the lost/rejected classes and tool-choice forcing all apply.
+//! sleeps), streamed through [`Endpoint::chat_sent`] once ([`Sends::Once`]:
+//! a 429 is a refusal and a 503 or a refused connection no answer, at the
+//! request's instant, never asked again inside the schedule), so timing,
+//! the model check, the lost/rejected classes and tool-choice forcing all
+//! apply.
 //! Every request keeps its intended and actual send time: a client that
 //! could not hold the schedule is seen ([`LoadResult::client_bound`]),
 //! never mistaken for a slow server.
@@ -34,10 +37,14 @@ use sparktest_record::{ClientCeiling, LoadWindow, Percentiles};
 use sparktest_stats::Rng;
 use tokio::task::JoinSet;
 
-use crate::{CallError, ChatRequest, Endpoint, LOAD_SAMPLE_EVERY, LiveLoad, Reply};
+use crate::{CallError, ChatRequest, Endpoint, LOAD_SAMPLE_EVERY, LiveLoad, Reply, Sends};
 
 /// Most requests one plan may send, warm-up included.
 pub const MAX_LOAD_REQUESTS: u32 = 100_000;
+
+/// The longest schedule a plan may have: past it, a rate is surely a
+/// mistake (a second a request for 100,000 requests is 28 hours).
+pub const MAX_LOAD_SPAN: Duration = Duration::from_secs(7 * 86_400);
 
 /// Most requests the host keeps open at once, whatever the plan's
 /// `max_concurrency` (a plan may not open sockets without bound); fewer
@@ -164,13 +171,22 @@ impl LoadPlan {
         if self.max_concurrency == Some(0) {
             return Err("max-concurrency 0 would send nothing".into());
         }
+        if self.rate.is_some() && self.last_send().is_none_or(|last| last > MAX_LOAD_SPAN) {
+            return Err(format!(
+                "at {} requests/s its {} requests span more than {} days: no case waits that long",
+                self.rate.unwrap_or_default(),
+                self.total(),
+                MAX_LOAD_SPAN.as_secs() / 86_400
+            ));
+        }
         Ok(())
     }
 
     /// When the last request is meant to go, from the start (zero without
-    /// a rate): what an instrument sizes `count` and `rate` against.
-    pub fn last_send(&self) -> Duration {
-        schedule(self).last().map_or(Duration::ZERO, |ms| Duration::from_secs_f64(ms / 1000.0))
+    /// a rate): what an instrument sizes `count` and `rate` against. None
+    /// when it is past any time a clock can hold (a rate of `1e-300`).
+    pub fn last_send(&self) -> Option<Duration> {
+        schedule(self).last().map_or(Some(Duration::ZERO), |ms| Duration::try_from_secs_f64(ms / 1000.0).ok())
     }
 }
 
@@ -408,7 +424,7 @@ impl Endpoint {
     }
 
     /// Run a load: every request at its instant of the plan's schedule,
-    /// streamed through [`Endpoint::chat`], at most `max_concurrency` (and
+    /// streamed once through [`Endpoint::chat_sent`], at most `max_concurrency` (and
     /// the host's [`open_request_cap`]) in flight, while the server's own
     /// load is sampled. A plan that fails [`Endpoint::check_load`] sends
     /// nothing: no requests, and `client_bound` says why.
@@ -446,7 +462,9 @@ impl Endpoint {
                 let go = start.await.ok()?;
                 let mut slot = Slot(clock, None);
                 let sent = Instant::now();
-                let reply = endpoint.chat(&requests[index % requests.len()]).await;
+                // Sent once at its instant: a refusal is recorded as it
+                // came, never resent inside the schedule.
+                let reply = endpoint.chat_sent(&requests[index % requests.len()], Sends::Once).await;
                 let ended = Instant::now();
                 slot.1 = Some(ended);
                 drop(slot);
@@ -456,7 +474,13 @@ impl Endpoint {
         // A millisecond's lead for the clock thread to start.
         let base = Instant::now() + Duration::from_millis(1);
         clock.lock().freed.extend(std::iter::repeat_n(base, slots as usize));
-        let instants: Vec<Instant> = offsets.iter().map(|ms| base + Duration::from_secs_f64(ms / 1000.0)).collect();
+        // Every offset fits a clock: `check` refused a schedule that does not.
+        let instants: Vec<Instant> = offsets
+            .iter()
+            .map(|ms| {
+                base.checked_add(Duration::try_from_secs_f64(ms / 1000.0).unwrap_or(Duration::MAX)).unwrap_or(base)
+            })
+            .collect();
         if let Err(err) = start_clock(&clock, instants, gos, slots, plan.rate.is_none()) {
             return LoadResult {
                 requests: Vec::new(),
@@ -541,7 +565,7 @@ impl Endpoint {
         let held =
             Held { plan, lag_p99_ms, window_ms, slots, cap, waited: waits[warmup..].iter().filter(|w| **w).count() };
         let client_bound = held.reason();
-        let at = |ms: f64| base + Duration::from_secs_f64(ms / 1000.0);
+        let at = |ms: f64| base + Duration::try_from_secs_f64(ms / 1000.0).unwrap_or(Duration::ZERO);
         let load = window_of(self, &readings, failed, at(first_send), at(last_end));
         LoadResult { requests, window_ms, lag_p99_ms, client_bound, load }
     }
@@ -693,7 +717,7 @@ mod tests {
         let mut warm = plan(Some(8.0), Arrival::Constant, 1, 3);
         warm.warmup = 2;
         assert_eq!(schedule(&warm), c);
-        assert_eq!(warm.last_send(), Duration::from_millis(500));
+        assert_eq!(warm.last_send(), Some(Duration::from_millis(500)));
     }
 
     #[test]
@@ -739,6 +763,18 @@ mod tests {
         assert!(bad(&|p| p.requests.clear()).contains("at least one request"));
         assert!(bad(&|p| p.max_concurrency = Some(0)).contains("max-concurrency 0"));
         assert!(bad(&|p| p.warmup = MAX_LOAD_REQUESTS).contains("at most 100000"));
+        // A rate so low its schedule fits no clock: refused, never a panic.
+        assert!(
+            bad(&|p| {
+                p.rate = Some(1e-300);
+                p.count = 2;
+            })
+            .contains("span more than 7 days")
+        );
+        let mut tiny = ok.clone();
+        tiny.rate = Some(1e-300);
+        tiny.count = 2;
+        assert_eq!(tiny.last_send(), None);
     }
 
     #[test]

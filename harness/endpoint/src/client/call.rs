@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::body::{chat_body, completion_body};
 use super::reply::{bound_counts, completion_cap, parse_whole};
-use super::transport::{Answered, ClientConfig, classify_status, http_builder, redact_url, redirected};
+use super::transport::{Answered, ClientConfig, Sends, classify_status, http_builder, redact_url, redirected};
 use crate::types::*;
 
 /// An OpenAI-compatible server at a base URL, serving one model.
@@ -111,8 +111,13 @@ impl Client {
 
     /// `POST /v1/chat/completions`.
     pub async fn chat(&self, req: &ChatRequest) -> Result<Reply, CallError> {
+        self.chat_sent(req, Sends::Retrying).await
+    }
+
+    /// `POST /v1/chat/completions`, sent as `sends` says.
+    pub async fn chat_sent(&self, req: &ChatRequest, sends: Sends) -> Result<Reply, CallError> {
         let body = chat_body(&self.model, req)?;
-        self.post("/v1/chat/completions", body, req.stream, Shape::Chat).await.map_err(|err| match err {
+        self.post("/v1/chat/completions", body, req.stream, Shape::Chat, sends).await.map_err(|err| match err {
             // The probe read /v1/models before any case: a chat path that
             // is not there is the setup's error, not a lost serve.
             CallError::Unanswered { status: status @ (404 | 405), body, attempts } => CallError::Misdirected {
@@ -129,7 +134,7 @@ impl Client {
     /// `POST /v1/completions`.
     pub async fn complete(&self, req: &CompletionRequest) -> Result<Reply, CallError> {
         let body = completion_body(&self.model, req)?;
-        self.post("/v1/completions", body, req.stream, Shape::Completion).await
+        self.post("/v1/completions", body, req.stream, Shape::Completion, Sends::Retrying).await
     }
 
     /// `GET` an auxiliary path (a probe, `/metrics`, `/slots`) within the
@@ -154,7 +159,7 @@ impl Client {
     /// `POST` a JSON body to a path and return the JSON answer; 4xx is
     /// `Rejected`, 5xx, a dropped connection or non-JSON is lost.
     pub async fn post_json(&self, path: &str, body: &Value) -> Result<Value, CallError> {
-        let (resp, attempts, _) = self.send(path, body).await?;
+        let (resp, attempts, _) = self.send(path, body, Sends::Retrying).await?;
         self.json_answer(resp).await.map_err(|err| err.sent(attempts))
     }
 
@@ -173,9 +178,16 @@ impl Client {
         Ok(value)
     }
 
-    async fn post(&self, path: &str, body: Value, stream: bool, shape: Shape) -> Result<Reply, CallError> {
+    async fn post(
+        &self,
+        path: &str,
+        body: Value,
+        stream: bool,
+        shape: Shape,
+        sends: Sends,
+    ) -> Result<Reply, CallError> {
         // Timing starts at the send that was answered, not at the first.
-        let (resp, attempts, started) = self.send(path, &body).await?;
+        let (resp, attempts, started) = self.send(path, &body, sends).await?;
         // Whatever becomes of the answer, the call took every send.
         let mut reply = self.answer(resp, started, stream, shape).await.map_err(|err| err.sent(attempts))?;
         bound_counts(&mut reply.usage, completion_cap(&body), self.context);

@@ -29,4 +29,4 @@ pub use body::{chat_body, completion_body};
 pub use call::Client;
 pub(crate) use call::millis;
 use call::{Shape, another_model, clip};
-pub use transport::{ClientConfig, RetryBudget, Secret, Timeouts, http_builder, redact_url};
+pub use transport::{ClientConfig, RetryBudget, Secret, Sends, Timeouts, http_builder, redact_url};

@@ -259,15 +259,35 @@ fn retryable(status: u16) -> bool {
     matches!(status, 408 | 429 | 503)
 }
 
+/// How often a request may be sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Sends {
+    /// A single call: a 408/429/503 is asked again while the run's retry
+    /// budget lasts, and a request whose reused connection the server had
+    /// closed goes out once more on a fresh one.
+    #[default]
+    Retrying,
+    /// A request a schedule owns (open-loop load): sent once, at its
+    /// instant. A 429 is a refusal and a 503 or a refused connection no
+    /// answer, each recorded as it came (with the server's `Retry-After`
+    /// in its words), never asked again inside the schedule.
+    Once,
+}
+
 impl Client {
     pub(super) fn lost(&self, err: reqwest::Error) -> CallError {
         CallError::lost(lost_reason(err, self.config.timeouts))
     }
 
     /// Send, coming back later while the server asks to (429, 408, 503)
-    /// and the run's retry budget lasts. Returns the response and the
-    /// number of sends.
-    pub(super) async fn send(&self, path: &str, body: &Value) -> Result<(reqwest::Response, u32, Instant), CallError> {
+    /// and the run's retry budget lasts, unless `mode` is [`Sends::Once`].
+    /// Returns the response and the number of sends.
+    pub(super) async fn send(
+        &self,
+        path: &str,
+        body: &Value,
+        mode: Sends,
+    ) -> Result<(reqwest::Response, u32, Instant), CallError> {
         let url = format!("{}{path}", self.base_url);
         let retry = &self.config.retry;
         let streamed = body.get("stream").and_then(Value::as_bool).unwrap_or(false);
@@ -309,7 +329,8 @@ impl Client {
                 // (a new connection read whole and reset may be generating
                 // now): never sent twice. Nor are timeouts.
                 Err(err)
-                    if !resent_fresh
+                    if mode == Sends::Retrying
+                        && !resent_fresh
                         && !err.is_connect()
                         && !err.is_timeout()
                         && self.answered.reused(&err, self.config.timeouts.request) =>
@@ -332,6 +353,22 @@ impl Client {
                 return Ok((resp, attempt, sent));
             }
             let asked = resp.headers().get(RETRY_AFTER).and_then(|v| v.to_str().ok()).and_then(retry_after);
+            if mode == Sends::Once {
+                let body = self.error_body(resp).await;
+                let asked = asked.map_or(String::new(), |a| {
+                    format!(" (Retry-After: {} s; a scheduled request is not sent again)", a.as_secs())
+                });
+                return Err(match classify_status(status, &body) {
+                    // Too many requests: the server refused this one, cleanly.
+                    Err(CallError::Unanswered { status: 429, body, .. }) => {
+                        CallError::Rejected { status, body: format!("{body}{asked}"), attempts: 1 }
+                    }
+                    Err(CallError::Unanswered { status, body, .. }) => {
+                        CallError::Unanswered { status, body: format!("{body}{asked}"), attempts: 1 }
+                    }
+                    other => other.err().unwrap_or_else(|| CallError::lost(format!("HTTP {status}"))),
+                });
+            }
             let backoff = retry.first_backoff.saturating_mul(1 << (attempt - 1).min(16));
             let wait = asked.unwrap_or(backoff).min(retry.max_backoff);
             // A server that asks for a longer wait than a retry may take is
