@@ -143,11 +143,11 @@ fn footprint_of_a_server_the_harness_did_not_launch_is_not_applicable() {
     let run = &p.measurements()[0];
     let c = run.case("footprint::idle::memory").clone();
     assert_eq!(c.outcome, Outcome::NotApplicable);
-    // Read by a 0.4.0 instrument from the typed `footprint-unmeasured`; the
+    // Read by a 0.5.0 instrument (the SDK's) from the typed `footprint-unmeasured`; the
     // manifest keeps the `footprint.not_measured` fact for the board.
     assert!(c.reason.unwrap().contains("did not launch"));
     let info = run.manifest.instruments.iter().find(|i| i.name == "footprint").unwrap();
-    assert_eq!(info.interface.as_deref(), Some("0.4.0"));
+    assert_eq!(info.interface.as_deref(), Some("0.5.0"));
     assert!(
         run.manifest.target.facts.iter().any(|(k, v)| k == "footprint.not_measured" && v.contains("did not launch"))
     );

@@ -4,9 +4,9 @@
 //! version's file (`v1.rs` … `v4.rs`) expands against its own bindings:
 //! `shared_conversions!` (every version), `since_v0_2!` (replies, errors,
 //! facts' parts, the judge and every import), `facts_since_v0_3!` (the
-//! typed facts) and `since_v0_4!` with `since_v0_4_endpoint_calls!`
-//! (open-loop load). A new version is a new file here that expands them and adds
-//! what it changed.
+//! typed facts), `since_v0_4!` with `since_v0_4_endpoint_calls!`
+//! (open-loop load) and `since_v0_5!` (the run's limits). A new version is
+//! a new file here that expands them and adds what it changed.
 
 use sparktest_record::{Metric, Verdict};
 
@@ -551,12 +551,37 @@ macro_rules! since_v0_4 {
 }
 
 /// The endpoint calls 0.4.0 and every later version add, inside its
-/// `impl endpoint::Host` (passed to `since_v0_2!`).
+/// `impl endpoint::Host` (passed to `since_v0_2!`); `$past` is what a plan
+/// whose last send falls past the case's limit does
+/// (`crate::plugin::state::PastLimit`: 0.4.0 traps, 0.5.0 is told).
 macro_rules! since_v0_4_endpoint_calls {
-    () => {
+    ($past:expr) => {
         async fn open_loop(&mut self, plan: wit::LoadPlan) -> wasmtime::Result<wit::LoadResult> {
-            let result = CaseState::open_loop(self, super::load::plan(plan)).await?;
+            let result = CaseState::open_loop(self, super::load::plan(plan), $past).await?;
             super::load::result(result).map_err(|why| trap_invalid("open-loop", why))
+        }
+    };
+}
+
+/// What 0.5.0 and every later version add: the run's limits
+/// (`run.limits`), for instruments from `cases` on.
+macro_rules! since_v0_5 {
+    () => {
+        /// The run's limits, on the host's case state.
+        mod run_limits {
+            use super::super::state::CaseState;
+            use super::sparktest::plugin::run;
+
+            impl run::Host for CaseState {
+                async fn limits(&mut self) -> wasmtime::Result<run::CaseLimits> {
+                    let l = self.run_limits;
+                    Ok(run::CaseLimits {
+                        case_timeout_ms: u64::try_from(l.case_timeout.as_millis()).unwrap_or(u64::MAX),
+                        request_timeout_ms: u64::try_from(l.request_timeout.as_millis()).unwrap_or(u64::MAX),
+                        max_load_requests: l.max_load_requests,
+                    })
+                }
+            }
         }
     };
 }

@@ -24,8 +24,9 @@ use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::{HostMonotonicClock, HostWallClock, WasiCtxBuilder};
 
 use super::adapter::{Finding, GuestInfo};
+use super::state::RunLimits;
 use super::state::{CallLog, CaseState, Judge, Restarter};
-use super::{v1, v2, v3, v4};
+use super::{v1, v2, v3, v4, v5};
 use crate::endpoint::Endpoint;
 use crate::error::{Error, ErrorKind};
 use crate::suite::sha256_hex;
@@ -39,6 +40,9 @@ pub struct Limits {
     pub memory_bytes: usize,
     /// Wall-clock limit per case, server time included.
     pub case_timeout: Duration,
+    /// Limit of one request (what an instrument leaves after a load's last
+    /// send).
+    pub request_timeout: Duration,
     /// Wall-clock limit of `describe`, `cases` and `render`.
     pub setup_timeout: Duration,
     /// Most bytes a guest may hand the host in one call.
@@ -50,7 +54,7 @@ pub struct Limits {
 const YIELD_EVERY_FUEL: u64 = 10_000_000;
 
 /// The released interface versions, oldest first.
-const INTERFACES: [&str; 4] = ["0.1.0", "0.2.0", "0.3.0", "0.4.0"];
+const INTERFACES: [&str; 5] = ["0.1.0", "0.2.0", "0.3.0", "0.4.0", "0.5.0"];
 
 /// How often a reporter yields to the async runtime, so that its wall-clock
 /// limit can fire.
@@ -144,6 +148,7 @@ enum Pre {
     V2(v2::InstrumentPre<CaseState>),
     V3(v3::InstrumentPre<CaseState>),
     V4(v4::InstrumentPre<CaseState>),
+    V5(v5::InstrumentPre<CaseState>),
 }
 
 /// The reporter world of one released interface version.
@@ -152,6 +157,7 @@ enum ReporterPre {
     V2(v2::reporter::ReporterPre<CaseState>),
     V3(v3::reporter::ReporterPre<CaseState>),
     V4(v4::reporter::ReporterPre<CaseState>),
+    V5(v5::reporter::ReporterPre<CaseState>),
 }
 
 /// The same call on whichever version a component was built against: the
@@ -163,6 +169,7 @@ macro_rules! each_version {
             ReporterPre::V2($p) => $call,
             ReporterPre::V3($p) => $call,
             ReporterPre::V4($p) => $call,
+            ReporterPre::V5($p) => $call,
         }
     };
     ($pre:expr, $p:ident => $call:expr) => {
@@ -171,6 +178,7 @@ macro_rules! each_version {
             Pre::V2($p) => $call,
             Pre::V3($p) => $call,
             Pre::V4($p) => $call,
+            Pre::V5($p) => $call,
         }
     };
 }
@@ -284,6 +292,8 @@ impl PluginHost {
             .map_err(|e| err("failed to link the 0.3.0 imports", e))?;
         v4::Instrument::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)
             .map_err(|e| err("failed to link the 0.4.0 imports", e))?;
+        v5::Instrument::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)
+            .map_err(|e| err("failed to link the 0.5.0 imports", e))?;
         // A reporter gets WASI (nothing granted) and the suite-data files only.
         let mut reporter_linker = Linker::new(&reporter_engine);
         wasmtime_wasi::p2::add_to_linker_async(&mut reporter_linker).map_err(|e| err("failed to link WASI", e))?;
@@ -295,6 +305,8 @@ impl PluginHost {
             .map_err(|e| err("failed to link the 0.3.0 reporter imports", e))?;
         v4::reporter::Reporter::add_to_linker::<_, HasSelf<_>>(&mut reporter_linker, |s| s)
             .map_err(|e| err("failed to link the 0.4.0 reporter imports", e))?;
+        v5::reporter::Reporter::add_to_linker::<_, HasSelf<_>>(&mut reporter_linker, |s| s)
+            .map_err(|e| err("failed to link the 0.5.0 reporter imports", e))?;
         Ok(PluginHost { engine, linker, reporter_engine, reporter_linker, limits })
     }
 
@@ -329,6 +341,11 @@ impl PluginHost {
             .build();
         let in_call = Arc::new(AtomicBool::new(false));
         let state = CaseState {
+            run_limits: RunLimits {
+                case_timeout: self.limits.case_timeout,
+                request_timeout: self.limits.request_timeout,
+                max_load_requests: crate::endpoint::load::MAX_LOAD_REQUESTS,
+            },
             wasi,
             table: ResourceTable::new(),
             limits,
@@ -438,12 +455,14 @@ impl PluginHost {
             Some("0.1.0") => v1::InstrumentPre::new(pre).map(Pre::V1),
             Some("0.2.0") => v2::InstrumentPre::new(pre).map(Pre::V2),
             Some("0.3.0") => v3::InstrumentPre::new(pre).map(Pre::V3),
-            _ => v4::InstrumentPre::new(pre.clone()).map(Pre::V4).or_else(|e4| {
-                v3::InstrumentPre::new(pre.clone())
-                    .map(Pre::V3)
+            Some("0.4.0") => v4::InstrumentPre::new(pre).map(Pre::V4),
+            _ => v5::InstrumentPre::new(pre.clone()).map(Pre::V5).or_else(|e5| {
+                v4::InstrumentPre::new(pre.clone())
+                    .map(Pre::V4)
+                    .or_else(|_| v3::InstrumentPre::new(pre.clone()).map(Pre::V3))
                     .or_else(|_| v2::InstrumentPre::new(pre.clone()).map(Pre::V2))
                     .or_else(|_| v1::InstrumentPre::new(pre).map(Pre::V1))
-                    .map_err(|_| e4)
+                    .map_err(|_| e5)
             }),
         }
         .map_err(|e| plugin_err(format!("component {} does not export the instrument world: {e:#}", wasm.display())))?;
@@ -462,6 +481,7 @@ impl PluginHost {
             Pre::V2(_) => "0.2.0",
             Pre::V3(_) => "0.3.0",
             Pre::V4(_) => "0.4.0",
+            Pre::V5(_) => "0.5.0",
         };
         Ok(Ok(InstrumentPlugin {
             pre,
@@ -496,12 +516,14 @@ impl PluginHost {
             Some("0.1.0") => v1::reporter::ReporterPre::new(pre).map(ReporterPre::V1),
             Some("0.2.0") => v2::reporter::ReporterPre::new(pre).map(ReporterPre::V2),
             Some("0.3.0") => v3::reporter::ReporterPre::new(pre).map(ReporterPre::V3),
-            _ => v4::reporter::ReporterPre::new(pre.clone()).map(ReporterPre::V4).or_else(|e4| {
-                v3::reporter::ReporterPre::new(pre.clone())
-                    .map(ReporterPre::V3)
+            Some("0.4.0") => v4::reporter::ReporterPre::new(pre).map(ReporterPre::V4),
+            _ => v5::reporter::ReporterPre::new(pre.clone()).map(ReporterPre::V5).or_else(|e5| {
+                v4::reporter::ReporterPre::new(pre.clone())
+                    .map(ReporterPre::V4)
+                    .or_else(|_| v3::reporter::ReporterPre::new(pre.clone()).map(ReporterPre::V3))
                     .or_else(|_| v2::reporter::ReporterPre::new(pre.clone()).map(ReporterPre::V2))
                     .or_else(|_| v1::reporter::ReporterPre::new(pre).map(ReporterPre::V1))
-                    .map_err(|_| e4)
+                    .map_err(|_| e5)
             }),
         }
         .map_err(|e| plugin_err(format!("component {} does not export the reporter world: {e:#}", wasm.display())))?;
@@ -630,6 +652,7 @@ mod tests {
             fuel: 1_000_000,
             memory_bytes: 1 << 20,
             case_timeout: Duration::from_secs(5),
+            request_timeout: Duration::from_secs(5),
             setup_timeout: Duration::from_secs(5),
             hostcall_bytes: 1 << 20,
         }

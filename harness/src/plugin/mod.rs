@@ -1,7 +1,7 @@
 //! The plugin host: instruments and reporters are WASM components run in a
 //! sandbox.
 //!
-//! One file per released interface version (`v1.rs` … `v4.rs`): its
+//! One file per released interface version (`v1.rs` … `v5.rs`): its
 //! generated bindings, conversions and imports, adapting to the host's one
 //! case state (`state.rs`) and guest view (`adapter.rs`); what the versions
 //! share is written once, in `adapter.rs`'s macros. The rest of the harness
@@ -17,9 +17,10 @@ mod v1;
 mod v2;
 mod v3;
 mod v4;
+mod v5;
 
 pub use adapter::Finding;
 pub use build::{component_for, trusted_workspaces};
 pub use host::{CaseInfo, CaseResult, Ended, InstrumentPlugin, Limits, PluginHost, Reach};
 pub use names::check_segments;
-pub use state::{CallLog, Judge, Restarter};
+pub use state::{CallLog, Judge, Restarter, RunLimits};

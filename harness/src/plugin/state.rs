@@ -224,6 +224,8 @@ impl Drop for InCall {
 
 /// Everything one store (one instance, one case) holds.
 pub struct CaseState {
+    /// The run's limits, as `run.limits` gives them (0.5.0).
+    pub(super) run_limits: RunLimits,
     pub(super) wasi: WasiCtx,
     pub(super) table: ResourceTable,
     pub(super) limits: StoreLimits,
@@ -247,6 +249,28 @@ impl WasiView for CaseState {
     fn ctx(&mut self) -> WasiCtxView<'_> {
         WasiCtxView { ctx: &mut self.wasi, table: &mut self.table }
     }
+}
+
+/// What the host allows each case of a run, as an instrument reads it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RunLimits {
+    /// A case's wall-clock limit.
+    pub case_timeout: Duration,
+    /// One request's limit.
+    pub request_timeout: Duration,
+    /// The most requests one open-loop plan may send.
+    pub max_load_requests: u32,
+}
+
+/// What a load plan whose last send falls past the case's limit does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PastLimit {
+    /// It traps the instrument (0.4.0).
+    Trap,
+    /// It is not sent: the result has no requests and says why in its
+    /// `client_bound` (0.5.0 and later): a sweep's computed rate may not
+    /// fit what is left, and the instrument goes on.
+    NotSent,
 }
 
 /// Most requests one `chat-concurrent` call may send at once.
@@ -306,22 +330,35 @@ impl CaseState {
 
     /// A load: the plan checked (an instrument's bug traps), every request
     /// sent at its instant, each recorded as a call.
-    pub(super) async fn open_loop(&mut self, plan: dom::LoadPlan) -> wasmtime::Result<dom::LoadResult> {
+    pub(super) async fn open_loop(
+        &mut self,
+        plan: dom::LoadPlan,
+        past: PastLimit,
+    ) -> wasmtime::Result<dom::LoadResult> {
         let endpoint = self.endpoint()?;
         endpoint.check_load(&plan).map_err(|why| trap_invalid("open-loop", why))?;
         if let Some((deadline, limit)) = self.deadline {
-            let last = plan.last_send();
             let left = deadline.saturating_duration_since(Instant::now());
-            if last >= left {
-                return Err(trap_invalid(
-                    "open-loop",
-                    format!(
-                        "its last send is {:.1} s away, past the case's wall-clock limit of {} s (case-timeout-secs; {:.1} s left): size count and rate to the limit",
-                        last.as_secs_f64(),
-                        limit.as_secs(),
-                        left.as_secs_f64()
-                    ),
-                ));
+            let last = plan.last_send();
+            if last.is_none_or(|last| last >= left) {
+                let why = format!(
+                    "its last send is {} away, past the case's wall-clock limit of {} s (case-timeout-secs; {:.1} s left)",
+                    last.map_or("beyond any time".to_string(), |l| format!("{:.1} s", l.as_secs_f64())),
+                    limit.as_secs(),
+                    left.as_secs_f64()
+                );
+                return match past {
+                    PastLimit::Trap => {
+                        Err(trap_invalid("open-loop", format!("{why}: size count and rate to the limit")))
+                    }
+                    PastLimit::NotSent => Ok(dom::LoadResult {
+                        requests: Vec::new(),
+                        window_ms: 0.0,
+                        lag_p99_ms: 0.0,
+                        client_bound: Some(format!("not sent: {why}")),
+                        load: None,
+                    }),
+                };
             }
         }
         let _busy = InCall::new(&self.in_call);

@@ -82,6 +82,7 @@ pub fn limits(config: &Config) -> Limits {
         fuel: run.fuel_per_case,
         memory_bytes: usize::try_from(run.memory_per_instance_mib.saturating_mul(1 << 20)).unwrap_or(usize::MAX),
         case_timeout: Duration::from_secs(run.case_timeout_secs),
+        request_timeout: Duration::from_secs(run.request_timeout_secs),
         setup_timeout: Duration::from_secs(run.setup_timeout_secs),
         hostcall_bytes: usize::try_from(run.hostcall_mib.saturating_mul(1 << 20)).unwrap_or(usize::MAX),
     }

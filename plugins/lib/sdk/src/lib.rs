@@ -48,9 +48,9 @@
 //! the case with it).
 //!
 //! Build with `cargo build --target wasm32-wasip2`; `cargo sparktest` does this
-//! for workspace crates on demand. This SDK builds against interface 0.4.0
-//! (`plugins/wit/since_v0.4.0`); the host still loads components built
-//! against 0.1.0, 0.2.0 and 0.3.0.
+//! for workspace crates on demand. This SDK builds against interface 0.5.0
+//! (`plugins/wit/since_v0.5.0`); the host still loads components built
+//! against 0.1.0 to 0.4.0.
 //!
 //! # Open-loop load
 //!
@@ -68,11 +68,12 @@
 //! ```
 //!
 //! The schedule must fit the case: the last send comes at about
-//! `(warmup + count) / rate` seconds ([`LoadPlan::last_send`]), and a plan
-//! whose last send would come after the case's wall-clock limit
-//! (`case-timeout-secs`, 1,800 s by default) traps before anything is
-//! sent; leave room after it for the last replies (up to
-//! `request-timeout-secs`). The result carries every reply with its chunk
+//! `(warmup + count) / rate` seconds ([`LoadPlan::last_send`]). [`limits`]
+//! gives the case's wall-clock limit (`case-timeout-secs`, 1,800 s by
+//! default) and one request's (`request-timeout-secs`) from `cases` on:
+//! refuse settings that cannot fit there, naming the field. A plan whose
+//! last send would still come after what is left of the case is not sent
+//! (its result says why). The result carries every reply with its chunk
 //! arrivals (8 bytes a streamed chunk, and the text), which must fit the
 //! instrument's memory (`memory-per-instance-mib`).
 //!
@@ -89,7 +90,7 @@
 pub mod __private {
     //! Generated bindings. Not public API: use the re-exports at the crate root.
     wit_bindgen::generate!({
-        path: "../../wit/since_v0.4.0",
+        path: "../../wit/since_v0.5.0",
         world: "instrument",
         pub_export_macro: true,
         export_macro_name: "__export_instrument",
@@ -119,9 +120,11 @@ pub use __private::sparktest::plugin::judge::JudgeInfo;
 /// means one thing.
 pub use __private::sparktest::plugin::plugin_types::Outcome as Finding;
 pub use __private::sparktest::plugin::plugin_types::{CaseInfo, Info, Snapshot, Verdict};
+/// What the host allows each case of this run ([`limits`]).
+pub use __private::sparktest::plugin::run::CaseLimits;
 pub use __private::sparktest::plugin::types::{Metric, Pair};
 
-use __private::sparktest::plugin::{endpoint, judge, suite_data};
+use __private::sparktest::plugin::{endpoint, judge, run, suite_data};
 
 /// An instrument: one board row's measurement.
 ///
@@ -370,10 +373,22 @@ pub fn last_load_window() -> Option<LoadWindow> {
 /// actual send time; a lost one is kept in its place (a figure of the
 /// load: the case is lost only when every measured request was).
 /// [`LoadResult::client_bound`] says when the host could not hold the
-/// schedule: those figures are the client's, not the server's. A plan
-/// that cannot run (see [`LoadPlan::new`]) traps the instrument.
+/// schedule: those figures are the client's, not the server's. Each
+/// request is sent once: a 429 is a refusal, never resent inside the
+/// schedule. A plan whose last send would come after what is left of the
+/// case's limit is not sent (no requests; `client_bound` says why); a plan
+/// that cannot run at all (see [`LoadPlan::new`]) traps the instrument.
 pub fn open_loop(plan: &LoadPlan) -> LoadResult {
     endpoint::open_loop(plan)
+}
+
+/// What the host allows each case of this run: its wall-clock limit, one
+/// request's, and the most requests one [`open_loop`] plan may send.
+/// Callable from [`Instrument::cases`], so that settings that cannot fit
+/// (a load whose schedule outlasts the case) are refused before any case
+/// runs, naming the field.
+pub fn limits() -> CaseLimits {
+    run::limits()
 }
 
 /// The engine's speculative-decoding counters now, read by the host in the
