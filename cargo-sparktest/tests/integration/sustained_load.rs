@@ -107,7 +107,8 @@ fn sustained_load_at_a_fixed_rate_and_a_short_sweep_on_the_reference_target() {
     let s = run.case("sustained-load::sweep::agent-turn");
     assert_eq!(s.outcome, Outcome::Pass, "{s:?}");
     let points = m(s, names::POINTS).unwrap() as u32;
-    assert!((2..=3).contains(&points), "{points}");
+    // Baseline, burst, half the baseline's rate, then the rate between.
+    assert!((2..=4).contains(&points), "{points}");
     assert_eq!(note_at(s, 1, names::KIND).as_deref(), Some(kind::SYNCHRONOUS));
     assert_eq!(note_at(s, 2, names::KIND).as_deref(), Some(kind::THROUGHPUT));
     for n in 1..=points {
@@ -126,14 +127,18 @@ fn sustained_load_at_a_fixed_rate_and_a_short_sweep_on_the_reference_target() {
     assert_eq!(m(s, names::GOODPUT_THRESHOLD), Some(75.0));
     let why = note(s, names::SUSTAINED.name()).unwrap();
     match m(s, names::SUSTAINED_REQ_S) {
-        // The figure is the third point's rate, spaced between, as its
-        // schedule offered it.
+        // The figure is a rated point's rate, as its schedule offered it.
         Some(rate) => {
-            assert_eq!(at(s, 3, names::SCHEDULED_REQ_S), Some(rate), "{s:?}");
-            assert!(at(s, 3, names::GOODPUT).unwrap() >= 75.0 && at(s, 3, names::SATURATED) == Some(0.0));
-            assert!(why.contains("point 3"), "{why}");
+            let n = (3..=points).find(|n| at(s, *n, names::SCHEDULED_REQ_S) == Some(rate)).expect("the point held");
+            assert!(at(s, n, names::GOODPUT).unwrap() >= 75.0 && at(s, n, names::SATURATED) == Some(0.0));
+            assert!(why.contains(&format!("point {n}")), "{why}");
         }
         None => assert!(why.starts_with("no offered rate held"), "{why}"),
+    }
+    // Half the baseline's rate comes first of the offered rates.
+    if points >= 3 {
+        let half = at(s, 3, names::OFFERED_REQ_S).unwrap();
+        assert!((half - sync / 2.0).abs() <= 0.01 * sync, "{half} against {sync}");
     }
     // `diff` reads the sweep's requests back from the calls (probe first,
     // then each point's warm-up and measured requests): the run against
@@ -151,6 +156,23 @@ fn sustained_load_at_a_fixed_rate_and_a_short_sweep_on_the_reference_target() {
         Some(_) => assert!(fig["ratio"] == 1.0 && fig["verdict"] != "beyond", "{fig}"),
         None => assert_eq!((&fig["ratio"], &fig["verdict"]), (&serde_json::Value::Null, &"undecided".into()), "{fig}"),
     }
+    // The board's row: the highest rate any load held (the fixed rate
+    // counts as the sweep's do), and its chart with a point per rate.
+    let out = p.run(&["board"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let standings = crate::board::standings(&p.path().join("board"));
+    let col = standings["board"]["columns"][0]["key"].as_str().unwrap().to_string();
+    let cell = crate::board::cell(&standings, "Sustained load", &col).clone();
+    let held: Vec<f64> = [m(c, names::SUSTAINED_REQ_S), m(s, names::SUSTAINED_REQ_S)].into_iter().flatten().collect();
+    assert!(!held.is_empty(), "the reference target holds 0.5 req/s of this turn: {c:?}");
+    let best = held.iter().copied().fold(0.0, f64::max);
+    assert_eq!(cell["kind"], "measured", "{cell}");
+    assert_eq!(cell["value"].as_f64(), Some(best), "{cell}");
+    assert!(cell["raw"].as_str().unwrap().contains("req/s held on agent-turn"), "{cell}");
+    let html = std::fs::read_to_string(p.path().join("board/board.html")).unwrap();
+    let chart = &html[html.find("p99 TTFT ms (max").expect("the load chart")..];
+    let chart = &chart[..chart.find("</svg>").unwrap()];
+    assert!(chart.matches("<circle").count() >= 4, "a point per rate, TTFT and goodput: {chart}");
     eprintln!(
         "sustained-load on local: rate 0.5 req/s achieved {:?}, goodput {:?}%, TTFT p50/p99 {:?}/{:?} ms; sweep synchronous {sync:.3}, throughput {top:.3}, point 3 {:?} req/s goodput {:?}%, figure {:?} ({why})",
         m(c, names::ACHIEVED_REQ_S),
@@ -246,6 +268,22 @@ fn bad_load_settings_stop_the_run_with_exit_3_naming_the_suite_file_and_the_fiel
         ("no-unit", "objectives = { ttft = 500 }".to_string(), "objectives.ttft", "has no unit"),
         ("no-unit-text", "objectives = { tpot = \"50\" }".to_string(), "objectives.tpot", "has no unit"),
         ("one-point", format!("sweep_points = 1\n{ok}"), "sweep_points", "at least two points"),
+        // Bounds, checked against the run's limits before any case: a rate
+        // whose schedule no clock holds, one past the case's limit, and
+        // more requests than one load may send.
+        ("tiny-rate", format!("rates = [1e-300]\n{ok}"), "mixes[0].rates[0] = 1e-300", "case-timeout-secs"),
+        (
+            "past-timeout",
+            format!("rates = [0.001]\n{ok}"),
+            "mixes[0].rates[0] = 0.001",
+            "past the case's wall-clock limit",
+        ),
+        (
+            "past-cap",
+            format!("rates = [1000]\nduration_secs = 1000\n{ok}"),
+            "mixes[0].rates[0] = 1000",
+            "at most 10000",
+        ),
     ] {
         let suite = TinySuite::new(name, &config);
         // A run that would reach a server if it got that far: nothing
@@ -312,4 +350,82 @@ fn a_rate_read_as_fast_as_the_client_can_is_client_bound_never_the_server_s_figu
         assert_eq!(m(c, figure), None, "{}: no figure of a client-bound rate is the server's: {c:?}", figure.name());
     }
     eprintln!("client-bound by the ceiling ({:.0} tok/s): {why}", ceiling.max_tok_s);
+}
+
+/// A server that refuses every other request with 429 and `Retry-After: 1`
+/// (no real engine does so on demand): the open loop never sends a
+/// refused request again inside its schedule, so half the load is refused,
+/// counted apart and against goodput, each request sent once, and the
+/// server's words and Retry-After are in the record.
+#[test]
+fn a_refused_request_is_never_resent_and_never_a_good_one() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let rt = crate::edges::runtime();
+    let streamed = Arc::new(AtomicUsize::new(0));
+    let seen = streamed.clone();
+    let reply = {
+        use crate::fake_server::openai;
+        let mut s = Script::sse().data(&openai::role());
+        for w in ["Hel", "lo", " there", "."] {
+            s = s.pause(std::time::Duration::from_millis(10)).data(&openai::content(w));
+        }
+        s.data(&openai::finish("length")).data(&openai::usage(5, 4)).done()
+    };
+    let server = rt.block_on(FakeServer::respond(Arc::new(move |req: &str, _| {
+        let path = req.split_whitespace().nth(1).unwrap_or("");
+        if path.starts_with("/v1/models") {
+            return Script::json(200, r#"{"object":"list","data":[{"id":"fake-model","object":"model"}]}"#);
+        }
+        if req.contains(r#""stream":true"#) {
+            // Every other streamed request, counted as they come.
+            if seen.fetch_add(1, Ordering::SeqCst) % 2 == 1 {
+                return Script::json(429, r#"{"error":{"message":"too many requests"}}"#).header("Retry-After", "1");
+            }
+            return reply.clone();
+        }
+        Script::json(
+            200,
+            r#"{"id":"c","object":"chat.completion","model":"fake-model","choices":[{"index":0,"message":{"role":"assistant","content":"OK"},"finish_reason":"stop"}],"usage":{"prompt_tokens":3,"completion_tokens":1,"total_tokens":4}}"#,
+        )
+    })));
+    let suite = TinySuite::new(
+        "half-refused",
+        "requests = 8\nwarmup = 0\nrates = [4]\narrival = \"constant\"\nlost_budget_pct = 60\nobjectives = { ttft = \"5 s\" }",
+    );
+    let p = Project::new("");
+    let out = p.run(&[
+        "--suite",
+        &suite.0.display().to_string(),
+        "--endpoint",
+        &server.url(),
+        "--model",
+        "fake-model",
+        "::rate::",
+    ]);
+    let said = text(&out);
+    let run = &p.measurements()[0];
+    let c = run.cases.iter().find(|c| c.id.contains("::rate::")).unwrap_or_else(|| panic!("{said}"));
+    // Eight measured requests, each sent once: four answered, four refused.
+    assert_eq!(streamed.load(Ordering::SeqCst), 8, "no request was sent twice: {said}");
+    assert_eq!(m(c, names::REQUESTS), Some(8.0), "{c:?}");
+    assert_eq!((m(c, names::ANSWERED_REQUESTS), m(c, names::REJECTED_REQUESTS)), (Some(4.0), Some(4.0)), "{c:?}");
+    assert_eq!(m(c, names::LOST_REQUESTS), Some(0.0), "a 429 is a refusal, not a lost request: {c:?}");
+    assert_eq!(m(c, names::GOODPUT), Some(50.0), "a refused request is never a good one: {c:?}");
+    let load: Vec<_> = c.calls.iter().filter(|k| k.intended_ms.is_some()).collect();
+    assert_eq!(load.len(), 8);
+    assert!(load.iter().all(|k| k.attempts == 1), "one send each: {load:?}");
+    assert_eq!(load.iter().filter(|k| k.status == Some(429)).count(), 4, "{load:?}");
+    let lost = note(c, names::LOST.name()).unwrap();
+    assert!(
+        lost.contains("4 refused of 8") && lost.contains("HTTP 429") && lost.contains("Retry-After: 1 s"),
+        "{lost}"
+    );
+    // Goodput per second never reads above what was achieved.
+    assert!(m(c, names::GOODPUT_REQ_S).unwrap() <= m(c, names::ACHIEVED_REQ_S).unwrap() + 1e-9, "{c:?}");
+    // Within a 60% budget, but the server achieved half what was offered:
+    // saturated, and never the row's figure.
+    assert_eq!(m(c, names::SATURATED), Some(1.0), "{c:?}");
+    assert_eq!(m(c, names::SUSTAINED_REQ_S), None, "{c:?}");
+    let held = note(c, names::SUSTAINED.name()).unwrap();
+    assert!(held.contains("did not hold") && held.contains("saturated (goodput 50%)"), "{held}");
 }

@@ -78,7 +78,12 @@ fn note<'a>(c: &'a CaseRecord, key: &str) -> Option<&'a str> {
 /// refused request met none.
 fn met(objectives: &names::Objectives, call: &CallRecord) -> bool {
     let tpot = call.completion_tokens.and_then(|n| names::tpot_ms(call.decode_ms, n));
-    call.result == "ok" && objectives.met(call.ttft_ms, tpot, call.total_ms)
+    // Latency from the intended send, as the instrument takes it.
+    let late = |ms: f64| match (call.intended_ms, call.sent_ms) {
+        (Some(intended), Some(sent)) => names::since_intended(intended, sent, ms),
+        _ => ms,
+    };
+    call.result == "ok" && objectives.met(call.ttft_ms.map(late), tpot, late(call.total_ms))
 }
 
 /// A sweep record's rates, or None when it is not one or its calls do not

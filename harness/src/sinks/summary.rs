@@ -1,6 +1,6 @@
 //! The terminal summary: counts by outcome, the efficiency readout per
 //! instrument (with the instrument's own figure where it has one: bits per
-//! character, decode tok/s, the KV pool), the gate's verdict, why a run
+//! character, decode tok/s, the KV pool, the rate a load held), the gate's verdict, why a run
 //! stopped, printed from the run's summary line (the runner keeps the
 //! tally, `runner::tally`).
 
@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Mutex;
 
-use sparktest_contract::{Metric, context, likelihood, speed, workload};
+use sparktest_contract::{Metric, context, likelihood, speed, sustained_load, workload};
 use sparktest_record::{CaseRecord, InstrumentSummary, Outcome, Summary};
 
 use crate::error::Error;
@@ -66,6 +66,9 @@ enum Figure {
     Decode { rates: Vec<f64>, cases: usize },
     /// context: the KV pool, in tokens.
     KvPool(Option<f64>),
+    /// sustained-load: the highest rate any load held at its goodput
+    /// threshold (the threshold beside it), and the loads read.
+    Sustained { held: Option<(f64, f64)>, loads: usize },
 }
 
 fn metric(record: &CaseRecord, name: Metric) -> Option<f64> {
@@ -79,6 +82,7 @@ impl Figure {
             likelihood::INSTRUMENT => Some(Figure::BitsPerCharacter { bits: 0.0, chars: 0.0, bpc: Vec::new() }),
             speed::INSTRUMENT => Some(Figure::Decode { rates: Vec::new(), cases: 0 }),
             context::INSTRUMENT => Some(Figure::KvPool(None)),
+            sustained_load::INSTRUMENT => Some(Figure::Sustained { held: None, loads: 0 }),
             _ => None,
         }
     }
@@ -91,6 +95,16 @@ impl Figure {
             && decode
         {
             *cases += 1;
+        }
+        if let Figure::Sustained { held, loads } = self {
+            // A load that failed (nothing answered) still counts as read.
+            *loads += 1;
+            if let Some(rate) = metric(record, sustained_load::SUSTAINED_REQ_S)
+                && held.is_none_or(|(best, _)| rate > best)
+            {
+                *held = Some((rate, metric(record, sustained_load::GOODPUT_THRESHOLD).unwrap_or(f64::NAN)));
+            }
+            return;
         }
         if record.outcome != Outcome::Pass {
             return;
@@ -115,6 +129,8 @@ impl Figure {
                     *pool = Some(p);
                 }
             }
+            // Read above, whatever the outcome.
+            Figure::Sustained { .. } => {}
         }
     }
 
@@ -140,6 +156,11 @@ impl Figure {
             ),
             Figure::KvPool(Some(p)) => format!("KV pool {} tokens", thousands(*p)),
             Figure::KvPool(None) => "no KV pool figure (no case passed)".into(),
+            Figure::Sustained { loads: 0, .. } => return None,
+            Figure::Sustained { held: Some((rate, threshold)), .. } => {
+                format!("{rate:.2} req/s held at goodput >= {threshold:.0}% (the highest rate held)")
+            }
+            Figure::Sustained { held: None, .. } => "no rate held at its goodput threshold".into(),
         })
     }
 }
@@ -301,6 +322,23 @@ mod tests {
         let agent = record(speed::INSTRUMENT, pass, &["agent"], &[]);
         assert!(line(speed::INSTRUMENT, &[agent]).contains("n/a output tokens per correct answer"));
         assert!(line(context::INSTRUMENT, &[]).contains("no KV pool figure"));
+
+        // Sustained load: the highest rate held at its threshold, over the
+        // sweep and the fixed rates; none held is said, never a zero.
+        let held = |rate: f64| {
+            record(
+                sustained_load::INSTRUMENT,
+                pass,
+                &[],
+                &[(sustained_load::SUSTAINED_REQ_S, rate), (sustained_load::GOODPUT_THRESHOLD, 90.0)],
+            )
+        };
+        let not_held = record(sustained_load::INSTRUMENT, Outcome::Fail, &[], &[]);
+        let l = line(sustained_load::INSTRUMENT, &[held(0.5), held(1.25), not_held.clone()]);
+        assert!(l.contains("1.25 req/s held at goodput >= 90% (the highest rate held)"), "{l}");
+        assert!(!l.contains("output tokens"), "{l}");
+        let l = line(sustained_load::INSTRUMENT, &[not_held]);
+        assert!(l.contains("no rate held at its goodput threshold"), "{l}");
 
         // Any other instrument keeps its output tokens per correct answer.
         let l = line("a-bench", &[]);

@@ -11,6 +11,7 @@
 //! requests = 10                  # measured requests per rate (or duration_secs)
 //! warmup = 1                     # sent first at each rate, left out
 //! sweep_points = 5               # synchronous, throughput, then 3 rates between
+//! sweep_below = [0.25, 0.5, 0.75] # and these shares of the synchronous rate first
 //! goodput_threshold_pct = 90     # the row's figure: the highest rate meeting it
 //! lost_budget_pct = 10           # more lost than this saturates a rate
 //! objectives = { ttft = "2 s", tpot = "250 ms" }
@@ -98,6 +99,12 @@ pub struct Settings {
     /// Points of a sweep: the synchronous baseline, the throughput, and
     /// `sweep_points - 2` rates.
     pub sweep_points: u32,
+    /// Shares of the synchronous baseline's achieved rate a sweep offers
+    /// first, below the rates between the baseline and the throughput: an
+    /// open loop queues where one request at a time never waits, so a
+    /// server may hold none of the rates above its one-at-a-time rate and
+    /// still hold half of it.
+    pub sweep_below: Vec<f64>,
     /// The goodput a rate must reach for the row's figure, %.
     pub goodput_threshold_pct: f64,
     /// More lost or refused than this share, %, saturates a rate.
@@ -105,17 +112,85 @@ pub struct Settings {
 }
 
 impl Settings {
-    /// Measured requests at `rate` (None: the sweep's unrated points).
+    /// Measured requests at `rate` (None: the sweep's unrated points), at
+    /// most [`MAX_REQUESTS`] (a fixed rate past it is refused by
+    /// [`fits`]; a sweep's computed rate is held to it).
     pub fn count(&self, rate: Option<f64>) -> u32 {
         match (rate, self.duration_secs) {
-            (Some(rate), Some(secs)) => ((rate * secs).ceil() as u32).max(2),
+            (Some(rate), Some(secs)) => ((rate * secs).ceil().min(f64::from(MAX_REQUESTS)) as u32).max(2),
             _ => self.requests,
         }
     }
 }
 
+/// What the host allows a case, as [`fits`] reads it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Limits {
+    /// A case's wall-clock limit, seconds.
+    pub case_secs: f64,
+    /// One request's limit, seconds.
+    pub request_secs: f64,
+    /// The most requests one load may send.
+    pub max_load_requests: u32,
+}
+
+/// Whether every fixed rate's load fits the host's limits, or the first
+/// that does not, naming its field: more requests than one load may send
+/// (`duration_secs` × the rate), or a schedule whose last send comes after
+/// the case's wall-clock limit, or so close to it that the last replies
+/// get less than one request's limit. Checked when the suite loads, so a
+/// setting that cannot run is refused before any case (exit 3), never a
+/// trap as it runs. A sweep's rates are the server's to find: a point that
+/// would not fit is not sent, and the sweep says so.
+pub fn fits(s: &Settings, limits: Limits) -> Result<(), String> {
+    for (i, mix) in s.mixes.iter().enumerate() {
+        for (j, rate) in mix.rates.iter().enumerate() {
+            let at = format!("mixes[{i}].rates[{j}] = {}", number(*rate));
+            let wanted = s.duration_secs.map_or(f64::from(s.requests), |d| (rate * d).ceil().max(2.0));
+            let total = wanted + f64::from(s.warmup);
+            if wanted > f64::from(MAX_REQUESTS) || total > f64::from(limits.max_load_requests) {
+                return Err(format!(
+                    "{at}: {wanted} measured requests (duration_secs {} × the rate) and {} warm-up; a load measures \
+                     at most {MAX_REQUESTS} and sends at most {}",
+                    s.duration_secs.unwrap_or_default(),
+                    s.warmup,
+                    limits.max_load_requests
+                ));
+            }
+            // The mean interval times the intervals: the host's seeded
+            // schedule comes to about this.
+            let last_send = (total - 1.0) / rate;
+            if !(last_send.is_finite() && last_send < limits.case_secs) {
+                return Err(format!(
+                    "{at}: its {total} requests' last send comes about {} s after the first, past the case's \
+                     wall-clock limit of {:.0} s (case-timeout-secs): offer a higher rate or fewer requests",
+                    number(last_send.round()),
+                    limits.case_secs
+                ));
+            }
+            if limits.request_secs < limits.case_secs && last_send > limits.case_secs - limits.request_secs {
+                return Err(format!(
+                    "{at}: its last send comes about {last_send:.0} s in, leaving the last replies less than one \
+                     request's limit ({:.0} s, request-timeout-secs) within the case's {:.0} s (case-timeout-secs)",
+                    limits.request_secs, limits.case_secs
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A number as a person reads it: `0.25`, `1e-300`, `2e300` (plain
+/// decimals for the everyday, exponents for the extremes).
+fn number(x: f64) -> String {
+    if x != 0.0 && !(1e-4..1e9).contains(&x.abs()) { format!("{x:e}") } else { format!("{x}") }
+}
+
 /// The most points a sweep may have.
 pub const MAX_SWEEP_POINTS: u32 = 50;
+/// The shares of the synchronous rate a sweep offers first, unless the
+/// suite says otherwise.
+pub const DEFAULT_SWEEP_BELOW: [f64; 3] = [0.25, 0.5, 0.75];
 /// The most measured requests of one load (the host sends at most 100,000).
 pub const MAX_REQUESTS: u32 = 10_000;
 
@@ -130,6 +205,7 @@ const KEYS: &[&str] = &[
     "warmup",
     "max_concurrency",
     "sweep_points",
+    "sweep_below",
     "goodput_threshold_pct",
     "lost_budget_pct",
     "objectives",
@@ -261,6 +337,20 @@ pub fn settings(config: &Map<String, Value>) -> Result<Settings, String> {
     if sweep_points > MAX_SWEEP_POINTS {
         return Err(format!("sweep_points = {sweep_points}: at most {MAX_SWEEP_POINTS}"));
     }
+    let sweep_below: Vec<f64> = field(config, "", "sweep_below", DEFAULT_SWEEP_BELOW.to_vec())?;
+    for (i, share) in sweep_below.iter().enumerate() {
+        if !(share.is_finite() && *share > 0.0 && *share < 1.0) {
+            return Err(format!(
+                "sweep_below[{i}] = {share}: a share of the synchronous rate, above 0 and below 1 (0.5 offers half of it)"
+            ));
+        }
+        if sweep_below[..i].contains(share) {
+            return Err(format!("sweep_below[{i}] = {share}: given twice"));
+        }
+    }
+    if sweep_below.len() > MAX_SWEEP_POINTS as usize {
+        return Err(format!("sweep_below: {} shares, at most {MAX_SWEEP_POINTS}", sweep_below.len()));
+    }
     let goodput_threshold_pct: f64 = field(config, "", "goodput_threshold_pct", 90.0)?;
     if !(goodput_threshold_pct > 0.0 && goodput_threshold_pct <= 100.0) {
         return Err(format!("goodput_threshold_pct = {goodput_threshold_pct}: a share above 0 and at most 100"));
@@ -331,6 +421,7 @@ pub fn settings(config: &Map<String, Value>) -> Result<Settings, String> {
         warmup: field(config, "", "warmup", 1)?,
         max_concurrency,
         sweep_points,
+        sweep_below,
         goodput_threshold_pct,
         lost_budget_pct,
     })
@@ -376,6 +467,7 @@ mod tests {
         let s = parse(base()).unwrap();
         assert_eq!(s.arrival, Arrival::Poisson);
         assert_eq!((s.requests, s.warmup, s.sweep_points, s.seed), (20, 1, 5, 0));
+        assert_eq!(s.sweep_below, DEFAULT_SWEEP_BELOW);
         assert_eq!((s.goodput_threshold_pct, s.lost_budget_pct), (90.0, 10.0));
         assert_eq!(s.mixes[0].rates, [0.1, 0.25]);
         assert_eq!(s.mixes[0].objectives, Objectives { ttft_ms: Some(2000.0), tpot_ms: Some(250.0), e2e_ms: None });
@@ -445,6 +537,10 @@ mod tests {
         assert!(err.contains("at least two points"), "{err}");
         refused(with("sweep_points", 0.into()), "sweep_points");
         assert_eq!(parse(with("sweep_points", 2.into())).unwrap().sweep_points, 2);
+        for bad in [serde_json::json!([0.5, 1.0]), serde_json::json!([0.0]), serde_json::json!([0.5, 0.5])] {
+            refused(with("sweep_below", bad), "sweep_below[");
+        }
+        assert_eq!(parse(with("sweep_below", serde_json::json!([]))).unwrap().sweep_below, Vec::<f64>::new());
     }
 
     #[test]
@@ -467,6 +563,31 @@ mod tests {
         v["mixes"][0]["max_tokens"] = 0.into();
         refused(v, "mixes[0].max_tokens");
         refused(with("mixes", serde_json::json!([])), "mixes");
+    }
+
+    #[test]
+    fn a_fixed_rate_that_cannot_fit_the_case_is_refused_naming_it() {
+        let limits = Limits { case_secs: 1800.0, request_secs: 600.0, max_load_requests: 100_000 };
+        assert_eq!(fits(&parse(base()).unwrap(), limits), Ok(()));
+        // A rate so low its first measured send comes past the case's limit.
+        let err = fits(&parse(with("rates", serde_json::json!([0.25, 1e-300]))).unwrap(), limits).unwrap_err();
+        assert!(err.starts_with("mixes[0].rates[1] = 1e-300") && err.contains("case-timeout-secs"), "{err}");
+        // 20 + 1 requests at 0.02/s: the last send 1,000 s in, leaving 800 s:
+        // fits; at 0.015/s (1,333 s) the last replies have under 600 s.
+        let mut v = base();
+        v["mixes"][1]["rates"] = serde_json::json!([0.02]);
+        assert_eq!(fits(&parse(v.clone()).unwrap(), limits), Ok(()));
+        v["mixes"][1]["rates"] = serde_json::json!([0.015]);
+        let err = fits(&parse(v).unwrap(), limits).unwrap_err();
+        assert!(err.starts_with("mixes[1].rates[0] = 0.015") && err.contains("request-timeout-secs"), "{err}");
+        // duration × rate past what a load may send.
+        let err = fits(&parse(with("duration_secs", 1_000_000.into())).unwrap(), limits).unwrap_err();
+        assert!(err.starts_with("mixes[0].rates[0] = 0.1") && err.contains("at most 10000"), "{err}");
+        let tight = Limits { max_load_requests: 15, ..limits };
+        assert!(fits(&parse(base()).unwrap(), tight).unwrap_err().contains("sends at most 15"));
+        // A sweep's point is held to the cap, never past it.
+        let s = parse(with("duration_secs", 1e9.into())).unwrap();
+        assert_eq!(s.count(Some(1e6)), MAX_REQUESTS);
     }
 
     #[test]

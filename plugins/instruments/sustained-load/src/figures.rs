@@ -50,11 +50,11 @@ impl Counted {
 /// One answered request, as the host timed it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Answer {
-    /// Send to the first content chunk.
+    /// Intended send to the first content chunk.
     pub ttft_ms: Option<f64>,
     /// First to last content chunk.
     pub decode_ms: Option<f64>,
-    /// Send to the end of the reply.
+    /// Intended send to the end of the reply.
     pub total_ms: f64,
     /// Every content chunk's arrival, from the send.
     pub chunk_arrivals_ms: Vec<f64>,
@@ -202,7 +202,9 @@ pub struct Figures {
     pub good: usize,
     /// Those as a share of the measured requests, %.
     pub goodput_pct: Option<f64>,
-    /// Those per second of the window.
+    /// Those per second: the achieved rate times the share of answered
+    /// requests that met every objective (the same window as
+    /// [`Figures::achieved_req_s`], so never above it).
     pub goodput_req_s: Option<f64>,
     /// Mean prompt tokens of an answered request, where counted.
     pub prompt_tokens_mean: Option<f64>,
@@ -297,7 +299,9 @@ pub fn figures(load: &Load, objectives: &Objectives, rated: bool) -> Figures {
         e2e: percentiles(&answers.iter().map(|(_, a)| a.total_ms).collect::<Vec<_>>()),
         good,
         goodput_pct: (!measured.is_empty()).then(|| 100.0 * good as f64 / measured.len() as f64),
-        goodput_req_s: per_second(good as f64, load.window_ms),
+        // One window with the achieved rate: the good share of what was
+        // achieved, so goodput never reads above it.
+        goodput_req_s: achieved_req_s.filter(|_| !answers.is_empty()).map(|a| a * good as f64 / answers.len() as f64),
         prompt_tokens_mean: (!prompts.is_empty()).then(|| prompts.iter().sum::<f64>() / prompts.len() as f64),
         lag_p99_ms: load.lag_p99_ms,
         lag_max_ms: lags.fold(0.0, f64::max),

@@ -99,7 +99,7 @@ pub fn load_of(result: &LoadResult) -> Load {
         .iter()
         .map(|r| {
             let (answer, ended_ms) = match &r.reply {
-                Ok(reply) => (Ok(answer_of(reply)), r.sent_ms + reply.timing.total_ms),
+                Ok(reply) => (Ok(answer_of(reply, r.intended_ms, r.sent_ms)), r.sent_ms + reply.timing.total_ms),
                 Err(CallError::Lost(f)) => (Err(Missed::Lost(with_status(&f.reason, f.status))), r.sent_ms),
                 Err(CallError::Rejected(rej)) => {
                     (Err(Missed::Rejected(format!("HTTP {}: {}", rej.status, short(&rej.body)))), r.sent_ms)
@@ -140,17 +140,20 @@ fn short(body: &str) -> String {
     }
 }
 
-fn answer_of(reply: &Reply) -> Answer {
+/// An answered request's figures, its latencies from its intended send
+/// ([`names::since_intended`]).
+fn answer_of(reply: &Reply, intended_ms: f64, sent_ms: f64) -> Answer {
     let t = &reply.timing;
+    let late = |ms: f64| names::since_intended(intended_ms, sent_ms, ms);
     let (output_tokens, counted) = match (reply.usage.completion_tokens, reply.usage.source) {
         (Some(n), TokenSource::ServerUsage) => (n, Counted::ServerUsage),
         (Some(n), TokenSource::ServerTimings) => (n, Counted::ServerTimings),
         _ => (u32::try_from(t.chunk_arrivals_ms.len()).unwrap_or(u32::MAX), Counted::Chunks),
     };
     Answer {
-        ttft_ms: t.ttft_ms,
+        ttft_ms: t.ttft_ms.map(late),
         decode_ms: t.decode_ms,
-        total_ms: t.total_ms,
+        total_ms: late(t.total_ms),
         chunk_arrivals_ms: t.chunk_arrivals_ms.clone(),
         output_tokens,
         counted,
@@ -242,6 +245,13 @@ impl Instrument for SustainedLoad {
 
     fn cases(c: &Map<String, Value>) -> Result<Vec<Case<Item>>, String> {
         let s = config::settings(c).map_err(|err| format!("{} config: {err}", names::INSTRUMENT))?;
+        let host = limits();
+        let limits = config::Limits {
+            case_secs: host.case_timeout_ms as f64 / 1000.0,
+            request_secs: host.request_timeout_ms as f64 / 1000.0,
+            max_load_requests: host.max_load_requests,
+        };
+        config::fits(&s, limits).map_err(|err| format!("{} config: {err}", names::INSTRUMENT))?;
         let mut cases = Vec::new();
         for (i, mix) in s.mixes.iter().enumerate() {
             prompts(mix)?;

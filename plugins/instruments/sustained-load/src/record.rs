@@ -201,7 +201,31 @@ pub fn rate_case(s: &Settings, mix: &Mix, p: &Point) -> Finding {
     } else {
         Finding::pass()
     };
-    load_figures(case_notes(verdict, s, mix), Naming::Top, kind, &p.load, figs, p.saturated.as_deref())
+    let f = load_figures(case_notes(verdict, s, mix), Naming::Top, kind, &p.load, figs, p.saturated.as_deref()).metric(
+        names::GOODPUT_THRESHOLD,
+        s.goodput_threshold_pct,
+        "%",
+    );
+    // A fixed rate counts for the row's figure as a sweep's rate does.
+    match p.sustained(s.goodput_threshold_pct) {
+        Some(held) => f.metric(names::SUSTAINED_REQ_S, held, "req/s").note(
+            names::SUSTAINED,
+            format!(
+                "{held:.3} requests/s as scheduled (offered {rate}) held with goodput at or above {}% ({:.0}%, {})",
+                s.goodput_threshold_pct,
+                p.goodput_pct().unwrap_or(0.0),
+                mix.objectives
+            ),
+        ),
+        None => f.note(
+            names::SUSTAINED,
+            format!(
+                "{rate} requests/s did not hold with goodput at or above {}%: {}",
+                s.goodput_threshold_pct,
+                p.why_not()
+            ),
+        ),
+    }
 }
 
 /// The finding of one `sweep::<mix>` case: every point under its number,
@@ -297,6 +321,7 @@ mod tests {
             warmup: 1,
             max_concurrency: None,
             sweep_points: 3,
+            sweep_below: Vec::new(),
             goodput_threshold_pct: 90.0,
             lost_budget_pct: 10.0,
         }

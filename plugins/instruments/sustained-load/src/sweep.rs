@@ -1,10 +1,14 @@
 //! The sweep, as GuideLLM's: a synchronous baseline (one request at a
 //! time), the maximum throughput (every request at once), then offered
-//! rates spaced evenly from the baseline's achieved rate up to the
-//! throughput's (`linspace(low, high, points - 1)[1..]`). Rates stop rising
-//! once one saturates the server (achieved below 90% of the schedule, or
-//! more lost than the budget) or the host marks one client-bound; the rates
-//! not run are named.
+//! rates rising: first shares of the baseline's achieved rate
+//! (`sweep_below`, a quarter, a half and three quarters unless the suite
+//! says otherwise: an open loop queues where one request at a time never
+//! waits, so a slow server may hold none of the rates above its
+//! one-at-a-time rate), then rates spaced evenly from the baseline's rate
+//! up to the throughput's (`linspace(low, high, points - 1)[1..]`). Rates
+//! stop rising once one saturates the server (achieved below 90% of the
+//! schedule, or more lost than the budget) or the host marks one
+//! client-bound; the rates not run are named.
 //!
 //! The row's figure is the highest offered rate that held (not saturated,
 //! not client-bound) with goodput at or above the threshold, as its
@@ -101,6 +105,29 @@ impl Point {
     pub fn held(&self) -> bool {
         self.figures.is_some() && self.saturated.is_none()
     }
+
+    /// The rate this point sustained, where it counts for the row's
+    /// figure: an offered rate that held with goodput at or above
+    /// `threshold_pct`, as its schedule offered it (its seeded draws over
+    /// the measured requests), not the nominal rate: ten Poisson draws may
+    /// offer a third less than asked, and the server held what it got.
+    pub fn sustained(&self, threshold_pct: f64) -> Option<f64> {
+        let nominal = self.plan.kind.rate()?;
+        let counts = self.held() && self.goodput_pct().is_some_and(|g| g >= threshold_pct);
+        counts.then(|| self.figures.as_ref().and_then(|f| f.scheduled_req_s).unwrap_or(nominal))
+    }
+
+    /// Why this rated point does not count for the row's figure, in a few
+    /// words (`client-bound`, `saturated (goodput 40%)`, `goodput 70%`).
+    pub fn why_not(&self) -> String {
+        match (&self.figures, &self.saturated, self.goodput_pct()) {
+            (None, _, _) => "client-bound".into(),
+            (_, Some(_), Some(g)) => format!("saturated (goodput {g:.0}%)"),
+            (_, Some(_), None) => "saturated".into(),
+            (_, _, Some(g)) => format!("goodput {g:.0}%"),
+            _ => "nothing measured".into(),
+        }
+    }
 }
 
 /// A sweep as it went.
@@ -141,6 +168,18 @@ pub fn spaced(a: f64, b: f64, points: u32) -> Vec<f64> {
     rates
 }
 
+/// Every offered rate of a sweep whose baseline achieved `low` and
+/// throughput `high`: the shares of `low` below it, then [`spaced`] between
+/// them, each to three significant figures, rising, each once.
+pub fn rising(low: f64, high: f64, s: &Settings) -> Vec<f64> {
+    let mut rates: Vec<f64> =
+        s.sweep_below.iter().map(|share| three_figures(low * share)).filter(|r| *r > 0.0).collect();
+    rates.extend(spaced(low, high, s.sweep_points));
+    rates.sort_by(f64::total_cmp);
+    rates.dedup();
+    rates
+}
+
 /// Run the sweep of `mix`, each point through `run`.
 pub fn sweep(s: &Settings, mix: &Mix, mut run: impl FnMut(&PointPlan) -> Load) -> Sweep {
     let mut points: Vec<Point> = Vec::new();
@@ -173,12 +212,14 @@ pub fn sweep(s: &Settings, mix: &Mix, mut run: impl FnMut(&PointPlan) -> Load) -
         (_, None) => return stop("the maximum-throughput point achieved no rate".into(), points),
         (_, Some(r)) => r,
     };
-    let rates = spaced(low, high, s.sweep_points);
+    let rates = rising(low, high, s);
     let mut stopped = None;
     let mut not_run = Vec::new();
     for (i, rate) in rates.iter().enumerate() {
         let p = go(Kind::Rate(*rate), &mut points);
         let why = match (&p.load.client_bound, &p.saturated) {
+            // Nothing sent: the host found its schedule past the case's limit.
+            (Some(why), _) if p.load.requests.is_empty() => Some(format!("{rate} requests/s was not offered: {why}")),
             (Some(why), _) => Some(format!("the client could not hold {rate} requests/s ({why})")),
             (_, Some(why)) => Some(format!("saturated at {rate} requests/s: {why}")),
             _ => None,
@@ -192,38 +233,21 @@ pub fn sweep(s: &Settings, mix: &Mix, mut run: impl FnMut(&PointPlan) -> Load) -
     Sweep { points, rates, stopped, not_run }
 }
 
-/// The row's figure: the point and rate of the highest offered rate that
-/// held with goodput at or above `threshold_pct`, or why there is none.
-/// The rate is what the schedule offered over the point's measured
-/// requests (its seeded draws), not the nominal rate: ten Poisson draws
-/// may offer a third less than asked, and the server held what it got.
+/// The row's figure on a sweep: the point and rate of the highest offered
+/// rate that held with goodput at or above `threshold_pct`
+/// ([`Point::sustained`]), or why there is none.
 pub fn sustained(sweep: &Sweep, threshold_pct: f64) -> Result<(usize, f64), String> {
     let best = sweep
         .points
         .iter()
         .enumerate()
-        .filter_map(|(i, p)| {
-            let nominal = p.plan.kind.rate()?;
-            Some((i, p.figures.as_ref().and_then(|f| f.scheduled_req_s).unwrap_or(nominal), p))
-        })
-        .filter(|(_, _, p)| p.held() && p.goodput_pct().is_some_and(|g| g >= threshold_pct))
+        .filter_map(|(i, p)| Some((i, p.sustained(threshold_pct)?)))
         .max_by(|a, b| a.1.total_cmp(&b.1));
-    if let Some((i, rate, _)) = best {
-        return Ok((i, rate));
+    if let Some(best) = best {
+        return Ok(best);
     }
-    let tried: Vec<String> = sweep
-        .points
-        .iter()
-        .filter_map(|p| {
-            let rate = p.plan.kind.rate()?;
-            Some(match (&p.figures, &p.saturated, p.goodput_pct()) {
-                (None, _, _) => format!("{rate} client-bound"),
-                (_, Some(_), Some(g)) => format!("{rate} saturated (goodput {g:.0}%)"),
-                (_, _, Some(g)) => format!("{rate}: goodput {g:.0}%"),
-                _ => format!("{rate}: nothing measured"),
-            })
-        })
-        .collect();
+    let tried: Vec<String> =
+        sweep.points.iter().filter_map(|p| Some(format!("{}: {}", p.plan.kind.rate()?, p.why_not()))).collect();
     if tried.is_empty() {
         return Err("no offered rate was run".into());
     }
@@ -247,6 +271,7 @@ mod tests {
             warmup: 1,
             max_concurrency: None,
             sweep_points: points,
+            sweep_below: Vec::new(),
             goodput_threshold_pct: 90.0,
             lost_budget_pct: 10.0,
         }
@@ -301,6 +326,26 @@ mod tests {
         assert_eq!(spaced(0.5, 0.5, 5), [0.5], "the same rate is offered once");
         assert_eq!(three_figures(0.012345), 0.0123);
         assert_eq!(three_figures(1234.5), 1230.0);
+    }
+
+    #[test]
+    fn a_server_that_holds_no_rate_above_its_one_at_a_time_rate_holds_one_below_it() {
+        // One request alone takes 500 ms (2/s); open-loop arrivals are
+        // served at 1.2/s only (two slots sharing one CPU): every rate
+        // between the baseline and the burst saturates, half of the
+        // baseline holds.
+        let mut s = settings(5);
+        s.sweep_below = vec![0.25, 0.5, 0.75];
+        assert_eq!(rising(2.0, 3.0, &s), [0.5, 1.0, 1.5, 2.33, 2.67, 3.0]);
+        let sw = sweep(&s, &mix(), server(500.0, 2.2, 1.2));
+        let kinds: Vec<Kind> = sw.points.iter().map(|p| p.plan.kind).collect();
+        assert_eq!(kinds[2..], [Kind::Rate(0.5), Kind::Rate(1.0), Kind::Rate(1.5)], "{kinds:?}");
+        assert!(sw.stopped.as_deref().unwrap().starts_with("saturated at 1.5 requests/s"), "{:?}", sw.stopped);
+        let (i, rate) = sustained(&sw, 90.0).unwrap();
+        assert_eq!((i, rate), (3, 1.0));
+        // Without the shares, nothing held.
+        s.sweep_below.clear();
+        assert!(sustained(&sweep(&s, &mix(), server(500.0, 2.2, 1.2)), 90.0).is_err());
     }
 
     #[test]

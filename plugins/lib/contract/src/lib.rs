@@ -286,8 +286,14 @@ pub mod campaign {
     pub const STOP: Group = Group("stop");
     /// The one case of [`STOP`].
     pub const MEMORY_RELEASED: &str = "memory-released";
+    /// `stop::server-died`: the server exited on its own before the
+    /// campaign stopped it (failed, with its exit status and log's end).
+    pub const SERVER_DIED: &str = "server-died";
     /// `not-run::<suite>`: a suite not run, and why (not applicable).
     pub const NOT_RUN: Group = Group("not-run");
+    /// Note on `launch::healthy`: which launch of the configuration it was
+    /// (the campaign's, a resume's, a forced resume's).
+    pub const LAUNCH_KIND: Note = Note("launch-kind");
     /// Seconds from the launch to healthy (or to the failure).
     pub const LAUNCH_SECS: Metric = Metric("launch-secs");
     /// Host memory available before the launch.
@@ -779,6 +785,17 @@ pub mod sustained_load {
         }
     }
 
+    /// A request's latency from its intended send, not from when it went:
+    /// `ms` (timed by the host from the send) plus the send lag
+    /// (`sent_ms − intended_ms`, never below 0). A request the client sent late is
+    /// charged its wait, as a user who meant to send it then would feel
+    /// it, so a client that falls behind never hides a queue (coordinated
+    /// omission). The instrument's figures and `diff`'s resampling both
+    /// take TTFT and end-to-end times this way.
+    pub fn since_intended(intended_ms: f64, sent_ms: f64, ms: f64) -> f64 {
+        (sent_ms - intended_ms).max(0.0) + ms
+    }
+
     /// Time per output token after the first, `decode_ms / (tokens - 1)`,
     /// where the reply had two tokens or more and a decode time.
     pub fn tpot_ms(decode_ms: Option<f64>, output_tokens: u32) -> Option<f64> {
@@ -867,10 +884,11 @@ pub mod sustained_load {
         pub const RATE: &str = "rate";
     }
 
-    /// Metric: the row's figure, on a sweep: the highest offered rate that
-    /// held (not saturated, not client-bound) with goodput at or above
-    /// [`GOODPUT_THRESHOLD`], as its schedule offered it (that point's
-    /// [`SCHEDULED_REQ_S`]), req/s.
+    /// Metric: the rate a case sustained: on a sweep the highest offered
+    /// rate that held (not saturated, not client-bound) with goodput at or
+    /// above [`GOODPUT_THRESHOLD`], as its schedule offered it (that
+    /// point's [`SCHEDULED_REQ_S`]); on a rate case its own rate, where it
+    /// held so, req/s. The row's figure is the highest of a mix's cases.
     pub const SUSTAINED_REQ_S: Metric = Metric("sustained-req-s");
     /// Metric: the goodput a rate must reach to count for the figure, %.
     pub const GOODPUT_THRESHOLD: Metric = Metric("goodput-threshold");
@@ -889,7 +907,9 @@ pub mod sustained_load {
     pub const PER_REQUEST_TOK_S: Metric = Metric("per-request-tok-s");
     /// Metric: the share of measured requests that met every objective, %.
     pub const GOODPUT: Metric = Metric("goodput");
-    /// Metric: requests that met every objective, per second of the window.
+    /// Metric: requests that met every objective, per second: the achieved
+    /// rate ([`ACHIEVED_REQ_S`]) times the share of answered requests that
+    /// met them, so it is taken over the same window and never above it.
     pub const GOODPUT_REQ_S: Metric = Metric("goodput-req-s");
     /// Metric: time to first token, median.
     pub const TTFT_MS_P50: Metric = Metric("ttft-ms-p50");
