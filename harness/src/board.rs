@@ -109,19 +109,24 @@ pub fn read_measurements(dir: &Path) -> Result<Measurements, Error> {
     let mut read = Vec::new();
     let mut damage = Vec::new();
     let mut transcripts = std::collections::BTreeSet::new();
-    // Run id → the file that holds it: a run given twice is read once.
-    let mut runs: BTreeMap<String, String> = BTreeMap::new();
+    // Run id → the file that holds it and its text's digest: a run given
+    // twice is read once.
+    let mut runs: BTreeMap<String, (String, String)> = BTreeMap::new();
     for (f, checked) in files.iter().zip(on_every_core(&files, |f| check_file(f))) {
         let name = f.file_name().map_or_else(String::new, |n| n.to_string_lossy().into_owned());
         match checked? {
-            Checked::Kept { run_id, .. } if runs.contains_key(&run_id) => {
-                let message =
-                    format!("a second file of run {run_id} (the first is {}): the run is read once", runs[&run_id]);
+            Checked::Kept { run_id, text, .. } if runs.contains_key(&run_id) => {
+                let (first, digest) = &runs[&run_id];
+                let message = if *digest == crate::suite::sha256_hex(text.as_bytes()) {
+                    format!("an identical copy of {first} (run {run_id}, the same bytes): read once")
+                } else {
+                    format!("a second file of run {run_id} (the first is {first}): the run is read once")
+                };
                 eprintln!("sparktest: warning: {name}: {message}; this file is left out");
                 damage.push(Damage { file: name, line: 1, message, kept: false });
             }
             Checked::Kept { text, damaged, named, run_id } => {
-                runs.insert(run_id, name.clone());
+                runs.insert(run_id, (name.clone(), crate::suite::sha256_hex(text.as_bytes())));
                 if let Some(d) = damaged {
                     eprintln!(
                         "sparktest: warning: {name}: line {}: {}; the records before it are used",
@@ -276,7 +281,8 @@ pub fn board(args: BoardArgs) -> Result<i32, Error> {
         .build()
         .map_err(|e| Error::new(ErrorKind::Io, format!("failed to start the async runtime: {e}")))?;
     let count = files.len();
-    let texts: Vec<String> = files.into_iter().map(|(_, t)| t).collect();
+    // Home folders are the person's, not the measurement's: `~` on a board.
+    let texts: Vec<String> = files.into_iter().map(|(_, t)| homes_as_tilde(&t)).collect();
     let artifacts = rt.block_on(host.render(&wasm, Arc::new(inputs), texts, &reporter_config))?;
     let out = args.out.clone().unwrap_or_else(|| config.path(Path::new("board")));
     std::fs::create_dir_all(&out)
@@ -308,6 +314,33 @@ pub fn board(args: BoardArgs) -> Result<i32, Error> {
     Ok(sparktest_record::exit_code::OK)
 }
 
+/// Every absolute home folder in a text written `~`: this user's
+/// (`$HOME`), and any `/home/<user>`, `/Users/<user>` or `/root` that
+/// starts a path (after a quote, a space, `=`, `:` or `(`), as a launch
+/// command, a model path or a server log's name gives it.
+pub fn homes_as_tilde(text: &str) -> String {
+    static HOMES: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let homes = HOMES.get_or_init(|| {
+        // This user's home wherever it is, and the usual places of anyone's.
+        let mine = std::env::var("HOME")
+            .ok()
+            .map(|h| h.trim_end_matches('/').to_string())
+            .filter(|h| h.len() > 1 && h.starts_with('/'))
+            .map_or(String::new(), |h| format!("|{}", regex::escape(&h)));
+        regex::Regex::new(&format!(r#"(^|[\s"'=:(])(?:/home/[^/\s"'\\]+|/Users/[^/\s"'\\]+|/root{mine})(/|["'\s)]|$)"#))
+            .expect("a valid pattern")
+    });
+    static MINE: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    let mine = MINE.get_or_init(|| std::env::var("HOME").ok().filter(|h| h.len() > 1));
+    // Most files name no home at all: a plain search says so quickly.
+    let named = ["/home/", "/Users/", "/root"].iter().any(|h| text.contains(h))
+        || mine.as_deref().is_some_and(|h| text.contains(h));
+    if !named {
+        return text.to_string();
+    }
+    homes.replace_all(text, "${1}~${2}").into_owned()
+}
+
 /// The measurement files (`*.jsonl`) of a folder, sorted by name: what the
 /// board and `diff` both read ([`sparktest_record::reader::list`]).
 pub(crate) fn measurement_files(dir: &Path) -> Result<Vec<PathBuf>, Error> {
@@ -318,6 +351,17 @@ pub(crate) fn measurement_files(dir: &Path) -> Result<Vec<PathBuf>, Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn home_folders_are_written_as_a_tilde() {
+        let t = r#"{"launch_command":["/home/alice/.cache/sparktest/bin/llama-server","--model","/root/m.gguf"],"reason":"last lines of /Users/bob/x.log:\n","p":"/srv/root/x","q":"/homework/a","r":"(/root)"}"#;
+        let said = homes_as_tilde(t);
+        assert!(said.contains(r#"["~/.cache/sparktest/bin/llama-server","--model","~/m.gguf"]"#), "{said}");
+        assert!(said.contains("last lines of ~/x.log"), "{said}");
+        assert!(said.contains(r#""/srv/root/x""#) && said.contains(r#""/homework/a""#), "not a home: {said}");
+        assert!(said.contains("(~)"), "{said}");
+        assert!(serde_json::from_str::<serde_json::Value>(&said).is_ok(), "still JSON: {said}");
+    }
 
     #[test]
     fn a_references_file_over_the_limit_is_refused_unread() {

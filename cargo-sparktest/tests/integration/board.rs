@@ -1223,6 +1223,16 @@ fn the_board_reads_at_1440_by_900_with_two_columns_removed_in_a_real_browser() {
     let p = Project::new("");
     let m = p.path().join("m");
     wide(&m);
+    // A run whose failure is one long word (a server log's path, a URL):
+    // the run log wraps it rather than scroll.
+    let long = format!("lost: see /var/log/{}/server.log", "a".repeat(400));
+    write(
+        &m,
+        "zz-long.jsonl",
+        manifest("alpha", "m1", "llama.cpp", "2026-05-09T00:00:00Z"),
+        vec![case("corruption", "cjk::x", Outcome::Lost, &[], Some(&long))],
+        true,
+    );
     assert_eq!(board(&p, &m, "out").status.code(), Some(0));
     let html = std::fs::read_to_string(p.path().join("out/board.html")).unwrap();
     // The efficiency readout names what it leaves out, and why.
@@ -1254,6 +1264,10 @@ fn the_board_reads_at_1440_by_900_with_two_columns_removed_in_a_real_browser() {
     // No horizontal scroll of the page; the table scrolls in its own box.
     let widths = b.eval("return [document.documentElement.scrollWidth, window.innerWidth];");
     assert!(widths[0].as_u64() <= widths[1].as_u64(), "the page scrolls sideways: {widths}");
+    // The run log fits the window: its long failures and ids wrap in their
+    // cells instead of scrolling sideways in its box.
+    let log = b.eval("var w=document.getElementById('runs').parentElement;return [w.scrollWidth, w.clientWidth];");
+    assert!(log[0].as_u64() <= log[1].as_u64(), "the run log scrolls sideways at 1440 px: {log}");
 
     // Each measured cell shows its configuration in the cell, not folded.
     let cfg = b.eval(&format!(
@@ -1439,7 +1453,7 @@ fn lost_is_never_a_score_and_a_dead_later_run_replaces_no_measurement() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     assert!(
         text(&out)
-            .contains("zz-copy-of-b.jsonl: a second file of run 2026-04-01T00:00:00Z-beta (the first is b.jsonl)"),
+            .contains("zz-copy-of-b.jsonl: an identical copy of b.jsonl (run 2026-04-01T00:00:00Z-beta, the same bytes): read once"),
         "{}",
         text(&out)
     );
@@ -1564,6 +1578,32 @@ fn sustained_load_is_a_row_with_its_charts_and_the_frontier_is_marked() {
     write(&m, "a.jsonl", manifest("alpha", "m1", "vllm", "2026-06-01T00:00:00Z"), alpha, true);
     let beta = vec![sweep("agent-turn", &[("synchronous", Some(0.2), 900.0, 80.0, 8.0, 8.0)], None)];
     write(&m, "b.jsonl", manifest("beta", "m2", "llama.cpp", "2026-06-01T00:00:00Z"), beta, true);
+    // gamma: its sweep held 0.5 req/s, a fixed-rate case of the same mix
+    // held 0.8: the fixed rate counts for the row as the sweep's do.
+    let mut fixed = case(
+        "sustained-load",
+        "rate::agent-turn::0_8rps",
+        Outcome::Pass,
+        &[
+            ("offered-req-s", 0.8),
+            ("scheduled-req-s", 0.8),
+            ("ttft-ms-p99", 700.0),
+            ("goodput", 100.0),
+            ("goodput-threshold", 90.0),
+            ("sustained-req-s", 0.8),
+        ],
+        None,
+    );
+    fixed.tags = vec!["Sustained load".into()];
+    let gamma = vec![
+        sweep(
+            "agent-turn",
+            &[("synchronous", Some(0.7), 600.0, 100.0, 9.0, 9.0), ("rate", Some(0.5), 650.0, 100.0, 8.0, 8.0)],
+            Some(0.5),
+        ),
+        fixed,
+    ];
+    write(&m, "g.jsonl", manifest("gamma", "m3", "llama.cpp", "2026-06-01T00:00:00Z"), gamma, true);
     let out = board(&p, &m, "out");
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let s = standings(&p.path().join("out"));
@@ -1573,10 +1613,17 @@ fn sustained_load_is_a_row_with_its_charts_and_the_frontier_is_marked() {
     assert_eq!(titles[at - 1], "Concurrency", "after Concurrency, as the contract orders it");
     let a = cell(&s, "Sustained load", A);
     assert_eq!(a["standing"], 10.0);
-    assert_eq!(a["raw"], "1.00 req/s held on agent-turn at goodput ≥ 90% (p99 TTFT 400 ms, goodput 95%)", "{a}");
+    assert_eq!(
+        a["raw"], "1.00 req/s held on agent-turn at goodput ≥ 90% (p99 TTFT 400 ms, goodput 95%), by the sweep",
+        "{a}"
+    );
     let b = cell(&s, "Sustained load", B);
     assert_eq!(b["kind"], "not-applicable");
-    assert_eq!(b["reason"], "no rate held on agent-turn: goodput below 90% at every rate");
+    assert_eq!(b["reason"], "no rate held on agent-turn: sweep::agent-turn: goodput below 90% at every rate");
+    let g = cell(&s, "Sustained load", G);
+    assert_eq!(g["value"], 0.8, "the fixed rate beats the sweep's: {g}");
+    assert!(g["raw"].as_str().unwrap().ends_with(", at a fixed rate"), "{g}");
+    assert_eq!(g["records"].as_array().unwrap().len(), 2, "both loads of the mix stand behind it: {g}");
     // The frontier: c=4 is beaten by c=2 on both; the all-at-once point
     // (40 agg, 5 per request) still stands.
     let front = &s["board"]["frontier"];
@@ -1594,5 +1641,11 @@ fn sustained_load_is_a_row_with_its_charts_and_the_frontier_is_marked() {
         html.contains("<h2>Sustained load</h2>") && html.contains("solid: p99 TTFT, dashed: goodput"),
         "the load chart"
     );
+    // Every rate of the mix is a point (gamma's sweep and its fixed rate);
+    // a line of one point says why.
+    let chart = &html[html.find("p99 TTFT ms (max").unwrap()..];
+    let chart = &chart[..chart.find("<h2>").unwrap()];
+    assert_eq!(chart.matches("<circle").count(), 2 * (3 + 1 + 3), "{chart}");
+    assert!(chart.contains("beta · m2: one offered rate on agent-turn"), "{chart}");
     assert!(html.contains("concurrency c=4: 28.0 aggregate, 7.0 per request, beaten on both"), "the frontier chart");
 }

@@ -61,8 +61,8 @@ pub fn frontier(runs: &Runs, columns: &[String]) -> Vec<Series> {
                 });
             }
         }
-        if let Some((run, sweeps)) = sustained_load::latest_sweeps(runs, col) {
-            for c in sweeps {
+        if let Some((run, mixes)) = sustained_load::latest_loads(runs, col) {
+            for c in mixes.into_iter().flat_map(|(_, cases)| cases) {
                 let mix = sparktest_sdk::contract::sustained_load::mix_of(&c.case)
                     .map(|m| format!("{m} "))
                     .unwrap_or_default();

@@ -71,6 +71,8 @@ td.reference,th.reference{background:#f6f8fb;font-style:italic}
 button.model{font-weight:700;border:none;background:none;cursor:pointer;text-decoration:underline dotted;padding:0}
 #efficiency th{cursor:pointer}
 .controls{margin:.6rem 0}.left-out{color:#555;font-size:.85rem}
+#runs{table-layout:fixed;width:100%}#runs td{overflow-wrap:anywhere}
+#runs th:nth-child(1){width:10%}#runs th:nth-child(2){width:10%}#runs th:nth-child(3){width:17%}#runs th:nth-child(4){width:19%}#runs th:nth-child(5){width:26%}#runs th:nth-child(6){width:18%}
 svg text{font-size:11px;font-family:system-ui,sans-serif}
 "#;
 
@@ -334,8 +336,8 @@ fn load_chart(series: &[crate::sections::LoadLine]) -> String {
         return "<p>nothing measured yet</p>".into();
     }
     let (w, h, pad) = (560.0, 260.0, 44.0);
-    let max_x = series.iter().flat_map(|(_, p)| p.iter().map(|q| q.0)).fold(1e-9_f64, f64::max);
-    let max_t = series.iter().flat_map(|(_, p)| p.iter().filter_map(|q| q.1)).fold(1e-9_f64, f64::max);
+    let max_x = series.iter().flat_map(|l| l.points.iter().map(|q| q.0)).fold(1e-9_f64, f64::max);
+    let max_t = series.iter().flat_map(|l| l.points.iter().filter_map(|q| q.1)).fold(1e-9_f64, f64::max);
     let x = |v: f64| pad + (w - 2.0 * pad) * (v / max_x);
     let yt = |v: f64| h - pad - (h - 2.0 * pad) * (v / max_t);
     let yg = |v: f64| h - pad - (h - 2.0 * pad) * (v / 100.0);
@@ -352,25 +354,42 @@ fn load_chart(series: &[crate::sections::LoadLine]) -> String {
         b = h - pad,
         r = w - pad,
     );
-    for (i, (label, pts)) in series.iter().enumerate() {
+    for (i, line) in series.iter().enumerate() {
         let c = COLORS[i % COLORS.len()];
-        // p99 TTFT on the left axis, goodput on the right.
-        let ttft: Vec<String> = pts.iter().filter_map(|p| Some(format!("{:.1},{:.1}", x(p.0), yt(p.1?)))).collect();
-        let goodput: Vec<String> = pts.iter().filter_map(|p| Some(format!("{:.1},{:.1}", x(p.0), yg(p.2?)))).collect();
+        // p99 TTFT on the left axis, goodput on the right; every point
+        // marked, so a line of one point still shows.
+        let ttft: Vec<(f64, f64)> = line.points.iter().filter_map(|p| Some((x(p.0), yt(p.1?)))).collect();
+        let goodput: Vec<(f64, f64)> = line.points.iter().filter_map(|p| Some((x(p.0), yg(p.2?)))).collect();
+        let joined =
+            |pts: &[(f64, f64)]| pts.iter().map(|(a, b)| format!("{a:.1},{b:.1}")).collect::<Vec<_>>().join(" ");
         let _ = write!(
             s,
             "<polyline fill=\"none\" stroke=\"{c}\" stroke-width=\"2\" points=\"{}\"/><polyline fill=\"none\" stroke=\"{c}\" stroke-width=\"2\" stroke-dasharray=\"5,4\" points=\"{}\"/>",
-            ttft.join(" "),
-            goodput.join(" ")
+            joined(&ttft),
+            joined(&goodput)
         );
+        for (a, b) in &ttft {
+            let _ = write!(s, "<circle cx=\"{a:.1}\" cy=\"{b:.1}\" r=\"3\" fill=\"{c}\"/>");
+        }
+        for (a, b) in &goodput {
+            let _ = write!(s, "<circle cx=\"{a:.1}\" cy=\"{b:.1}\" r=\"3\" fill=\"white\" stroke=\"{c}\"/>");
+        }
         let _ = write!(
             s,
             "<text x=\"{pad}\" y=\"{}\" fill=\"{c}\">{} (solid: p99 TTFT, dashed: goodput)</text>",
             h + 18.0 * i as f64 + 8.0,
-            fitted(label, LEGEND_CHARS)
+            fitted(&line.column, LEGEND_CHARS)
         );
     }
     s.push_str("</svg>");
+    for line in series.iter().filter(|l| l.short.is_some()) {
+        let _ = write!(
+            s,
+            "<p class=\"left-out\">{}: {}</p>",
+            esc(&line.column),
+            esc(line.short.as_deref().unwrap_or_default())
+        );
+    }
     s
 }
 

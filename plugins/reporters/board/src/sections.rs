@@ -271,7 +271,18 @@ pub fn campaigns(runs: &crate::run::Runs) -> Option<(Table, Vec<String>)> {
             Some(k) => format!("FAILED: {}", k.reason.as_deref().unwrap_or("")),
             None => String::new(),
         };
-        let memory = match case(names::STOP) {
+        // Which launch it was: a configuration launched again by a resume
+        // has a row per launch, in the order they ran.
+        let launch = match case(names::LAUNCH).and_then(|k| note(k, names::LAUNCH_KIND)) {
+            Some(kind) => format!("{kind}: {launch}"),
+            None => launch,
+        };
+        let died = r.cases.iter().find(|k| names::STOP.item(&k.case) == Some(names::SERVER_DIED));
+        let stop = r.cases.iter().find(|k| names::STOP.item(&k.case) == Some(names::MEMORY_RELEASED));
+        let memory = match stop {
+            None if r.summary.is_none() => {
+                "KILLED: no stop recorded (the campaign was killed in this configuration, or still runs)".into()
+            }
             Some(k) => {
                 let after =
                     metric(k, names::MEMORY_AVAILABLE_AFTER_GIB).map_or(String::new(), |g| format!("{g:.1} GiB"));
@@ -284,6 +295,13 @@ pub fn campaigns(runs: &crate::run::Runs) -> Option<(Table, Vec<String>)> {
                 }
             }
             None => "not launched".into(),
+        };
+        let memory = match died {
+            Some(k) => format!(
+                "SERVER DIED: {}; {memory}",
+                k.reason.as_deref().and_then(|w| w.lines().next()).unwrap_or("it exited on its own")
+            ),
+            None => memory,
         };
         let not_run: Vec<String> = r
             .cases
@@ -517,26 +535,64 @@ pub fn concurrency_lines(runs: &[Run]) -> Vec<Series> {
         .collect()
 }
 
-/// One sustained-load line: a column's name and its (offered req/s, p99
-/// TTFT ms, goodput %) points at the rates its sweep offered.
-pub type LoadLine = (String, Vec<(f64, Option<f64>, Option<f64>)>);
+/// One sustained-load line: a column, its (offered req/s, p99 TTFT ms,
+/// goodput %) points at every rate the row's mix was offered (its sweep's
+/// rates and its fixed-rate cases), and why it has fewer than two points
+/// where it has.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoadLine {
+    /// The column's key.
+    pub column: String,
+    /// Its points, by offered rate.
+    pub points: Vec<(f64, Option<f64>, Option<f64>)>,
+    /// Why the line is a point or nothing, in words.
+    pub short: Option<String>,
+}
 
-/// Plot data: per column with a sweep, p99 TTFT and goodput against the
-/// offered rate (the all-at-once point has no offered rate; a
-/// client-bound point is not the server's and is left out).
+/// Plot data: per column with a sustained-load run, p99 TTFT and goodput
+/// against the offered rate on the row's mix (the one-at-a-time and
+/// all-at-once points have no offered rate; a client-bound load is not
+/// the server's and is left out).
 pub fn load_lines(board: &crate::model::Board, runs: &crate::run::Runs) -> Vec<LoadLine> {
+    use sparktest_sdk::contract::sustained_load as names;
     board
         .columns
         .iter()
         .filter_map(|c| {
-            let (_, case) = crate::rows::sustained_load::latest_sweep(runs, &c.key)?;
-            let mut pts: Vec<(f64, Option<f64>, Option<f64>)> = crate::rows::sustained_load::points(case)
-                .into_iter()
+            let (_, mix, cases) = crate::rows::sustained_load::latest_mix(runs, &c.key)?;
+            let all: Vec<crate::rows::sustained_load::Point> =
+                cases.iter().flat_map(|case| crate::rows::sustained_load::points(case)).collect();
+            let mut pts: Vec<(f64, Option<f64>, Option<f64>)> = all
+                .iter()
                 .filter(|p| !p.client_bound)
                 .filter_map(|p| Some((p.offered?, p.ttft_p99_ms, p.goodput)))
                 .collect();
             pts.sort_by(|a, b| a.0.total_cmp(&b.0));
-            (!pts.is_empty()).then(|| (c.key.clone(), pts))
+            let short = (pts.len() < 2).then(|| {
+                let bound = all.iter().filter(|p| p.client_bound && p.offered.is_some()).count();
+                let stopped: Vec<&str> = cases
+                    .iter()
+                    .filter(|x| names::SWEEP.holds(&x.case))
+                    .filter_map(|x| note(x, names::SATURATION))
+                    .collect();
+                let lost: Vec<String> = cases
+                    .iter()
+                    .filter(|x| !matches!(x.outcome, Outcome::Pass | Outcome::Fail))
+                    .map(|x| format!("{} {}", x.case, x.reason.as_deref().unwrap_or("not measured")))
+                    .collect();
+                let mut why = vec![format!(
+                    "{} offered rate{} on {mix}",
+                    if pts.is_empty() { "no".to_string() } else { "one".to_string() },
+                    if pts.is_empty() { "s" } else { "" }
+                )];
+                if bound > 0 {
+                    why.push(format!("{bound} client-bound, not the server's"));
+                }
+                why.extend(stopped.iter().map(|s| format!("the sweep: {s}")));
+                why.extend(lost);
+                why.join("; ")
+            });
+            (!pts.is_empty() || short.is_some()).then(|| LoadLine { column: c.key.clone(), points: pts, short })
         })
         .collect()
 }

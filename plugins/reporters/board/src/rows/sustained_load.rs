@@ -1,7 +1,8 @@
 //! The sustained-load row (`sustained-load`): the highest offered rate the
-//! server held with goodput at the suite's threshold, from a sweep; and
-//! the points the charts draw (p99 TTFT and goodput against the offered
-//! rate; aggregate against per-request speed).
+//! server held with goodput at the suite's threshold, over every load of
+//! the row's mix (a sweep's rates and the fixed-rate cases alike); and the
+//! points the charts draw (p99 TTFT and goodput against the offered rate;
+//! aggregate against per-request speed).
 
 use sparktest_sdk::contract::sustained_load::{self as names, kind};
 
@@ -9,7 +10,7 @@ use super::*;
 
 pub const SUSTAINED_LOAD: RowDef = relative(names::ROW, true, 0.05, figure_of);
 
-/// One point of a sweep as the charts read it.
+/// One load as the charts read it: a point of a sweep, or a fixed-rate case.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Point {
     /// `synchronous`, `throughput` or `rate`.
@@ -31,24 +32,45 @@ pub struct Point {
     pub client_bound: bool,
 }
 
-/// The sweep the row reads on a run: the first mix in name order, so every
-/// column is read on the same mix.
-fn sweep_case(run: &Run) -> Option<&CaseRecord> {
-    sweeps(run).first().copied()
-}
+/// A mix's name and its loads (sweeps and fixed rates) in a run.
+pub type MixLoads<'a> = (&'a str, Vec<&'a CaseRecord>);
 
-/// Every sweep of a run, one per mix, in mix name order.
-fn sweeps(run: &Run) -> Vec<&CaseRecord> {
-    let mut sweeps: Vec<&CaseRecord> = run
+/// The sustained-load cases of a run (sweeps and fixed rates), by mix in
+/// name order, each mix's cases in case-name order.
+fn by_mix(run: &Run) -> Vec<MixLoads<'_>> {
+    let mut cases: Vec<&CaseRecord> = run
         .cases_of(names::INSTRUMENT)
-        .filter(|c| names::SWEEP.holds(&c.case) && c.outcome != Outcome::Interrupted)
+        .filter(|c| (names::SWEEP.holds(&c.case) || names::RATE.holds(&c.case)) && c.outcome != Outcome::Interrupted)
         .collect();
-    sweeps.sort_by(|a, b| a.case.cmp(&b.case));
-    sweeps
+    cases.sort_by(|a, b| a.case.cmp(&b.case));
+    let mut out: Vec<MixLoads> = Vec::new();
+    for c in cases {
+        let Some(mix) = names::mix_of(&c.case) else { continue };
+        match out.iter_mut().find(|(m, _)| *m == mix) {
+            Some((_, list)) => list.push(c),
+            None => out.push((mix, vec![c])),
+        }
+    }
+    out.sort_by(|a, b| a.0.cmp(b.0));
+    out
 }
 
-/// A sweep's points, in the order they ran.
+/// A load's points, in the order they ran: a sweep's every point, a
+/// fixed-rate case's one.
 pub fn points(c: &CaseRecord) -> Vec<Point> {
+    if names::RATE.holds(&c.case) {
+        let at = |m: sparktest_sdk::contract::Metric| metric(c, m).filter(|v| v.is_finite());
+        return vec![Point {
+            kind: kind::RATE.to_string(),
+            offered: at(names::SCHEDULED_REQ_S).or_else(|| at(names::OFFERED_REQ_S)),
+            achieved: at(names::ACHIEVED_REQ_S),
+            ttft_p99_ms: at(names::TTFT_MS_P99),
+            goodput: at(names::GOODPUT),
+            aggregate_tok_s: at(names::OUTPUT_TOK_S),
+            per_request_tok_s: at(names::PER_REQUEST_TOK_S),
+            client_bound: note(c, names::CLIENT_BOUND).is_some(),
+        }];
+    }
     let n = metric(c, names::POINTS).map_or(0, |n| n.max(0.0) as u32);
     let at = |i: u32, m: sparktest_sdk::contract::Metric| {
         let name = names::point(i, m).to_string();
@@ -72,37 +94,48 @@ pub fn points(c: &CaseRecord) -> Vec<Point> {
         .collect()
 }
 
-/// The column's sweep, its run and its points, for the charts: the first
-/// of [`latest_sweeps`].
-pub fn latest_sweep<'a>(runs: &'a Runs, col: &str) -> Option<(&'a Run, &'a CaseRecord)> {
-    let (run, sweeps) = latest_sweeps(runs, col)?;
-    Some((run, sweeps.first().copied()?))
+/// The loads the row reads on `col`: the latest run with any, its first
+/// mix by name (so every column is read on the same mix) and that mix's
+/// cases.
+pub fn latest_mix<'a>(runs: &'a Runs, col: &str) -> Option<(&'a Run, &'a str, Vec<&'a CaseRecord>)> {
+    let (run, mut mixes) = latest_loads(runs, col)?;
+    let (mix, cases) = mixes.drain(..).next()?;
+    Some((run, mix, cases))
 }
 
-/// Every mix's sweep in the run the row reads on `col` (the frontier draws
-/// them all).
-pub fn latest_sweeps<'a>(runs: &'a Runs, col: &str) -> Option<(&'a Run, Vec<&'a CaseRecord>)> {
-    let run = pick(runs, col, |r| sweep_case(r).is_some())?;
-    Some((run, sweeps(run)))
+/// Every mix's loads in the run the row reads on `col` (the frontier
+/// draws them all).
+pub fn latest_loads<'a>(runs: &'a Runs, col: &str) -> Option<(&'a Run, Vec<MixLoads<'a>>)> {
+    let run = pick(runs, col, |r| !by_mix(r).is_empty())?;
+    Some((run, by_mix(run)))
 }
 
 fn figure_of(runs: &Runs, col: &str) -> Result<Figure, Missing> {
-    let (run, c) = latest_sweep(runs, col).ok_or(Missing::NotMeasured)?;
-    if c.outcome != Outcome::Pass && c.outcome != Outcome::Fail {
-        return Err(missing_from(run, &[c]));
+    let (run, mix, cases) = latest_mix(runs, col).ok_or(Missing::NotMeasured)?;
+    let measured: Vec<&CaseRecord> =
+        cases.iter().copied().filter(|c| matches!(c.outcome, Outcome::Pass | Outcome::Fail)).collect();
+    if measured.is_empty() {
+        return Err(missing_from(run, &cases));
     }
-    let mix = names::mix_of(&c.case).unwrap_or("");
-    let Some(rate) = metric(c, names::SUSTAINED_REQ_S).filter(|v| v.is_finite()) else {
+    // The highest rate any of the mix's loads held at its threshold.
+    let best = measured
+        .iter()
+        .filter_map(|c| Some((*c, metric(c, names::SUSTAINED_REQ_S).filter(|v| v.is_finite())?)))
+        .max_by(|a, b| a.1.total_cmp(&b.1));
+    let Some((held_by, rate)) = best else {
+        let why: Vec<String> = measured
+            .iter()
+            .map(|c| {
+                format!("{}: {}", c.case, note(c, names::SUSTAINED).unwrap_or("the case recorded no sustained rate"))
+            })
+            .collect();
         return Err(Missing::Because {
-            reason: format!(
-                "no rate held on {mix}: {}",
-                note(c, names::SUSTAINED).unwrap_or("the sweep recorded no sustained rate")
-            ),
-            records: vec![run.record_id(c)],
+            reason: format!("no rate held on {mix}: {}", why.join("; ")),
+            records: measured.iter().map(|c| run.record_id(c)).collect(),
         });
     };
-    let threshold = metric(c, names::GOODPUT_THRESHOLD).unwrap_or(90.0);
-    let pts = points(c);
+    let threshold = metric(held_by, names::GOODPUT_THRESHOLD).unwrap_or(90.0);
+    let pts = points(held_by);
     let held = pts.iter().find(|p| p.offered.is_some_and(|o| (o - rate).abs() <= 1e-9 * rate.max(1.0)));
     let mut raw = format!("{rate:.2} req/s held on {mix} at goodput ≥ {threshold:.0}%");
     if let Some(t) = held.and_then(|p| p.ttft_p99_ms) {
@@ -112,15 +145,18 @@ fn figure_of(runs: &Runs, col: &str) -> Result<Figure, Missing> {
         }
         raw.push(')');
     }
-    if let Some(s) = metric(c, names::SATURATED_AT_REQ_S) {
+    raw.push_str(if names::SWEEP.holds(&held_by.case) { ", by the sweep" } else { ", at a fixed rate" });
+    let sweep = measured.iter().find(|c| names::SWEEP.holds(&c.case));
+    if let Some(s) = sweep.and_then(|c| metric(c, names::SATURATED_AT_REQ_S)) {
         raw.push_str(&format!("; saturated at {s:.2} req/s"));
     }
-    let bound = pts.iter().filter(|p| p.client_bound).count();
+    let all: Vec<Point> = measured.iter().flat_map(|c| points(c)).collect();
+    let bound = all.iter().filter(|p| p.client_bound).count();
     if bound > 0 {
-        raw.push_str(&format!("; {bound} of {} points client-bound, not counted", pts.len()));
+        raw.push_str(&format!("; {bound} of {} loads client-bound, not counted", all.len()));
     }
-    if let Some(sync) = metric(c, names::SYNCHRONOUS_REQ_S) {
+    if let Some(sync) = sweep.and_then(|c| metric(c, names::SYNCHRONOUS_REQ_S)) {
         raw.push_str(&format!("; synchronous {sync:.2} req/s"));
     }
-    Ok(figure(run, rate, raw, &[c]))
+    Ok(figure(run, rate, raw, &measured))
 }
