@@ -93,6 +93,9 @@ pub struct Launched {
     watchdog: Option<Child>,
     /// Where it listens.
     pub base_url: String,
+    /// The port the harness chose for it (`{port}`): the launch's, never
+    /// part of the configuration.
+    pub port: u16,
     /// The command that started it, credentials redacted.
     pub command: Vec<String>,
     /// The command as run (may hold a key: never recorded).
@@ -146,6 +149,24 @@ impl Launched {
     /// Whether the server's process is still running.
     pub fn running(&mut self) -> bool {
         !self.stopped && matches!(self.child.try_wait(), Ok(None))
+    }
+
+    /// Why the server is gone, when it exited on its own (the harness did
+    /// not stop it): its exit status and the last lines of its log, for
+    /// the reason of every case its death left.
+    pub fn died(&mut self) -> Option<String> {
+        if self.stopped {
+            return None;
+        }
+        let status = self.child.try_wait().ok().flatten()?;
+        // Its process group is gone with it; the id may be reused.
+        signal::forget_group(self.pid as i32);
+        Some(format!(
+            "the server of target {} exited ({status}); last lines of {}:\n{}",
+            self.name,
+            self.log.display(),
+            log_tail(&self.log_text(), 5)
+        ))
     }
 
     /// Stop the server and start it again with the same command on the same
@@ -473,9 +494,21 @@ pub async fn launch(
     let mut tries = 0;
     loop {
         tries += 1;
-        let port = free_port()?;
-        values.insert("port".into(), port.to_string());
-        let argv = substitute(&launch.command, &values)?;
+        // A port whose digits the command holds elsewhere (`--ctx-size
+        // 32768` and port 32768) could not be told from it in the record:
+        // another is taken.
+        let mut pick = 0;
+        let (port, argv) = loop {
+            pick += 1;
+            let port = free_port()?;
+            values.insert("port".into(), port.to_string());
+            let argv = substitute(&launch.command, &values)?;
+            let given = launch.command.iter().filter(|a| a.contains("{port}")).count();
+            let found = argv.iter().filter(|a| a.contains(&port.to_string())).count();
+            if found <= given || pick >= 20 {
+                break (port, argv);
+            }
+        };
         // The harness's pid in the name: two runs never share a log.
         let log = logs.join(format!("{name}-{port}-{}.log", std::process::id()));
         let (child, pid, watchdog) = spawn_server(&argv, &log, name)?;
@@ -483,6 +516,7 @@ pub async fn launch(
             child,
             watchdog,
             base_url: format!("http://127.0.0.1:{port}"),
+            port,
             command: redactor.redact_command(&argv),
             argv,
             log,
@@ -510,9 +544,10 @@ pub async fn launch(
     }
 }
 
-fn log_tail(text: &str) -> String {
+/// The last `n` lines of a log.
+fn log_tail(text: &str, n: usize) -> String {
     let lines: Vec<&str> = text.lines().collect();
-    lines[lines.len().saturating_sub(15)..].join("\n")
+    lines[lines.len().saturating_sub(n)..].join("\n")
 }
 
 struct StartError {
@@ -541,7 +576,7 @@ async fn wait_healthy(launched: &mut Launched, path: &str, timeout: Duration) ->
                     "target {} exited during startup ({status}); last lines of {}:\n{}",
                     launched.name,
                     launched.log.display(),
-                    log_tail(&log)
+                    log_tail(&log, 15)
                 )),
                 port_taken,
             });
@@ -565,7 +600,7 @@ async fn wait_healthy(launched: &mut Launched, path: &str, timeout: Duration) ->
                 launched.name,
                 timeout.as_secs(),
                 launched.log.display(),
-                log_tail(&launched.log_text())
+                log_tail(&launched.log_text(), 15)
             ))));
         }
         tokio::time::sleep(Duration::from_millis(250)).await;
@@ -711,6 +746,7 @@ mod tests {
             child,
             watchdog,
             base_url: String::new(),
+            port: 0,
             command: argv.clone(),
             argv,
             log: log.clone(),

@@ -6,6 +6,7 @@
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
+use sparktest_record::Outcome;
 
 use crate::support::*;
 
@@ -208,4 +209,207 @@ fn a_campaign_table_of_sparktest_toml_is_planned_by_its_name() {
         said.contains("sparktest.toml:9: campaign.night.configuration[1].target: no target named \"nope\""),
         "{said}"
     );
+}
+
+/// The launched server's process (not its watchdog) among the children of
+/// the harness process `parent`, by its command name.
+fn server_child(parent: u32, comm: &str) -> Option<i32> {
+    std::fs::read_dir("/proc").ok()?.flatten().find_map(|e| {
+        let pid: i32 = e.file_name().to_str()?.parse().ok()?;
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        let rest = &stat[stat.rfind(')')? + 2..];
+        let ppid: u32 = rest.split_whitespace().nth(1)?.parse().ok()?;
+        let name = std::fs::read_to_string(format!("/proc/{pid}/comm")).ok()?;
+        (ppid == parent && name.trim() == comm).then_some(pid)
+    })
+}
+
+/// Issue 35's campaign faults on the real reference server: the server is
+/// killed (SIGKILL, as the kernel's out-of-memory killer would) as the
+/// configuration's first suite begins. The suite ends there
+/// with the server's exit status as the lost cases' reason, the next suite
+/// is "not run: the server died", the stop says the server had died, and
+/// the board's Campaigns table names it. A second `--resume` of the same
+/// id while the first runs is refused naming the first; the resume
+/// relaunches, measures what the death left, and the summary counts each
+/// suite's whole run. A byte damaged in the middle of the journal is
+/// refused by line, and nothing is deleted.
+#[test]
+fn a_server_that_dies_mid_suite_stops_its_configuration_and_a_resume_measures_what_it_left() {
+    let p = Project::new("");
+    std::fs::write(
+        p.path().join("campaign.toml"),
+        format!(
+            "[campaign]\nname = \"faults\"\nsuites = [\"{}\", \"{}\"]\nsettle-secs = 30\n\n[[configuration]]\ntarget = \"local\"\n",
+            test_suite("campaign-chats"),
+            test_suite("campaign-probe"),
+        ),
+    )
+    .unwrap();
+    let child = p
+        .command(&["campaign", "campaign.toml", "--id", "f-1"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Once the first suite has begun (its run id journaled, its cases
+    // about to reach the server), kill its server.
+    let started = Instant::now();
+    let begun = || {
+        std::fs::read_to_string(p.path().join("measurements/campaigns/f-1.jsonl"))
+            .unwrap_or_default()
+            .lines()
+            .any(|l| l.contains("campaign-chats") && l.contains("\"started\""))
+    };
+    let killed = loop {
+        if begun()
+            && let Some(pid) = server_child(child.id(), "llama-server")
+        {
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+            break pid;
+        }
+        assert!(started.elapsed() < Duration::from_secs(300), "the first suite never recorded a case");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_eq!(out.status.code(), Some(101), "{err}");
+    let lines = journal(&p, "f-1");
+    let chats: Vec<&Value> = steps(&lines, "local", "suite")
+        .into_iter()
+        .filter(|s| s["suite"].as_str().unwrap().ends_with("campaign-chats") && s["state"] != "started")
+        .collect();
+    assert_eq!(chats.len(), 1, "{lines:?}");
+    assert_eq!(chats[0]["state"], "failed", "the suite the server died in: {:?}", chats[0]);
+    let why = chats[0]["reason"].as_str().unwrap();
+    assert!(why.contains("the server of target local exited") && why.contains("signal: 9"), "{why}");
+    let probe = steps(&lines, "local", "suite")
+        .into_iter()
+        .find(|s| s["suite"].as_str().unwrap().ends_with("campaign-probe"))
+        .expect("the next suite is journaled");
+    assert_eq!((probe["state"].as_str(), probe["skip"].as_str()), (Some("skipped"), Some("server-gone")), "{probe}");
+    assert!(
+        probe["reason"].as_str().unwrap().starts_with("not run: the server died in suite campaign-chats"),
+        "{probe}"
+    );
+    let stop = steps(&lines, "local", "stop");
+    assert!(stop[0]["reason"].as_str().unwrap().starts_with("the server had died"), "{stop:?}");
+    // The cases the death left are lost with its words, never "done".
+    let chat_run = p.measurements().into_iter().find(|r| r.manifest.suite.name == "campaign-chats").unwrap();
+    let lost: Vec<_> = chat_run.cases.iter().filter(|c| c.outcome == Outcome::Lost).collect();
+    assert!(!lost.is_empty(), "{:?}", chat_run.cases);
+    assert!(lost.iter().all(|c| c.reason.as_deref().unwrap().contains("exited (signal: 9")), "{lost:?}");
+    assert!(chat_run.summary.as_ref().unwrap().stopped.as_deref().unwrap().contains("exited"));
+    let record = p.measurements().into_iter().find(|r| r.manifest.run_id == "f-1-local-campaign").unwrap();
+    assert!(
+        record.cases.iter().any(|c| c.case == "stop::server-died" && c.outcome == Outcome::Fail),
+        "{:?}",
+        record.cases
+    );
+    assert_ne!(killed, 0);
+
+    // A byte damaged in the middle of the journal: refused by its line,
+    // nothing dropped; put back, the resume goes on.
+    let path = p.path().join("measurements/campaigns/f-1.jsonl");
+    let whole = std::fs::read(&path).unwrap();
+    let second = whole.iter().position(|b| *b == b'\n').unwrap() + 1;
+    let mut damaged = whole.clone();
+    damaged[second + 2] = b'#';
+    std::fs::write(&path, &damaged).unwrap();
+    let out = p.run(&["campaign", "campaign.toml", "--resume", "f-1"]);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    assert!(text(&out).contains("line 2 is damaged") && text(&out).contains("--force"), "{}", text(&out));
+    assert_eq!(std::fs::read(&path).unwrap(), damaged, "nothing deleted");
+    std::fs::write(&path, &whole).unwrap();
+
+    // Two resumes of one id at once: the second is refused, naming the first.
+    let first = p
+        .command(&["campaign", "campaign.toml", "--resume", "f-1"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let lock = p.path().join("measurements/campaigns/f-1.lock");
+    let started = Instant::now();
+    while !lock.exists() {
+        assert!(started.elapsed() < Duration::from_secs(60), "the first resume never took its lock");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let second = p.run(&["campaign", "campaign.toml", "--resume", "f-1"]);
+    let said = text(&second);
+    assert_eq!(second.status.code(), Some(3), "{said}");
+    assert!(said.contains(&format!("campaign f-1 is in use by pid {}", first.id())), "{said}");
+    let out = first.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(!lock.exists(), "released");
+    // The resume relaunched and measured what the death left: every suite
+    // done, each counted whole.
+    let lines = journal(&p, "f-1");
+    assert_eq!(steps(&lines, "local", "launch").iter().filter(|s| s["state"] == "done").count(), 2, "{lines:?}");
+    let ends = lines.iter().filter(|l| l["type"] == "end").count();
+    assert_eq!(ends, 2, "one end per run of the campaign: {lines:?}");
+    let summary = std::fs::read_to_string(p.path().join("measurements/campaigns/f-1.summary.md")).unwrap();
+    let row =
+        summary.lines().find(|l| l.contains("| campaign-chats | done |")).unwrap_or_else(|| panic!("{summary}\n{err}"));
+    let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+    let counted: u64 = cells[4..8].iter().map(|c| c.parse::<u64>().unwrap_or(0)).sum();
+    assert_eq!(counted, 4, "the whole run's four cases, not the resumed part: {row}");
+    assert!(summary.contains("| campaign-probe | done |"), "{summary}");
+    // The board's Campaigns table: both launches, in order, the first
+    // naming the death.
+    let out = p.run(&["board"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let md = std::fs::read_to_string(p.path().join("board/board.md")).unwrap();
+    let first_row = md.find("the campaign's launch").unwrap_or_else(|| panic!("{md}"));
+    let second_row = md.find("a resume's launch").unwrap_or_else(|| panic!("{md}"));
+    assert!(first_row < second_row, "in order: {md}");
+    assert!(md.contains("SERVER DIED: the server of target local exited"), "{md}");
+}
+
+/// Grids and identity (issue 35): a grid named as a target is refused
+/// before anything launches (exit 3, its line and key named), and a port
+/// given to the server as a positional argument is the launch's, never
+/// the configuration's: two runs of the same target, each launched on
+/// its own port, are one board column.
+#[test]
+fn a_grid_named_as_a_target_is_refused_and_a_positional_port_makes_no_column_of_its_own() {
+    let p = Project::new(
+        "[target.wrapped]\nmodel = \"SmolLM2-135M-Instruct-Q4_1\"\n[target.wrapped.launch]\nprovision = \"builtin:reference-target\"\n\
+         command = [\"bash\", \"-c\", \"exec \\\"$0\\\" --model \\\"$1\\\" --alias SmolLM2-135M-Instruct-Q4_1 --host 127.0.0.1 --port \\\"$2\\\" --threads 1 --parallel 1\", \"{server}\", \"{model}\", \"{port}\"]\n\
+         health-path = \"/health\"\n",
+    );
+    std::fs::write(
+        p.path().join("shadow.toml"),
+        format!(
+            "[campaign]\nname = \"s\"\nsuites = [\"{}\"]\n\n[[grid]]\nbase = \"local\"\nname = \"wrapped\"\n[grid.vary]\n\"--seed\" = [\"7\"]\n",
+            test_suite("campaign-probe")
+        ),
+    )
+    .unwrap();
+    let out = p.run(&["campaign", "shadow.toml", "--plan"]);
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(3), "{said}");
+    assert!(said.contains("shadow.toml:7: grid[1].name: \"wrapped\" is the name of a target"), "{said}");
+    for _ in 0..2 {
+        let out = p.run(&["--suite", &test_suite("campaign-probe"), "--target", "wrapped"]);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    }
+    let runs = p.measurements();
+    let ports: Vec<&str> = runs
+        .iter()
+        .filter_map(|r| r.manifest.target.facts.iter().find(|(k, _)| k == sparktest_record::LAUNCH_PORT))
+        .map(|(_, v)| v.as_str())
+        .collect();
+    assert_eq!(ports.len(), 2);
+    assert_ne!(ports[0], ports[1], "each launch on a port of its own");
+    let out = p.run(&["board"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let s = crate::board::standings(&p.path().join("board"));
+    let columns = s["board"]["columns"].as_array().unwrap();
+    assert_eq!(columns.len(), 1, "one configuration, one column: {columns:?}");
+    // The launch command's home folder is written `~` on the board.
+    let html = std::fs::read_to_string(p.path().join("board/board.html")).unwrap();
+    let home = std::env::var("HOME").unwrap();
+    assert!(html.contains("~/.cache/sparktest/reference/"), "the server's path, from the home folder");
+    assert!(!html.contains(&format!("{home}/.cache")), "no absolute home folder on the board");
 }

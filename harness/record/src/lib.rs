@@ -36,8 +36,8 @@ use serde::{Deserialize, Serialize};
 pub use case::{CallRecord, CaseRecord, Latency, LoadWindow, Metric, Percentiles};
 pub use gate::{Gate, GateFailure};
 pub use manifest::{
-    Accelerator, ArmInfo, CampaignRef, ClientCeiling, FilePin, HarnessInfo, HostInfo, InstrumentInfo, Manifest,
-    Partition, Repeat, SuiteInfo, TargetInfo,
+    Accelerator, ArmInfo, CampaignRef, ClientCeiling, FilePin, HarnessInfo, HostInfo, InstrumentInfo, LAUNCH_PORT,
+    Manifest, Partition, Repeat, SuiteInfo, TargetInfo,
 };
 pub use read::ReadError;
 pub use summary::{Efficiency, InstrumentSummary, Summary};

@@ -221,6 +221,21 @@ impl TargetInfo {
     /// did not launch the server.
     pub fn launch_flags(&self) -> Option<String> {
         let cmd = self.launch_command.as_ref()?;
+        // The port the harness chose is the launch's, not the
+        // configuration's, however the command passes it (`--port N`, a
+        // positional `N`, `host:N`, `--bind=host:N`): written `{port}`.
+        let port = self.facts.iter().find(|(k, _)| k == LAUNCH_PORT).map(|(_, v)| v.as_str());
+        let masked: Vec<String> = cmd
+            .iter()
+            .map(|a| match port {
+                Some(p) if a == p => "{port}".to_string(),
+                Some(p) if a.ends_with(&format!(":{p}")) || a.ends_with(&format!("={p}")) => {
+                    format!("{}{{port}}", &a[..a.len() - p.len()])
+                }
+                _ => a.clone(),
+            })
+            .collect();
+        let cmd = &masked;
         let file_name = |v: &str| -> String {
             let v = v.trim_end_matches('/');
             let named_by_path = (v.contains('/') || v.starts_with('~')) && !v.contains("://");
@@ -293,6 +308,10 @@ impl TargetInfo {
         Some(out.join(" "))
     }
 }
+
+/// The fact of a launched target naming the port the harness chose for
+/// it (`{port}` in its launch command): never part of a configuration.
+pub const LAUNCH_PORT: &str = "launch_port";
 
 /// Facts about a machine.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -370,6 +389,26 @@ mod tests {
             note: None,
             description: None,
         }
+    }
+
+    #[test]
+    fn the_launch_port_is_never_the_configuration_s_however_it_is_passed() {
+        let with = |port: &str, cmd: &[&str]| {
+            let mut t = target("m", cmd);
+            t.facts.push((LAUNCH_PORT.into(), port.into()));
+            t.launch_flags().unwrap()
+        };
+        // A positional port, a host:port, a --flag=host:port: each launch's
+        // own port, one configuration.
+        assert_eq!(
+            with("41001", &["serve", "41001", "--seed", "-1"]),
+            with("52002", &["serve", "52002", "--seed", "-1"])
+        );
+        assert_eq!(with("41001", &["serve", "41001", "--seed", "-1"]), "{port} --seed -1");
+        assert_eq!(with("41001", &["srv", "--listen", "127.0.0.1:41001"]), "--listen 127.0.0.1:{port}");
+        assert_eq!(with("41001", &["srv", "--bind=0.0.0.0:41001"]), with("7", &["srv", "--bind=0.0.0.0:7"]));
+        // A number that is not the port stays.
+        assert_eq!(with("41001", &["srv", "--ctx-size", "4100"]), "--ctx-size 4100");
     }
 
     #[test]

@@ -462,6 +462,19 @@ impl Campaign {
                 Some(n) => (n.get_ref().clone(), n.span()),
                 None => (entry.target.get_ref().clone(), entry.target.span()),
             };
+            // A configuration is run as a target of its own name: named as
+            // another target, it would take that target's place.
+            if name != *entry.target.get_ref()
+                && (config.targets.contains_key(&name) || own_targets.contains_key(&name))
+            {
+                return Err(at(
+                    file,
+                    text,
+                    span,
+                    &format!("{key}.name"),
+                    format!("{name:?} is the name of another target: name the configuration apart from every target"),
+                ));
+            }
             unique(&name, span, &format!("{key}.name"))?;
             configurations.push(Configuration {
                 name,
@@ -506,7 +519,22 @@ impl Campaign {
                     None => default_name(g.base.get_ref(), &combo),
                 };
                 let span = g.name.as_ref().map_or(g.base.span(), |n| n.span());
-                unique(&name, span, &format!("{key}.name"))?;
+                // A grid's configuration becomes a target of its name: one
+                // named as a target would relaunch every configuration
+                // that uses that target with the grid's flags.
+                unique(&name, span.clone(), &format!("{key}.name"))?;
+                if config.targets.contains_key(&name) || grid_targets.contains_key(&name) {
+                    return Err(at(
+                        file,
+                        text,
+                        span,
+                        &format!("{key}.name"),
+                        format!(
+                            "{name:?} is the name of a target: a grid's configurations are targets of their own, \
+                             named apart from every target of the project and the file"
+                        ),
+                    ));
+                }
                 let mut target = base.clone();
                 let mut launch = launch.clone();
                 for (flag, value) in &combo {
@@ -617,8 +645,21 @@ fn default_name(base: &str, combo: &[(String, String)]) -> String {
 /// has it, the flag and value appended where not; [`ABSENT`] takes it out,
 /// [`PRESENT`] gives it alone.
 fn set_flag(cmd: &mut Vec<String>, flag: &str, value: &str) {
+    // `--flag=old`: one argument, replaced whole.
+    if let Some(i) = cmd.iter().position(|a| a.strip_prefix(flag).is_some_and(|rest| rest.starts_with('='))) {
+        match value {
+            ABSENT => {
+                cmd.remove(i);
+            }
+            PRESENT => cmd[i] = flag.to_string(),
+            v => cmd[i] = format!("{flag}={v}"),
+        }
+        return;
+    }
     if let Some(i) = cmd.iter().position(|a| a == flag) {
-        let has_value = cmd.get(i + 1).is_some_and(|v| !v.starts_with('-'));
+        // The old value, whatever it looks like: a negative number (`--seed
+        // -1`) is a value, another flag is not.
+        let has_value = cmd.get(i + 1).is_some_and(|v| !v.starts_with('-') || v.parse::<f64>().is_ok());
         let end = if has_value { i + 2 } else { i + 1 };
         cmd.drain(i..end);
         match value {
@@ -670,6 +711,41 @@ mod tests {
                 SuiteStep { suite: "smoke".into(), name: "smoke".into(), repeat: 3, gate: false }
             ]
         );
+    }
+
+    #[test]
+    fn a_grid_or_configuration_named_as_a_target_is_refused_and_a_varied_value_replaces_any_old_one() {
+        let err = |text: &str| parse(text).unwrap_err();
+        // `local-draft` is a built-in target: a grid of that name would
+        // relaunch every configuration using it with the grid's flags.
+        let e =
+            err("[campaign]\nname = \"g\"\nsuites = [\"smoke\"]\n[[grid]]\nbase = \"local\"\nname = \"local-draft\"\n\
+                     [grid.vary]\n\"--seed\" = [\"7\"]\n");
+        assert_eq!(e.kind, ErrorKind::Setup);
+        assert!(
+            e.message.contains("grid[1].name") && e.message.contains("\"local-draft\" is the name of a target"),
+            "{e}"
+        );
+        let e = err(
+            "[campaign]\nname = \"g\"\nsuites = [\"smoke\"]\n[[configuration]]\ntarget = \"local\"\nname = \"local-draft\"\n",
+        );
+        assert!(e.message.contains("configuration[1].name") && e.message.contains("another target"), "{e}");
+        // Named as its own target is what every plain configuration is.
+        assert!(parse("[campaign]\nname = \"g\"\nsuites = [\"smoke\"]\n[[configuration]]\ntarget = \"local\"\nname = \"local\"\n").is_ok());
+        // A varied flag replaces its old value, negative or `=`-joined.
+        let args = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let mut cmd = args(&["srv", "--seed", "-1", "--jinja"]);
+        set_flag(&mut cmd, "--seed", "7");
+        assert_eq!(cmd, args(&["srv", "--seed", "7", "--jinja"]));
+        let mut cmd = args(&["srv", "--temp", "-0.5"]);
+        set_flag(&mut cmd, "--temp", ABSENT);
+        assert_eq!(cmd, args(&["srv"]));
+        let mut cmd = args(&["srv", "--seed=-1", "--jinja"]);
+        set_flag(&mut cmd, "--seed", "7");
+        assert_eq!(cmd, args(&["srv", "--seed=7", "--jinja"]));
+        let mut cmd = args(&["srv", "--jinja", "--metrics"]);
+        set_flag(&mut cmd, "--jinja", ABSENT);
+        assert_eq!(cmd, args(&["srv", "--metrics"]), "a flag after a bare flag is not its value");
     }
 
     #[test]

@@ -2,9 +2,12 @@
 //! line per step, appended and synced as the step happens, so that
 //! `--resume ID` after a crash, a reboot or a SIGKILL knows what is done.
 //! Lines are `{"type": …, "data": …}` like a measurement file's: `begin`
-//! (the campaign as planned), then `step` lines, then `end`. A line cut by
-//! a power loss is named and dropped, never a panic; the journal is then
-//! cut back to its whole lines before anything is appended.
+//! (the campaign as planned), then `step` lines, then `end`. A last line
+//! cut by a power loss is named and dropped, never a panic; the journal is
+//! then cut back to its whole lines before anything is appended. A damaged
+//! line with whole lines after it is not a crash's: the resume is refused
+//! naming it, and `--force` drops just that line, keeping the journal as it
+//! was beside it.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -197,6 +200,24 @@ pub struct Read {
     pub damage: Option<String>,
     /// Bytes of whole lines before the damage.
     pub whole_bytes: usize,
+    /// Damaged lines with whole lines after them (a disk error, a hand
+    /// edit): `(line number, why, the line's byte range)`. Never dropped
+    /// unless asked ([`Journal::drop_damaged`]).
+    pub damaged: Vec<(usize, String, std::ops::Range<usize>)>,
+}
+
+impl Read {
+    /// Why the journal cannot be resumed as it is: a damaged line with whole
+    /// lines after it, named with how to go on.
+    pub fn refusal(&self, path: &Path) -> Option<String> {
+        let (line, why, _) = self.damaged.first()?;
+        Some(format!(
+            "{}: line {line} is damaged ({why}) and whole lines follow it, so no crash cut it; nothing was dropped. \
+             Give --force to drop just the damaged line{} (the journal as it is now is kept beside it)",
+            path.display(),
+            if self.damaged.len() > 1 { format!("s ({} in all)", self.damaged.len()) } else { String::new() }
+        ))
+    }
 }
 
 /// An open journal, appended to line by line.
@@ -241,12 +262,36 @@ impl Journal {
         Ok(j)
     }
 
+    /// Drop the damaged lines that have whole lines after them (`--force`),
+    /// and nothing else: the journal as it was is kept beside it
+    /// (`<id>.jsonl.damaged-<time>`), the rest written to a new file that
+    /// replaces it in one rename. Returns where the old one was kept.
+    pub fn drop_damaged(path: &Path, read: &Read) -> Result<PathBuf, Error> {
+        let text = std::fs::read(path).map_err(|e| io(path, "read", e))?;
+        let kept =
+            path.with_extension(format!("jsonl.damaged-{}", crate::timestamp::compact(std::time::SystemTime::now())));
+        std::fs::write(&kept, &text).map_err(|e| io(&kept, "keep a copy of", e))?;
+        let mut out = Vec::with_capacity(text.len());
+        let mut from = 0;
+        for (_, _, r) in &read.damaged {
+            out.extend_from_slice(&text[from..r.start]);
+            from = r.end;
+        }
+        out.extend_from_slice(&text[from..]);
+        crate::campaign::lock::replace(path, &out).map_err(|e| io(path, "rewrite", e))?;
+        Ok(kept)
+    }
+
     /// Open a journal to append to after [`read`]: a damaged end is cut off
     /// first, so the next line starts on a line of its own.
     pub fn reopen(path: &Path, read: &Read) -> Result<Journal, Error> {
         let file = std::fs::OpenOptions::new().append(true).open(path).map_err(|e| io(path, "open", e))?;
         if read.damage.is_some() {
-            file.set_len(read.whole_bytes as u64).map_err(|e| io(path, "cut the damaged end of", e))?;
+            let len = std::fs::metadata(path).map_err(|e| io(path, "read", e))?.len();
+            // Only what lies after the last whole line: a cut end.
+            if read.whole_bytes as u64 <= len {
+                file.set_len(read.whole_bytes as u64).map_err(|e| io(path, "cut the damaged end of", e))?;
+            }
         }
         Ok(Journal { path: path.to_path_buf(), file })
     }
@@ -278,19 +323,24 @@ pub fn read(path: &Path) -> Result<Read, Error> {
     parse(&text).map_err(|e| Error::new(ErrorKind::Setup, format!("{}: {e}", path.display())))
 }
 
-/// [`read`] on text: the first line must be a `begin`; the first line that
-/// does not parse (a power loss cut it) ends what is read, and is named.
+/// [`read`] on text: the first line must be a `begin`. A damaged last line
+/// (a power loss cut it) is named and left out ([`Read::damage`]); a damaged
+/// line with whole lines after it is named and kept apart
+/// ([`Read::damaged`]), its neighbours read.
 pub fn parse(text: &str) -> Result<Read, String> {
     let mut begin = None;
     let mut steps = Vec::new();
     let mut end = None;
     let mut whole_bytes = 0;
-    let mut damage = None;
+    let mut bad: Vec<(usize, String, std::ops::Range<usize>)> = Vec::new();
+    let mut at = 0;
     for (i, raw) in text.split_inclusive('\n').enumerate() {
+        let range = at..at + raw.len();
+        at += raw.len();
         let line = if !raw.ends_with('\n') {
             Err("the line is cut short (no newline at its end: the campaign was killed or the power went)".to_string())
         } else if raw.trim().is_empty() {
-            whole_bytes += raw.len();
+            whole_bytes = range.end;
             continue;
         } else {
             serde_json::from_str::<Line>(raw).map_err(|e| e.to_string())
@@ -301,19 +351,23 @@ pub fn parse(text: &str) -> Result<Read, String> {
             (Ok(Line::End(e)), true) => end = Some(e),
             (Ok(_), false) => return Err(format!("line {}: the first line is not the campaign's begin", i + 1)),
             (Ok(Line::Begin(_)), true) => {
-                damage = Some(format!("line {}: a second begin", i + 1));
-                break;
+                bad.push((i + 1, "a second begin".into(), range));
+                continue;
             }
             (Err(e), false) => return Err(format!("line {}: {e}", i + 1)),
             (Err(e), true) => {
-                damage = Some(format!("line {}: {e}", i + 1));
-                break;
+                bad.push((i + 1, e, range));
+                continue;
             }
         }
-        whole_bytes += raw.len();
+        whole_bytes = range.end;
     }
     let begin = begin.ok_or("an empty campaign journal")?;
-    Ok(Read { begin, steps, end, damage, whole_bytes })
+    // A damaged line after the last whole one is what a crash leaves; one
+    // with whole lines after it is not, and is never cut away unasked.
+    let (tail, damaged): (Vec<_>, Vec<_>) = bad.into_iter().partition(|(_, _, r)| r.start >= whole_bytes);
+    let damage = tail.first().map(|(n, why, _)| format!("line {n}: {why}"));
+    Ok(Read { begin, steps, end, damage, whole_bytes, damaged })
 }
 
 impl Read {
@@ -387,6 +441,41 @@ mod tests {
         // A second journal of the same id is refused, naming the resume.
         let e = Journal::create(&p, begin()).err().unwrap().to_string();
         assert!(e.contains("--resume night-1"), "{e}");
+    }
+
+    #[test]
+    fn a_byte_damaged_in_the_middle_is_named_and_only_force_drops_that_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = path(dir.path(), "night-1");
+        let mut j = Journal::create(&p, begin()).unwrap();
+        for suite in ["smoke", "speed", "battery"] {
+            j.step(step("a", suite, State::Started)).unwrap();
+            j.step(step("a", suite, State::Done)).unwrap();
+        }
+        drop(j);
+        // One byte of line 4 (the speed suite's start) turns to garbage.
+        let mut text = std::fs::read(&p).unwrap();
+        let lines: Vec<usize> = text.iter().enumerate().filter(|(_, b)| **b == b'\n').map(|(i, _)| i).collect();
+        text[lines[2] + 3] = b'#';
+        std::fs::write(&p, &text).unwrap();
+        let r = read(&p).unwrap();
+        assert!(r.damage.is_none(), "not a cut end: {:?}", r.damage);
+        assert_eq!(r.damaged.len(), 1);
+        assert_eq!(r.damaged[0].0, 4);
+        assert_eq!(r.steps.len(), 5, "the lines around it are read");
+        let why = r.refusal(&p).unwrap();
+        assert!(
+            why.contains("line 4 is damaged") && why.contains("--force") && why.contains("nothing was dropped"),
+            "{why}"
+        );
+        assert_eq!(std::fs::read(&p).unwrap(), text, "nothing deleted");
+        // --force: that line goes, the rest stays, the old journal is kept.
+        let kept = Journal::drop_damaged(&p, &r).unwrap();
+        assert_eq!(std::fs::read(&kept).unwrap(), text);
+        let again = read(&p).unwrap();
+        assert!(again.damaged.is_empty() && again.damage.is_none());
+        assert_eq!(again.steps.len(), 5);
+        assert_eq!(again.suite("a", "battery").map(|s| s.state), Some(State::Done));
     }
 
     #[test]

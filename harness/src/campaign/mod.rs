@@ -9,11 +9,13 @@
 //!
 //! - [`mod@file`]: the campaign file, checked before anything launches.
 //! - [`journal`]: the append-only, synced record of the steps.
+//! - [`lock`]: one writer per journal, on one box or over NFS.
 //! - [`plan`]: what `--plan` prints and the estimates from earlier runs.
 //! - [`steps`]: one configuration's launch, suites, stop and record.
 
 pub mod file;
 pub mod journal;
+pub mod lock;
 pub mod plan;
 pub mod steps;
 
@@ -119,13 +121,46 @@ pub fn campaign(args: CampaignArgs) -> Result<i32, Error> {
     let config = steps::config(&campaign, &project);
     let mine = share(&campaign, args.partition.as_deref())?;
     if args.plan {
-        return plan::print(&campaign, &config, &mine, &dir);
+        // With --resume: only what the journal says is left.
+        let read = match &args.resume {
+            Some(id) => {
+                check_id(id)?;
+                Some(journal::read(&journal::path(&dir, id))?)
+            }
+            None => None,
+        };
+        return plan::print(&campaign, &config, &mine, &dir, read.as_ref());
     }
+    // One writer per campaign id: a second run of it is refused, naming
+    // the first, before anything is read or launched.
+    let id_now = match (&args.resume, &args.id) {
+        (Some(id), _) | (None, Some(id)) => {
+            check_id(id)?;
+            id.clone()
+        }
+        (None, None) => format!("{}-{}", campaign.name, timestamp::compact(SystemTime::now())),
+    };
+    let _lock =
+        lock::Lock::acquire(&journal::path(&dir, &id_now).with_extension("lock"), &format!("campaign {id_now}"))?;
     let (mut journal, done) = match &args.resume {
         Some(id) => {
-            check_id(id)?;
             let path = journal::path(&dir, id);
-            let read = journal::read(&path)?;
+            let mut read = journal::read(&path)?;
+            if let Some(why) = read.refusal(&path) {
+                if !args.force {
+                    return Err(setup(why));
+                }
+                let kept = journal::Journal::drop_damaged(&path, &read)?;
+                crate::warn_line!(
+                    "sparktest: warning: campaign journal {}: --force dropped {} damaged line(s) ({}); the journal as \
+                     it was is kept as {}",
+                    path.display(),
+                    read.damaged.len(),
+                    read.damaged.iter().map(|(n, why, _)| format!("line {n}: {why}")).collect::<Vec<_>>().join("; "),
+                    kept.display()
+                );
+                read = journal::read(&path)?;
+            }
             if let Some(d) = &read.damage {
                 crate::warn_line!(
                     "sparktest: warning: campaign journal {}: {d}; that line is dropped and the campaign goes on from \
@@ -153,13 +188,7 @@ pub fn campaign(args: CampaignArgs) -> Result<i32, Error> {
             (Journal::reopen(&path, &read)?, Some(read))
         }
         None => {
-            let id = match &args.id {
-                Some(id) => {
-                    check_id(id)?;
-                    id.clone()
-                }
-                None => format!("{}-{}", campaign.name, timestamp::compact(SystemTime::now())),
-            };
+            let id = id_now.clone();
             let begin = Begin {
                 id: id.clone(),
                 name: campaign.name.clone(),
@@ -210,6 +239,7 @@ pub fn campaign(args: CampaignArgs) -> Result<i32, Error> {
             done: done.as_ref(),
             history: &history,
             mine: &mine,
+            forced: args.force,
         };
         let outcome = steps::configuration(&mut session, &mut journal, &ctx, configuration)?;
         signal = outcome.interrupted.or_else(crate::runner::signal::interrupted);

@@ -22,12 +22,17 @@ pub struct History {
     per_case: BTreeMap<(String, String), (f64, u64, u64)>,
     /// target → launch seconds seen.
     launch: BTreeMap<String, Vec<f64>>,
+    /// suite → the latest finished run of it on this host, any target:
+    /// (started at, target, seconds per case), what a step never run here
+    /// before is estimated by.
+    nearest: BTreeMap<String, (String, String, f64)>,
 }
 
 impl History {
     /// Every measurement file of a folder, as far as each is whole.
     pub fn read(dir: &Path) -> History {
         let mut h = History::default();
+        let here = crate::hostinfo::snapshot().hostname;
         for path in reader::list(dir).unwrap_or_default() {
             let Ok(file) = File::<Unread>::read(&path) else { continue };
             let run = file.run;
@@ -42,12 +47,31 @@ impl History {
                 continue;
             }
             let (Some(summary), false) = (&run.summary, run.cases.is_empty()) else { continue };
-            let e = h.per_case.entry((target, run.manifest.suite.name.clone())).or_default();
+            let suite = run.manifest.suite.name.clone();
+            if run.manifest.client_host.hostname == here {
+                let per = summary.seconds / run.cases.len() as f64;
+                let latest = (run.manifest.started_at.clone(), target.clone(), per);
+                let e = h.nearest.entry(suite.clone()).or_insert_with(|| latest.clone());
+                if latest.0 > e.0 {
+                    *e = latest;
+                }
+            }
+            let e = h.per_case.entry((target, suite)).or_default();
             e.0 += summary.seconds;
             e.1 += run.cases.len() as u64;
             e.2 += 1;
         }
         h
+    }
+
+    /// Seconds per case of this suite on this target, from earlier runs;
+    /// else on this host's latest run of the suite on another target
+    /// (named, so the estimate says what it stands on).
+    pub fn per_case_or_nearest(&self, target: &str, suite: &str) -> Option<(f64, Option<&str>)> {
+        if let Some(s) = self.per_case(target, suite) {
+            return Some((s, None));
+        }
+        self.nearest.get(suite).map(|(_, t, s)| (*s, Some(t.as_str())))
     }
 
     /// Seconds per case of this suite on this target, from earlier runs.
@@ -72,8 +96,21 @@ fn minutes(secs: f64) -> String {
     format!("{:.1}", secs / 60.0)
 }
 
-/// Print the plan on stdout. Returns the exit code.
-pub fn print(campaign: &Campaign, config: &Config, mine: &[String], dir: &Path) -> Result<i32, Error> {
+/// What is left of a campaign being resumed: its journal, read back.
+pub type Left<'a> = Option<&'a super::journal::Read>;
+
+/// Whether an earlier run of the campaign finished this suite of this
+/// configuration (it ran its course, or a failed gate skipped it): what a
+/// resume keeps.
+pub fn finished(done: Left, configuration: &str, suite: &str) -> bool {
+    use super::journal::{Skip, State};
+    done.and_then(|d| d.suite(configuration, suite))
+        .is_some_and(|s| s.state == State::Done || (s.state == State::Skipped && s.skip == Some(Skip::Gate)))
+}
+
+/// Print the plan on stdout: with `done` (`--plan --resume ID`), only what
+/// is left. Returns the exit code.
+pub fn print(campaign: &Campaign, config: &Config, mine: &[String], dir: &Path, done: Left) -> Result<i32, Error> {
     let history = History::read(dir);
     let session = crate::runner::Session::new(config.clone())?;
     let mut counts = BTreeMap::new();
@@ -83,17 +120,28 @@ pub fn print(campaign: &Campaign, config: &Config, mine: &[String], dir: &Path) 
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "campaign {}: {} of {} configurations × {} suites (the gate first){}",
+        "campaign {}: {} of {} configurations × {} suites{}{}",
         campaign.name,
         mine.len(),
         campaign.configurations.len(),
         campaign.suites.len(),
+        if campaign.suites.iter().any(|s| s.gate) { " (the gate first)" } else { "" },
         if campaign.description.is_empty() { String::new() } else { format!(" — {}", campaign.description) }
     );
+    if let Some(d) = done {
+        let _ = writeln!(out, "resuming campaign {}: what its journal says is finished is left out", d.begin.id);
+    }
     let mut total = 0.0;
     let mut unknown = 0;
+    let mut steps = 0;
     for name in mine {
         let c = campaign.configurations.iter().find(|c| &c.name == name).expect("a configuration of the campaign");
+        let left: Vec<&super::file::SuiteStep> =
+            campaign.suites.iter().filter(|s| !finished(done, name, &s.suite)).collect();
+        if left.is_empty() {
+            let _ = writeln!(out, "\n{name}: finished earlier, not launched again");
+            continue;
+        }
         let varied: Vec<String> = c.varied.iter().map(|(f, v)| format!("{f} {v}")).collect();
         let _ = writeln!(
             out,
@@ -102,6 +150,7 @@ pub fn print(campaign: &Campaign, config: &Config, mine: &[String], dir: &Path) 
             if varied.is_empty() { String::new() } else { format!("; grid: {}", varied.join(", ")) },
             c.label.as_deref().map_or(String::new(), |l| format!(" label {l:?}"))
         );
+        steps += 1;
         match history.launch(name) {
             Some(s) => {
                 total += s;
@@ -109,12 +158,13 @@ pub fn print(campaign: &Campaign, config: &Config, mine: &[String], dir: &Path) 
             }
             None => {
                 unknown += 1;
-                let _ = writeln!(out, "  launch                     no earlier launch to estimate from");
+                let _ = writeln!(out, "  launch                     unknown: no earlier launch of it to go by");
             }
         }
-        for s in &campaign.suites {
+        for s in left {
+            steps += 1;
             let cases = counts[&s.suite] * s.repeat as usize;
-            let estimate = history.per_case(name, &s.name).map(|spc| spc * cases as f64);
+            let estimate = history.per_case_or_nearest(name, &s.name).map(|(spc, on)| (spc * cases as f64, on));
             let _ = writeln!(
                 out,
                 "  {:<26} {cases:>5} cases{}{}  {}",
@@ -122,24 +172,30 @@ pub fn print(campaign: &Campaign, config: &Config, mine: &[String], dir: &Path) 
                 if s.repeat > 1 { format!(" ({} repeats)", s.repeat) } else { String::new() },
                 if s.gate { ", the gate" } else { "" },
                 match estimate {
-                    Some(e) => {
+                    Some((e, on)) => {
                         total += e;
-                        format!("~{} min", minutes(e))
+                        match on {
+                            None => format!("~{} min", minutes(e)),
+                            Some(t) => {
+                                format!("~{} min (by its cases at the pace of {t}'s latest run here)", minutes(e))
+                            }
+                        }
                     }
                     None => {
                         unknown += 1;
-                        "no earlier run of this suite here to estimate from".into()
+                        "unknown: no earlier run of this suite on this box to go by".into()
                     }
                 }
             );
         }
     }
-    let _ = writeln!(
-        out,
-        "\nestimated: ~{} min{}; nothing was launched",
-        minutes(total),
-        if unknown > 0 { format!(" plus {unknown} steps with no earlier run to go by") } else { String::new() }
-    );
+    let estimate = match (unknown, steps) {
+        (_, 0) => "nothing is left".to_string(),
+        (u, s) if u == s => "unknown (no earlier run on this box to go by)".to_string(),
+        (0, _) => format!("~{} min", minutes(total)),
+        (u, _) => format!("~{} min, plus {u} steps with no earlier run to go by", minutes(total)),
+    };
+    let _ = writeln!(out, "\nestimated: {estimate}; nothing was launched");
     print!("{out}");
     Ok(sparktest_record::exit_code::OK)
 }

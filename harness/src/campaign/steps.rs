@@ -64,19 +64,35 @@ pub struct Context<'a> {
     pub history: &'a super::plan::History,
     /// The configurations this box runs, in order.
     pub mine: &'a [String],
+    /// A resume given `--force` (the campaign file changed, or a damaged
+    /// journal line dropped).
+    pub forced: bool,
 }
 
 impl Context<'_> {
+    /// What a launch of this configuration is, for its record: the
+    /// campaign's first, or one a resume made (with `--force`).
+    fn launch_kind(&self) -> String {
+        match (self.done.is_some(), self.forced) {
+            (false, _) => "the campaign's launch".into(),
+            (true, false) => format!("a resume's launch (campaign {} --resume)", self.id),
+            (true, true) => format!("a forced resume's launch (campaign {} --resume --force)", self.id),
+        }
+    }
+
     /// What earlier runs say is left from suite `j` of configuration `k`
-    /// (both 0-based) on: minutes, and how many steps no earlier run tells.
-    fn left(&self, k: usize, j: usize) -> (f64, usize) {
+    /// (both 0-based) on: minutes, how many steps no earlier run tells, and
+    /// how many steps there are.
+    fn left(&self, k: usize, j: usize) -> (f64, usize, usize) {
         let mut secs = 0.0;
         let mut unknown = 0;
+        let mut steps = 0;
         for (ci, name) in self.mine.iter().enumerate().skip(k) {
             for (si, s) in self.campaign.suites.iter().enumerate() {
                 if ci == k && si < j {
                     continue;
                 }
+                steps += 1;
                 match self.history.per_run(name, &s.name) {
                     Some(x) => secs += x * f64::from(s.repeat),
                     None => unknown += 1,
@@ -86,7 +102,7 @@ impl Context<'_> {
                 secs += self.history.launch(name).unwrap_or(0.0);
             }
         }
-        (secs / 60.0, unknown)
+        (secs / 60.0, unknown, steps)
     }
 }
 
@@ -123,6 +139,8 @@ pub struct ConfigOutcome {
     pub memory: Option<Memory>,
     /// The signal that interrupted it.
     pub interrupted: Option<i32>,
+    /// Why its server is gone, when it exited on its own.
+    pub died: Option<String>,
 }
 
 fn step(c: &Configuration, phase: Phase, suite: Option<&str>, state: State) -> Step {
@@ -186,14 +204,20 @@ pub fn configuration(
     c: &Configuration,
 ) -> Result<ConfigOutcome, Error> {
     let campaign = ctx.campaign;
-    let mut out =
-        ConfigOutcome { name: c.name.clone(), launch: None, suites: Vec::new(), memory: None, interrupted: None };
+    let mut out = ConfigOutcome {
+        name: c.name.clone(),
+        launch: None,
+        suites: Vec::new(),
+        memory: None,
+        interrupted: None,
+        died: None,
+    };
     // What an earlier run of the campaign finished stays finished (a suite
     // that ran its course, one a failed gate skipped); a suite it began and
     // did not finish is resumed by its run id; one it skipped for a failed
     // launch or a server gone is run on a new launch.
     let prior = |suite: &str| ctx.done.and_then(|d| d.suite(&c.name, suite));
-    let finished = |s: &Step| s.state == State::Done || (s.state == State::Skipped && s.skip == Some(Skip::Gate));
+    let finished = |s: &Step| super::plan::finished(ctx.done, &c.name, s.suite.as_deref().unwrap_or_default());
     let left = campaign.suites.iter().any(|s| prior(&s.suite).is_none_or(|p| !finished(p)));
     if !left {
         out.suites = campaign.suites.iter().filter_map(|s| prior(&s.suite).map(|p| earlier(p, &s.name))).collect();
@@ -213,7 +237,7 @@ pub fn configuration(
         Ok(info) => {
             let secs = t0.elapsed().as_secs_f64();
             journal.step(Step { seconds: secs, ..step(c, Phase::Launch, None, State::Done) })?;
-            record.launch(secs, before, None);
+            record.launch(secs, before, None, &ctx.launch_kind())?;
             out.launch = Some(Ok(secs));
             Some(info)
         }
@@ -225,17 +249,20 @@ pub fn configuration(
                 ..step(c, Phase::Launch, None, State::Failed)
             })?;
             crate::warn_line!("sparktest: campaign: {} failed to launch: {}", c.name, e.message);
-            record.launch(secs, before, Some(&e.message));
+            record.launch(secs, before, Some(&e.message), &ctx.launch_kind())?;
             out.launch = Some(Err(e.message));
             None
         }
     };
+    record.open(ctx, info.as_ref(), session.config(), c)?;
     let mut skip: Option<(Skip, String)> = out
         .launch
         .as_ref()
         .and_then(|l| l.as_ref().err())
         .map(|why| (Skip::Launch, format!("not run: the launch failed: {why}")));
     let suites_n = campaign.suites.len();
+    // Why the launched server is gone, once it exited on its own.
+    let mut died: Option<String> = None;
     for (j, s) in campaign.suites.iter().enumerate() {
         // A stop signal between steps (launching, waiting) ends the
         // campaign here, the step not begun left for the resume.
@@ -252,13 +279,21 @@ pub fn configuration(
             out.suites.push(e);
             continue;
         }
+        // A server that died between suites leaves the rest unrun.
+        if skip.is_none()
+            && let Some(why) = session.died(&c.name)
+        {
+            died.get_or_insert(why.clone());
+            skip =
+                Some((Skip::ServerGone, format!("not run: the server died before this suite: {}", first_line(&why))));
+        }
         if let Some((cause, why)) = &skip {
             journal.step(Step {
                 reason: Some(why.clone()),
                 skip: Some(*cause),
                 ..step(c, Phase::Suite, Some(&s.suite), State::Skipped)
             })?;
-            record.not_run(&s.name, why);
+            record.not_run(&s.name, why)?;
             out.suites.push(SuiteOutcome {
                 suite: s.name.clone(),
                 state: State::Skipped,
@@ -270,16 +305,21 @@ pub fn configuration(
             });
             continue;
         }
-        let (left, unknown) = ctx.left(k - 1, j);
+        let (left, unknown, steps) = ctx.left(k - 1, j);
+        let left = if unknown == steps {
+            "time left unknown (no earlier run here to go by)".to_string()
+        } else if unknown > 0 {
+            format!("~{left:.1} min left by earlier runs (+{unknown} steps never run here before)")
+        } else {
+            format!("~{left:.1} min left by earlier runs")
+        };
         crate::warn_line!(
-            "sparktest: campaign: configuration {k} of {n} ({}), suite {} of {suites_n}: {}{}; {:.1} min elapsed, \
-             ~{left:.1} min left by earlier runs{}",
+            "sparktest: campaign: configuration {k} of {n} ({}), suite {} of {suites_n}: {}{}; {:.1} min elapsed, {left}",
             c.name,
             j + 1,
             s.name,
             if s.gate { " (the gate)" } else { "" },
             ctx.started.elapsed().as_secs_f64() / 60.0,
-            if unknown > 0 { format!(" (+{unknown} steps never run here before)") } else { String::new() }
         );
         let resume = before_step.and_then(|p| p.run_id.clone()).filter(|_| s.repeat <= 1);
         let args = RunArgs {
@@ -326,7 +366,13 @@ pub fn configuration(
                     .map(|sig| format!("interrupted by {}", crate::runner::signal::name(sig)))
                     .or(r.stopped.clone());
                 out.interrupted = r.interrupted;
-                (state, Some(Counts::from(r.counts)), r.gate, reason, r.run_id.or(started_id))
+                // A resumed suite counts the whole run, every part of it,
+                // as the board reads it; this part alone is what it re-ran.
+                let counts = match (&resume, &r.run_id) {
+                    (Some(_), Some(id)) => whole(ctx.dir, id).unwrap_or(Counts::from(r.counts)),
+                    _ => Counts::from(r.counts),
+                };
+                (state, Some(counts), r.gate, reason, r.run_id.or(started_id))
             }
             Err(e) => (State::Failed, None, None, Some(e.message.clone()), started_id),
         };
@@ -354,7 +400,11 @@ pub fn configuration(
         if s.gate && gate == Some(false) && campaign.on_gate_fail == OnGateFail::Skip {
             skip = Some((Skip::Gate, format!("not run: the gate ({}) failed", s.name)));
         }
-        if state == State::Failed && !session.healthy(&c.name) {
+        if let Some(why) = session.died(&c.name) {
+            skip =
+                Some((Skip::ServerGone, format!("not run: the server died in suite {}: {}", s.name, first_line(&why))));
+            died.get_or_insert(why);
+        } else if state == State::Failed && !session.healthy(&c.name) {
             skip = Some((
                 Skip::ServerGone,
                 format!(
@@ -367,6 +417,9 @@ pub fn configuration(
     }
     // Stop, and wait for what the server held.
     let t = Instant::now();
+    if died.is_none() {
+        died = session.died(&c.name);
+    }
     session.stop_all();
     if info.is_some() {
         let memory = wait_for_memory(before, campaign);
@@ -374,8 +427,13 @@ pub fn configuration(
         journal.step(Step {
             seconds: t.elapsed().as_secs_f64(),
             memory: Some(memory),
+            // A server that died was not stopped: the step says so.
+            reason: died.as_ref().map(|why| format!("the server had died: {}", first_line(why))),
             ..step(c, Phase::Stop, None, state)
         })?;
+        if let Some(why) = &died {
+            record.died(why)?;
+        }
         if !memory.released {
             crate::warn_line!(
                 "sparktest: campaign: {}'s server did not give its memory back within {} s ({:.1} GiB available, {:.1} \
@@ -386,11 +444,30 @@ pub fn configuration(
                 memory.before_gib
             );
         }
-        record.released(&memory, campaign);
+        record.released(&memory, campaign)?;
         out.memory = Some(memory);
     }
-    record.write(ctx, info.as_ref(), session.config(), c)?;
+    out.died = died;
+    record.close()?;
     Ok(out)
+}
+
+/// A run's cases by outcome with the runs it resumed, each case once (its
+/// later record winning); None where its files cannot be read.
+fn whole(dir: &Path, run_id: &str) -> Option<Counts> {
+    let chain = sparktest_record::reader::chain::<sparktest_record::reader::Unread>(dir, run_id).ok()?;
+    let n = |o: Outcome| chain.run.cases.iter().filter(|c| c.outcome == o).count() as u64;
+    Some(Counts {
+        passed: n(Outcome::Pass),
+        failed: n(Outcome::Fail),
+        lost: n(Outcome::Lost),
+        not_applicable: n(Outcome::NotApplicable),
+    })
+}
+
+/// The first line of a server's death (its exit status, before its log).
+fn first_line(why: &str) -> &str {
+    why.lines().next().unwrap_or(why)
 }
 
 /// An outcome an earlier run of the campaign recorded.
@@ -407,10 +484,15 @@ fn earlier(p: &Step, name: &str) -> SuiteOutcome {
 }
 
 /// The configuration's own record: launch, memory released, suites not
-/// run; a measurement file of the `campaign` instrument.
+/// run; a measurement file of the `campaign` instrument, written as the
+/// steps happen (opened once the launch is known), so that a campaign
+/// killed mid-configuration leaves its launch on the record, with no
+/// summary line to say it ended.
 struct Record {
     started_at: String,
+    /// Every case so far; those before [`Record::open`] wait for the file.
     cases: Vec<CaseRecord>,
+    writer: Option<MeasurementWriter>,
 }
 
 fn record(
@@ -446,10 +528,20 @@ fn record(
 
 impl Record {
     fn new() -> Record {
-        Record { started_at: rfc3339(SystemTime::now()), cases: Vec::new() }
+        Record { started_at: rfc3339(SystemTime::now()), cases: Vec::new(), writer: None }
     }
 
-    fn launch(&mut self, secs: f64, before: (f64, Option<f64>), failed: Option<&str>) {
+    /// Add a case, written at once where the file is open.
+    fn push(&mut self, case: CaseRecord) -> Result<(), Error> {
+        if let Some(w) = &self.writer {
+            w.event(&Event::CaseFinished(Box::new(Finished { record: case.clone(), transcript: None })))?;
+            w.sync()?;
+        }
+        self.cases.push(case);
+        Ok(())
+    }
+
+    fn launch(&mut self, secs: f64, before: (f64, Option<f64>), failed: Option<&str>, kind: &str) -> Result<(), Error> {
         let mut metrics = vec![(names::LAUNCH_SECS, secs, "s"), (names::MEMORY_AVAILABLE_BEFORE_GIB, before.0, "GiB")];
         if let Some(g) = before.1 {
             metrics.push((names::GPU_MEMORY_USED_BEFORE_GIB, g, "GiB"));
@@ -458,10 +550,12 @@ impl Record {
             None => (Outcome::Pass, None),
             Some(why) => (Outcome::Fail, Some(format!("failed to launch: {why}"))),
         };
-        self.cases.push(record(&names::LAUNCH.case(names::HEALTHY).to_string(), outcome, reason, metrics));
+        let mut case = record(&names::LAUNCH.case(names::HEALTHY).to_string(), outcome, reason, metrics);
+        case.notes.push((names::LAUNCH_KIND.name().to_string(), kind.to_string()));
+        self.push(case)
     }
 
-    fn released(&mut self, m: &Memory, campaign: &Campaign) {
+    fn released(&mut self, m: &Memory, campaign: &Campaign) -> Result<(), Error> {
         let mut metrics = vec![
             (names::MEMORY_AVAILABLE_AFTER_GIB, m.after_gib, "GiB"),
             (names::MEMORY_NOT_GIVEN_BACK_GIB, (m.before_gib - m.after_gib).max(0.0), "GiB"),
@@ -481,19 +575,32 @@ impl Record {
                 )),
             )
         };
-        self.cases.push(record(&names::STOP.case(names::MEMORY_RELEASED).to_string(), outcome, reason, metrics));
+        self.push(record(&names::STOP.case(names::MEMORY_RELEASED).to_string(), outcome, reason, metrics))
     }
 
-    fn not_run(&mut self, suite: &str, why: &str) {
-        self.cases.push(record(
+    fn died(&mut self, why: &str) -> Result<(), Error> {
+        let case = names::STOP.case(names::SERVER_DIED).to_string();
+        self.push(record(&case, Outcome::Fail, Some(why.to_string()), vec![]))
+    }
+
+    fn not_run(&mut self, suite: &str, why: &str) -> Result<(), Error> {
+        self.push(record(
             &names::NOT_RUN.case(suite).to_string(),
             Outcome::NotApplicable,
             Some(why.to_string()),
             vec![],
-        ));
+        ))
     }
 
-    fn write(self, ctx: &Context, info: Option<&TargetInfo>, config: &Config, c: &Configuration) -> Result<(), Error> {
+    /// Create the file: its manifest (the launched target, or what the
+    /// configuration names of one that never came up) and the cases so far.
+    fn open(
+        &mut self,
+        ctx: &Context,
+        info: Option<&TargetInfo>,
+        config: &Config,
+        c: &Configuration,
+    ) -> Result<(), Error> {
         let target = info.cloned().unwrap_or_else(|| unlaunched(config, c));
         let run_id = (1..)
             .map(|i| format!("{}-{}-campaign{}", ctx.id, c.name, if i == 1 { String::new() } else { format!("-{i}") }))
@@ -540,6 +647,17 @@ impl Record {
         };
         let writer = MeasurementWriter::create(ctx.dir, &run_id)?;
         writer.event(&Event::RunStarted { manifest: Box::new(manifest), cases: self.cases.len() })?;
+        for case in &self.cases {
+            writer.event(&Event::CaseFinished(Box::new(Finished { record: case.clone(), transcript: None })))?;
+        }
+        writer.sync()?;
+        self.writer = Some(writer);
+        Ok(())
+    }
+
+    /// The summary line: the configuration's steps ended.
+    fn close(self) -> Result<(), Error> {
+        let Some(writer) = self.writer else { return Ok(()) };
         let count = |o: Outcome| self.cases.iter().filter(|x| x.outcome == o).count() as u64;
         let summary = Summary {
             finished_at: rfc3339(SystemTime::now()),
@@ -554,9 +672,6 @@ impl Record {
             interrupted: None,
             interrupted_cases: 0,
         };
-        for case in self.cases {
-            writer.event(&Event::CaseFinished(Box::new(Finished { record: case, transcript: None })))?;
-        }
         writer.event(&Event::RunFinished(Box::new(summary)))?;
         writer.sync()
     }
@@ -593,6 +708,7 @@ pub fn exit_code(results: &[ConfigOutcome], signal: Option<i32>) -> i32 {
     }
     let bad = results.iter().any(|r| {
         matches!(r.launch, Some(Err(_)))
+            || r.died.is_some()
             || r.memory.is_some_and(|m| !m.released)
             || r.suites.iter().any(|s| {
                 s.state == State::Failed || s.counts.is_some_and(|c| c.failed + c.lost > 0) || s.gate == Some(false)
@@ -639,7 +755,12 @@ pub fn table(campaign: &Campaign, results: &[ConfigOutcome], mine: &[String]) ->
                 out,
                 "| {} | stop | {} | | | | | {:.1} | | {:.2} GiB available after, {:.2} before launch |",
                 r.name,
-                if m.released { "memory given back" } else { "MEMORY HELD" },
+                match (&r.died, m.released) {
+                    (Some(_), true) => "SERVER DIED; memory back",
+                    (Some(_), false) => "SERVER DIED; MEMORY HELD",
+                    (None, true) => "memory given back",
+                    (None, false) => "MEMORY HELD",
+                },
                 m.waited_secs / 60.0,
                 m.after_gib,
                 m.before_gib

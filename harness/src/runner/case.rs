@@ -19,6 +19,11 @@ use crate::plugin::{CaseInfo, Judge, PluginHost, Reach, Restarter};
 use crate::snapshot::{self, SnapshotStatus};
 use crate::timestamp::rfc3339;
 
+/// How often, and how many times, a lost case looks again for its
+/// server's exit (a process killed closes its sockets, then exits).
+const DEATH_POLL: std::time::Duration = std::time::Duration::from_millis(50);
+const DEATH_WAITS: u32 = 20;
+
 /// What every trial shares.
 pub struct Shared {
     /// The runtime cases block on.
@@ -216,6 +221,25 @@ fn run_case(shared: &Shared, inst: &Instrument, case: &CaseInfo) -> Result<Compl
     }
     // A signal that came in as the case ended is read now.
     let mut verdict = verdict::of_run(&result.ended, result.log.first_lost.as_deref(), signal::interrupted());
+    // A launched server that exited on its own ends the run: this case's
+    // reason says so, and every case after it is lost with the same words.
+    // A dying process closes its sockets before it can be reaped: a case
+    // lost to a closed connection waits a moment for the exit to show.
+    let died = shared.launched.get(target).and_then(|l| {
+        let waits = if matches!(verdict, Verdict::Lost(_)) { DEATH_WAITS } else { 0 };
+        (0..=waits).find_map(|i| {
+            if i > 0 {
+                std::thread::sleep(DEATH_POLL);
+            }
+            l.lock().unwrap_or_else(|p| p.into_inner()).died()
+        })
+    });
+    if let Some(why) = &died {
+        shared.control.died(why);
+    }
+    if let Some(why) = &died {
+        verdict = verdict::server_died(verdict, why);
+    }
     let finding = result.finding();
     let mut snapshots = Vec::new();
     let snap_dir = shared.snapshots.join(inst.prefix().replace("::", "/"));

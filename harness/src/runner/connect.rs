@@ -266,6 +266,9 @@ fn target_info(
             format!("{}: {} of {} bytes free", p.device, p.free_bytes, p.total_bytes),
         ));
     }
+    if let Some(l) = launched {
+        target_facts.push((sparktest_record::LAUNCH_PORT.to_string(), l.port.to_string()));
+    }
     // The model file: the engine's own word (llama.cpp's /props), else
     // what the launch gave it (vLLM reports none); a folder's digest is the
     // one its provisioning program printed.

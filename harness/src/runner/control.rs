@@ -1,8 +1,9 @@
 //! When a run stops early. Who is to blame decides: refused credentials, a
 //! redirect, a chat path that is not there are the setup's (stop now, exit
-//! 4); many cases lost in a row mean the serve
-//! is gone (stop instead of hours of timeouts). The cases not run are
-//! recorded lost with the reason ([`super::verdict::stopped`]).
+//! 4); a launched server that exited, or many cases lost in a row, mean the
+//! serve is gone (stop instead of hours of timeouts against a dead port).
+//! The cases not run are recorded lost with the reason
+//! ([`super::verdict::stopped`]).
 
 use std::sync::Mutex;
 
@@ -44,6 +45,15 @@ impl RunControl {
     /// Why the run stopped, if it did.
     pub fn stopped(&self) -> Option<Stop> {
         self.state().stop.clone()
+    }
+
+    /// The server under test died (`why`: its exit status and log): the
+    /// run stops, and every case not run is lost with that reason.
+    pub fn died(&self, why: &str) {
+        let mut st = self.state();
+        if st.stop.is_none() {
+            st.stop = Some(Stop { reason: why.to_string(), refused: false });
+        }
     }
 
     /// Take a finished case into account: `refused` is set when a call was
@@ -100,6 +110,18 @@ mod tests {
             never.observe(&i.to_string(), Outcome::Lost, None, None);
         }
         assert!(never.stopped().is_none());
+    }
+
+    #[test]
+    fn a_dead_server_stops_the_run_with_its_words_and_the_first_reason_stands() {
+        let c = RunControl::new(5);
+        c.observe("a", Outcome::Lost, Some("connection refused"), None);
+        c.died("the server of target local exited (signal: 9 (SIGKILL))");
+        let stop = c.stopped().unwrap();
+        assert!(!stop.refused && stop.reason.contains("exited (signal: 9"), "{stop:?}");
+        c.died("again");
+        c.observe("b", Outcome::Lost, Some("x"), Some("a server refused the credentials"));
+        assert_eq!(c.stopped(), Some(stop));
     }
 
     #[test]

@@ -172,6 +172,13 @@ impl Session {
             .is_none_or(|l| l.lock().unwrap_or_else(|p| p.into_inner()).running())
     }
 
+    /// Why a target the harness launched is gone, when it exited on its
+    /// own: its exit status and the end of its log.
+    pub fn died(&self, name: &str) -> Option<String> {
+        let launched = self.targets.0.get(name)?.launched.as_ref()?;
+        launched.lock().unwrap_or_else(|p| p.into_inner()).died()
+    }
+
     /// Stop every server the session launched, now.
     pub fn stop_all(&mut self) {
         self.targets.0.clear();

@@ -7,7 +7,6 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use sha2::{Digest, Sha256};
-use sparktest_record::reader::File;
 use sparktest_record::{Manifest, Outcome, Partition};
 
 use crate::error::{Error, ErrorKind};
@@ -85,39 +84,22 @@ pub struct Resumed {
 }
 
 /// Read `<dir>/<run_id>.jsonl` (a damaged end is fine: that is what a
-/// killed run leaves), and the runs it resumed, oldest first.
+/// killed run leaves), and the runs it resumed, as one run
+/// ([`sparktest_record::reader::chain`]).
 pub fn resumed(dir: &Path, run_id: &str) -> Result<Resumed, Error> {
-    let mut chain: Vec<Manifest> = Vec::new();
-    let mut done = BTreeMap::new();
-    let mut next = Some(run_id.to_string());
-    let mut files = Vec::new();
-    while let Some(id) = next.take() {
-        if id.contains(['/', '\\']) || id.starts_with('.') {
-            return Err(setup(format!("--resume {id:?}: give a run id, not a path")));
-        }
-        if files.iter().any(|(i, _): &(String, _)| *i == id) || files.len() > 1000 {
-            break;
-        }
-        let file = dir.join(format!("{id}.jsonl"));
-        // A damaged end is what a killed run leaves: its whole lines count.
-        let read =
-            File::<sparktest_record::reader::Unread>::read(&file).map_err(|e| setup(format!("--resume {id}: {e}")))?;
-        next = read.run.manifest.resumes.clone();
-        chain.push(read.run.manifest.clone());
-        files.push((id, read.run));
+    if run_id.contains(['/', '\\']) || run_id.starts_with('.') {
+        return Err(setup(format!("--resume {run_id:?}: give a run id, not a path")));
     }
-    // Oldest first, so a later record of a case replaces an earlier one.
-    for (_, run) in files.into_iter().rev() {
-        for c in run.cases {
-            if matches!(c.outcome, Outcome::Lost | Outcome::Interrupted) {
-                done.remove(&c.id);
-            } else {
-                done.insert(c.id.clone(), sparktest_record::GateFailure::of(&c));
-            }
-        }
-    }
-    let manifest = chain.into_iter().next().ok_or_else(|| setup(format!("--resume {run_id}: nothing to resume")))?;
-    Ok(Resumed { manifest, done })
+    let chain = sparktest_record::reader::chain::<sparktest_record::reader::Unread>(dir, run_id)
+        .map_err(|e| setup(format!("--resume {run_id}: {e}")))?;
+    let done = chain
+        .run
+        .cases
+        .iter()
+        .filter(|c| !matches!(c.outcome, Outcome::Lost | Outcome::Interrupted))
+        .map(|c| (c.id.clone(), sparktest_record::GateFailure::of(c)))
+        .collect();
+    Ok(Resumed { manifest: chain.newest, done })
 }
 
 #[cfg(test)]

@@ -105,6 +105,17 @@ pub fn stopped(reason: &str) -> Verdict {
     Verdict::Lost(format!("not run: the run stopped: {reason}"))
 }
 
+/// A case whose launched server exited on its own while it ran (`why`: the
+/// exit status and the log's end): a lost case says the server died, before
+/// what its call saw (a refused connection says little alone). A case that
+/// passed or failed on its answers keeps its verdict: the server died after.
+pub fn server_died(verdict: Verdict, why: &str) -> Verdict {
+    match verdict {
+        Verdict::Lost(r) => Verdict::Lost(format!("{why}\nthis case's call: {r}")),
+        other => other,
+    }
+}
+
 /// A case cancelled in flight by a stop signal: interrupted, never scored.
 pub fn cancelled(signal: i32) -> Verdict {
     Verdict::Interrupted(format!(
@@ -142,6 +153,15 @@ mod tests {
 
     fn fail(r: &str) -> Verdict {
         Verdict::Fail(r.into())
+    }
+
+    #[test]
+    fn a_case_lost_as_its_server_died_says_so_first_and_an_answered_one_stands() {
+        let why = "the server of target local exited (exit status: 1)";
+        let v = server_died(Verdict::Lost("connection refused".into()), why);
+        assert_eq!(v, Verdict::Lost(format!("{why}\nthis case's call: connection refused")));
+        assert_eq!(server_died(Verdict::Pass, why), Verdict::Pass);
+        assert_eq!(server_died(Verdict::Fail("wrong".into()), why), Verdict::Fail("wrong".into()));
     }
 
     #[test]
