@@ -23,15 +23,30 @@ enum Cargo {
 /// serving another model or refusing the credentials; 5 an instrument could
 /// not be built or loaded; 6 a measurement file could not be written.
 #[derive(Args)]
-#[command(version, about, long_about = None, after_help = EXIT_CODES, subcommand_negates_reqs = true, args_conflicts_with_subcommands = true)]
+#[command(about, long_about = None, after_help = EXIT_CODES, subcommand_negates_reqs = true, args_conflicts_with_subcommands = true, disable_version_flag = true)]
 struct SparktestArgs {
     #[command(subcommand)]
     command: Option<Command>,
 
-    /// Suite to run: a name under `suites/`, or a path to a suite folder or
-    /// `suite.toml`.
-    #[arg(long, value_name = "NAME", required = true)]
+    /// Suite to run: a name (the project's `suites/<name>/`, else a
+    /// built-in suite), or a path to a suite folder or `suite.toml`.
+    #[arg(long, value_name = "NAME", required_unless_present_any = ["list_suites", "version"])]
     suite: Option<String>,
+
+    /// List every suite a name finds, built in or the project's, with where
+    /// each comes from, and exit.
+    #[arg(long, conflicts_with = "suite")]
+    list_suites: bool,
+
+    /// Print the version (with --verbose: the interface versions it loads,
+    /// the measurement format it writes, its built-in suites and
+    /// components with their digests) and exit.
+    #[arg(short = 'V', long)]
+    version: bool,
+
+    /// With --version: say everything.
+    #[arg(long, requires = "version")]
+    verbose: bool,
 
     /// Target named in `sparktest.toml` (or built in, like `local`).
     #[arg(long, value_name = "NAME", default_value = "local", conflicts_with = "endpoint")]
@@ -110,6 +125,40 @@ enum Command {
     /// launched once, the gate first, then every suite; resumable, and
     /// split across boxes with --partition.
     Campaign(CampaignCmd),
+    /// Write a new instrument crate (and its suite) that builds against the
+    /// published SDK: `new instrument NAME`.
+    New(NewCmd),
+    /// Write a commented `sparktest.toml` for your own targets here.
+    Init,
+    /// Write a suite's sha256 pins (its components' and data files') from
+    /// the files as they are.
+    Pin(PinCmd),
+}
+
+#[derive(Args)]
+struct NewCmd {
+    #[command(subcommand)]
+    what: NewWhat,
+}
+
+#[derive(Subcommand)]
+enum NewWhat {
+    /// An instrument: a crate depending on `sparktest-sdk` by version, its
+    /// folder also its suite (the component it builds, pinned).
+    Instrument {
+        /// Its name: lowercase letters, digits and '-' (the crate's, the
+        /// instrument's and its cases' first segment).
+        name: String,
+        /// The folder to write (default: ./NAME).
+        #[arg(long, value_name = "DIR")]
+        path: Option<PathBuf>,
+    },
+}
+
+#[derive(Args)]
+struct PinCmd {
+    /// The suite: a folder or its `suite.toml`.
+    suite: PathBuf,
 }
 
 #[derive(Args)]
@@ -121,10 +170,14 @@ enum Command {
        journal of --resume cannot be read, or the file changed since (--force)
   6    the journal or a measurement file could not be written
   130, 143, 129  interrupted by SIGINT, SIGTERM or SIGHUP: --resume ID goes on")]
+#[command(subcommand_negates_reqs = true, args_conflicts_with_subcommands = true)]
 struct CampaignCmd {
+    #[command(subcommand)]
+    action: Option<CampaignAction>,
     /// The campaign file (TOML), or the name of a [campaign.NAME] table in
     /// the project's sparktest.toml.
-    file: String,
+    #[arg(required = true)]
+    file: Option<String>,
     /// Print the configurations × suites with case counts and estimates
     /// from earlier runs; launch nothing.
     #[arg(long)]
@@ -147,6 +200,42 @@ struct CampaignCmd {
     /// `measurements/`).
     #[arg(long, value_name = "DIR")]
     measurements: Option<PathBuf>,
+    /// Run one configuration only, by its index from 0 (a Slurm array
+    /// task's `$SLURM_ARRAY_TASK_ID`, a Kubernetes Indexed Job's
+    /// `$JOB_COMPLETION_INDEX`) or its name; its journal is taken up where
+    /// it stands, so a requeued task resumes. Needs --id.
+    #[arg(long, value_name = "N|NAME", conflicts_with = "partition", requires = "id")]
+    configuration: Option<String>,
+    /// Submit the campaign to Slurm: an sbatch array, one task per
+    /// configuration ([campaign.slurm] gives its resources), and a job that
+    /// builds the board when it ends. The scripts stay beside the journals.
+    /// Needs --id.
+    #[arg(long, requires = "id", conflicts_with_all = ["configuration", "partition", "resume", "plan"])]
+    slurm: bool,
+    /// With --slurm: write the scripts, submit nothing.
+    #[arg(long, requires = "slurm")]
+    dry_run: bool,
+}
+
+#[derive(Subcommand)]
+enum CampaignAction {
+    /// Where every configuration of a campaign stands: done, running (on
+    /// which node), failed or killed (and why), pending; from its journals
+    /// and, for a Slurm campaign, from Slurm; and what is left.
+    Status {
+        /// The campaign id.
+        id: String,
+        /// Folder of the measurements and journals (default: `measurements/`).
+        #[arg(long, value_name = "DIR")]
+        measurements: Option<PathBuf>,
+        /// Record each configuration that did not finish and that no
+        /// process runs, with why, so the board names it (the board job does).
+        #[arg(long)]
+        record: bool,
+        /// The Slurm array job to ask about (default: the one --slurm submitted).
+        #[arg(long, value_name = "ID")]
+        array_job: Option<String>,
+    },
 }
 
 #[derive(Args)]
@@ -270,7 +359,48 @@ fn main() -> ExitCode {
             return ExitCode::from(exit_code::SETUP as u8);
         }
     };
+    if args.version {
+        print!("{}", sparktest_harness::scaffold::version(args.verbose));
+        return ExitCode::SUCCESS;
+    }
+    if args.list_suites {
+        let root = match sparktest_harness::config::Config::discover(&cwd) {
+            Ok(config) => config.root,
+            Err(err) => {
+                eprintln!("error: {err}");
+                return ExitCode::from(err.kind.exit_code() as u8);
+            }
+        };
+        for k in sparktest_harness::suite::known(&root) {
+            println!("{:<22} {}", k.name, k.origin);
+        }
+        return ExitCode::SUCCESS;
+    }
     let result = match args.command {
+        Some(Command::New(NewCmd { what: NewWhat::Instrument { name, path } })) => {
+            let dir = cwd.join(path.unwrap_or_else(|| PathBuf::from(&name)));
+            sparktest_harness::scaffold::new_instrument(&dir, &name).map(|said| {
+                eprintln!("sparktest: {said}");
+                exit_code::OK
+            })
+        }
+        Some(Command::Init) => sparktest_harness::scaffold::init(&cwd).map(|path| {
+            eprintln!("sparktest: wrote {}: name your targets there", path.display());
+            exit_code::OK
+        }),
+        Some(Command::Pin(p)) => {
+            let given = cwd.join(&p.suite);
+            let file = if given.is_dir() { given.join("suite.toml") } else { given };
+            sparktest_harness::scaffold::pin(&file).map(|said| {
+                if said.is_empty() {
+                    eprintln!("sparktest: {}: every pin already matches its file", file.display());
+                }
+                for line in said {
+                    eprintln!("sparktest: pinned {line}");
+                }
+                exit_code::OK
+            })
+        }
         Some(Command::Board(b)) => sparktest_harness::board(BoardArgs {
             measurements_dir: b.measurements,
             out: b.out,
@@ -293,14 +423,27 @@ fn main() -> ExitCode {
             seed: d.seed,
             cwd,
         }),
+        Some(Command::Campaign(CampaignCmd {
+            action: Some(CampaignAction::Status { id, measurements, record, array_job }),
+            ..
+        })) => sparktest_harness::campaign_status(sparktest_harness::StatusArgs {
+            id,
+            measurements_dir: measurements,
+            record,
+            array_job,
+            cwd,
+        }),
         Some(Command::Campaign(c)) => sparktest_harness::campaign(CampaignArgs {
-            file: c.file,
+            file: c.file.unwrap_or_default(),
             resume: c.resume,
             force: c.force,
             plan: c.plan,
             partition: c.partition,
             id: c.id,
             measurements_dir: c.measurements,
+            configuration: c.configuration,
+            slurm: c.slurm,
+            dry_run: c.dry_run,
             cwd,
         }),
         Some(Command::Show(s)) => {

@@ -1,7 +1,8 @@
 //! The engine of `cargo sparktest`: it runs instrument plugins against a
 //! serving target and writes what they measured.
 //!
-//! - [`suite`] loads `suites/<name>/suite.toml` and checks its data against
+//! - [`suite`] loads `suites/<name>/suite.toml` (the project's, else the
+//!   [`builtin`] one shipped in the binary) and checks its data against
 //!   their sha256 pins.
 //! - [`plugin`] builds instrument crates for `wasm32-wasip2`, loads them with
 //!   wasmtime, sandboxed (no files, sockets, environment or clocks; capped
@@ -24,11 +25,10 @@
 //!
 //! - Prompt logprobs of vLLM and SGLang are tested on recorded responses
 //!   only; llama.cpp has none, so the call answers `unsupported`.
-//! - [`board()`] builds the reporter from this workspace (`sparktest-board`);
-//!   outside it, pass a prebuilt reporter component.
 #![warn(missing_docs)]
 
 pub mod board;
+pub mod builtin;
 pub mod campaign;
 pub mod config;
 pub mod diff;
@@ -38,6 +38,7 @@ pub mod hostinfo;
 pub mod plugin;
 pub mod redact;
 pub mod runner;
+pub mod scaffold;
 pub mod show;
 pub mod sinks;
 pub mod snapshot;
@@ -47,6 +48,7 @@ pub mod timestamp;
 pub mod transcript;
 
 pub use board::{BoardArgs, board};
+pub use campaign::status::{StatusArgs, status as campaign_status};
 pub use campaign::{CampaignArgs, campaign};
 pub use diff::{DiffArgs, DiffFormat, diff};
 pub use error::{Error, ErrorKind};

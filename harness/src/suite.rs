@@ -112,9 +112,12 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
     digest.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// Resolve `--suite`: a name under `<root>/suites/`, or a path to a folder or
-/// a `suite.toml`. A name with no suite is refused listing the known ones
-/// and the nearest, as an unknown target is.
+/// Resolve `--suite`: a name under `<root>/suites/`, else a built-in suite
+/// of that name (written once into the user's cache,
+/// [`crate::builtin::suite_dir`]), or a path to a folder or a
+/// `suite.toml`. A project's suite shadows a built-in one of its name,
+/// said in one line where the two differ. A name with no suite is refused
+/// listing every known suite, where each comes from, and the nearest.
 pub fn locate(root: &Path, arg: &str) -> Result<PathBuf, Error> {
     let as_path = Path::new(arg);
     if as_path.extension().is_some_and(|e| e == "toml") {
@@ -124,34 +127,83 @@ pub fn locate(root: &Path, arg: &str) -> Result<PathBuf, Error> {
         return Ok(as_path.join("suite.toml"));
     }
     let file = root.join("suites").join(arg).join("suite.toml");
+    let builtin = crate::builtin::suite(arg);
     if file.is_file() {
+        if let Some(b) = builtin.filter(|b| !crate::builtin::same_as(&root.join("suites").join(arg), b)) {
+            note_once(&format!(
+                "sparktest: note: {} (this project's) shadows the built-in suite {}",
+                file.display(),
+                b.name
+            ));
+        }
         return Ok(file);
     }
+    if let Some(b) = builtin {
+        return Ok(crate::builtin::suite_dir(b)?.join("suite.toml"));
+    }
     let known = known(root);
-    let mut message = format!("no suite named {arg:?} ({} does not exist)", file.display());
-    if let Some(near) = nearest(arg, &known) {
+    let names: Vec<String> = known.iter().map(|k| k.name.clone()).collect();
+    let mut message =
+        format!("no suite named {arg:?} ({} does not exist, and no suite of that name is built in)", file.display());
+    if let Some(near) = nearest(arg, &names) {
         message.push_str(&format!("; did you mean {near}?"));
     }
     let sep = if message.ends_with('?') { " " } else { "; " };
     if known.is_empty() {
         message.push_str(&format!("{sep}{} holds no suite (<name>/suite.toml)", root.join("suites").display()));
     } else {
-        message.push_str(&format!("{sep}known suites: {}", known.join(", ")));
+        let listed: Vec<String> = known.iter().map(|k| format!("{} ({})", k.name, k.origin)).collect();
+        message.push_str(&format!("{sep}known suites: {}", listed.join(", ")));
     }
     Err(setup(message))
 }
 
-/// The suites under `<root>/suites/` (folders holding a `suite.toml`), by name.
-pub fn known(root: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(root.join("suites"))
+/// Print a line once per process (a campaign locates its suites again).
+fn note_once(line: &str) {
+    static SAID: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+    let mut said = SAID.lock().unwrap_or_else(|p| p.into_inner());
+    if !said.iter().any(|s| s == line) {
+        crate::warn_line!("{line}");
+        said.push(line.to_string());
+    }
+}
+
+/// A suite `--suite NAME` finds, and where it comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Known {
+    /// Its name.
+    pub name: String,
+    /// `built in`, `this project's`, or `this project's, shadowing the built-in one`.
+    pub origin: String,
+    /// Its folder (a built-in one's is not written until it is used).
+    pub dir: Option<PathBuf>,
+}
+
+/// Every suite a name finds: the project's under `<root>/suites/`
+/// (folders holding a `suite.toml`) and the built-in ones, by name.
+pub fn known(root: &Path) -> Vec<Known> {
+    let mut out: Vec<Known> = std::fs::read_dir(root.join("suites"))
         .into_iter()
         .flatten()
         .flatten()
         .filter(|e| e.path().join("suite.toml").is_file())
-        .filter_map(|e| e.file_name().to_str().map(str::to_string))
+        .filter_map(|e| {
+            let name = e.file_name().to_str()?.to_string();
+            let origin = match crate::builtin::suite(&name) {
+                Some(b) if crate::builtin::same_as(&e.path(), b) => "built in, and this project's copy of it",
+                Some(_) => "this project's, shadowing the built-in one",
+                None => "this project's",
+            };
+            Some(Known { name, origin: origin.into(), dir: Some(e.path()) })
+        })
         .collect();
-    names.sort();
-    names
+    for b in crate::builtin::SUITES {
+        if !out.iter().any(|k| k.name == b.name) {
+            out.push(Known { name: b.name.to_string(), origin: "built in".into(), dir: None });
+        }
+    }
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    out
 }
 
 /// The known name nearest a mistyped one: fewest edits (at most a third of
@@ -439,13 +491,17 @@ mod tests {
         assert_eq!(err.kind, ErrorKind::Setup);
         assert!(err.message.contains("no suite named \"smok\""), "{err}");
         assert!(err.message.contains("did you mean smoke?"), "{err}");
-        assert!(err.message.contains("known suites: compliance, compliance-severe, smoke, speed"), "{err}");
+        assert!(err.message.contains("known suites: ") && err.message.contains("compliance (this project's"), "{err}");
+        // The built-in suites are known too, each said where it comes from.
+        assert!(err.message.contains("a-bench (built in)"), "{err}");
         assert!(locate(root.path(), "complianc").unwrap_err().message.contains("did you mean compliance?"));
         assert!(locate(root.path(), "compliance-sev").unwrap_err().message.contains("mean compliance-severe?"));
         let far = locate(root.path(), "xyzzy").unwrap_err().message;
         assert!(!far.contains("did you mean") && far.contains("known suites: "), "{far}");
+        // With no suites of its own, a project finds the built-in ones.
         let empty = tempfile::tempdir().unwrap();
-        assert!(locate(empty.path(), "smoke").unwrap_err().message.contains("holds no suite"));
+        let built_in = locate(empty.path(), "smoke").unwrap();
+        assert!(built_in.ends_with("suite.toml") && !built_in.starts_with(empty.path()), "{}", built_in.display());
         // Paths are taken as given.
         assert_eq!(locate(root.path(), "x/suite.toml").unwrap(), Path::new("x/suite.toml"));
         assert_eq!(edits("smok", "smoke"), 1);

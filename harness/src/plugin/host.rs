@@ -54,7 +54,7 @@ pub struct Limits {
 const YIELD_EVERY_FUEL: u64 = 10_000_000;
 
 /// The released interface versions, oldest first.
-const INTERFACES: [&str; 5] = ["0.1.0", "0.2.0", "0.3.0", "0.4.0", "0.5.0"];
+pub const INTERFACES: [&str; 5] = ["0.1.0", "0.2.0", "0.3.0", "0.4.0", "0.5.0"];
 
 /// How often a reporter yields to the async runtime, so that its wall-clock
 /// limit can fire.
@@ -400,6 +400,26 @@ impl PluginHost {
         Ok((bytes, component))
     }
 
+    /// Refuse a component built against an interface version this host
+    /// does not load (a component of a newer cargo-sparktest), saying so,
+    /// before any linking that could only say "does not fit".
+    fn known_interfaces(engine: &Engine, component: &Component, wasm: &Path) -> Result<(), Error> {
+        let ty = component.component_type();
+        let names: Vec<String> = ty.imports(engine).map(|(name, _)| name.to_string()).collect();
+        match unknown_interface(names.iter().map(String::as_str)) {
+            None => Ok(()),
+            Some(version) => Err(plugin_err(format!(
+                "component {} was built against interface sparktest:plugin@{version}, which this cargo-sparktest \
+                 ({}) does not load (it loads {}): it comes from a newer build; run it with that build, or \
+                 rebuild it against sparktest-sdk {}",
+                wasm.display(),
+                env!("CARGO_PKG_VERSION"),
+                INTERFACES.join(", "),
+                env!("CARGO_PKG_VERSION")
+            ))),
+        }
+    }
+
     /// The version of the `sparktest:plugin` package a component imports
     /// (the oldest, if it names several); None when it imports none of it.
     fn imports_version(engine: &Engine, component: &Component) -> Option<&'static str> {
@@ -440,6 +460,7 @@ impl PluginHost {
     /// breaks only that instrument.
     pub async fn load(&self, wasm: &Path, pin: Option<&str>) -> Result<Result<InstrumentPlugin, String>, Error> {
         let (bytes, component) = self.compile(&self.engine, wasm, pin)?;
+        Self::known_interfaces(&self.engine, &component, wasm)?;
         let pre = self.linker.instantiate_pre(&component).map_err(|e| {
             plugin_err(format!(
                 "component {} does not fit the instrument world ({}): {e:#}",
@@ -502,11 +523,13 @@ impl PluginHost {
     pub async fn render(
         &self,
         wasm: &Path,
+        pin: Option<&str>,
         files: Arc<BTreeMap<String, Vec<u8>>>,
         measurements: Vec<String>,
         config: &str,
     ) -> Result<Vec<(String, Vec<u8>)>, Error> {
-        let (_, component) = self.compile(&self.reporter_engine, wasm, None)?;
+        let (_, component) = self.compile(&self.reporter_engine, wasm, pin)?;
+        Self::known_interfaces(&self.reporter_engine, &component, wasm)?;
         let pre = self
             .reporter_linker
             .instantiate_pre(&component)
@@ -615,6 +638,15 @@ impl PluginHost {
     }
 }
 
+/// The first `sparktest:plugin` interface version among a component's
+/// import names that this host does not load, if any.
+fn unknown_interface<'a>(imports: impl Iterator<Item = &'a str>) -> Option<String> {
+    imports.filter_map(|name| name.strip_prefix("sparktest:plugin/")).find_map(|rest| {
+        let version = rest.split_once('@')?.1;
+        (!INTERFACES.contains(&version)).then(|| version.to_string())
+    })
+}
+
 /// A trap as a sentence naming its cause: CPU budget, memory limit, a limit
 /// on what the instrument may hand the host, panic (with the guest's own
 /// message from stderr), or the trap itself; `who` is the kind of plugin.
@@ -656,6 +688,14 @@ mod tests {
             setup_timeout: Duration::from_secs(5),
             hostcall_bytes: 1 << 20,
         }
+    }
+
+    #[test]
+    fn a_component_of_an_interface_this_host_does_not_load_is_named() {
+        let known = ["wasi:io/streams@0.2.0", "sparktest:plugin/endpoint@0.5.0", "sparktest:plugin/run@0.5.0"];
+        assert_eq!(unknown_interface(known.into_iter()), None);
+        let newer = ["sparktest:plugin/endpoint@0.5.0", "sparktest:plugin/endpoint@0.6.0"];
+        assert_eq!(unknown_interface(newer.into_iter()).as_deref(), Some("0.6.0"));
     }
 
     #[test]

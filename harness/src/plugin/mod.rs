@@ -20,7 +20,7 @@ mod v4;
 mod v5;
 
 pub use adapter::Finding;
-pub use build::{component_for, trusted_workspaces};
-pub use host::{CaseInfo, CaseResult, Ended, InstrumentPlugin, Limits, PluginHost, Reach};
+pub use build::{component_for, own_workspace, trusted_workspaces};
+pub use host::{CaseInfo, CaseResult, Ended, INTERFACES, InstrumentPlugin, Limits, PluginHost, Reach};
 pub use names::check_segments;
 pub use state::{CallLog, Judge, Restarter, RunLimits};

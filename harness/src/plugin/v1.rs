@@ -4,7 +4,7 @@
 //! What it shares with the other versions comes from [`super::adapter`]'s
 //! macros.
 
-bindings!("../plugins/wit/since_v0.1.0");
+bindings!("wit/since_v0.1.0");
 
 shared_conversions!();
 

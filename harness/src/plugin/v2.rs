@@ -3,7 +3,7 @@
 //! every later version does ([`super::adapter`]'s `since_v0_2!`), on the
 //! one case state ([`super::state`]).
 
-bindings!("../plugins/wit/since_v0.2.0");
+bindings!("wit/since_v0.2.0");
 
 shared_conversions!();
 since_v0_2!();

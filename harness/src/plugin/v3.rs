@@ -4,7 +4,7 @@
 //! `facts_since_v0_3!`); everything else it adapts as 0.2.0 does
 //! (`since_v0_2!`), on the one case state ([`super::state`]).
 
-bindings!("../plugins/wit/since_v0.3.0");
+bindings!("wit/since_v0.3.0");
 
 shared_conversions!();
 since_v0_2!();

@@ -5,7 +5,7 @@
 //! adapts as 0.2.0 and 0.3.0 do (`since_v0_2!`), on the one case state
 //! ([`super::state`]). A plan past the case's limit traps, as 0.4.0 says.
 
-bindings!("../plugins/wit/since_v0.4.0");
+bindings!("wit/since_v0.4.0");
 
 shared_conversions!();
 since_v0_2!(since_v0_4_endpoint_calls!(crate::plugin::state::PastLimit::Trap););

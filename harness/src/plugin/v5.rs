@@ -5,7 +5,7 @@
 //! generated bindings and `since_v0_5!`; everything else as 0.4.0
 //! ([`super::adapter`]), on the one case state ([`super::state`]).
 
-bindings!("../plugins/wit/since_v0.5.0");
+bindings!("wit/since_v0.5.0");
 
 shared_conversions!();
 since_v0_2!(since_v0_4_endpoint_calls!(crate::plugin::state::PastLimit::NotSent););

@@ -266,6 +266,7 @@ impl Plan {
             }),
             repeat: None,
             campaign: None,
+            job: crate::hostinfo::job(),
         }
     }
 }

@@ -118,11 +118,8 @@ pub fn prepare(
     let mut broken = Vec::new();
     let trusted = plugin::trusted_workspaces(&config.root);
     for (i, entry) in suite.instruments.iter().enumerate() {
-        let wasm = plugin::component_for(&suite.dir, &entry.source, &trusted)?;
-        let pin = match &entry.source {
-            suite::Source::Wasm { sha256, .. } => sha256.as_deref(),
-            suite::Source::Crate(_) => None,
-        };
+        let (wasm, pin) = plugin::component_for(&suite.dir, &entry.source, &trusted)?;
+        let pin = pin.as_deref();
         // A file that is not an instrument component is the suite's to
         // fix, said before any case: never a measurement file with a
         // failed case in its place.

@@ -90,7 +90,7 @@
 pub mod __private {
     //! Generated bindings. Not public API: use the re-exports at the crate root.
     wit_bindgen::generate!({
-        path: "../../wit/since_v0.5.0",
+        path: "wit/since_v0.5.0",
         world: "instrument",
         pub_export_macro: true,
         export_macro_name: "__export_instrument",

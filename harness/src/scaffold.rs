@@ -1,0 +1,391 @@
+//! What an installed CLI writes for its users: `cargo sparktest new
+//! instrument NAME` (an instrument author's crate, built against the
+//! published SDK by version, and a suite that pins its component),
+//! `cargo sparktest init` (a commented `sparktest.toml`), `cargo sparktest
+//! pin SUITE` (every sha256 of a suite written from the files as they
+//! are), and `--version --verbose`.
+
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, ErrorKind};
+use crate::suite::sha256_hex;
+
+fn setup(message: String) -> Error {
+    Error::new(ErrorKind::Setup, message)
+}
+
+fn io(what: String, e: std::io::Error) -> Error {
+    Error::new(ErrorKind::Io, format!("failed to {what}: {e}"))
+}
+
+/// The SDK version a new instrument depends on: this CLI's own.
+const SDK_VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// Write a new instrument crate `name` into `dir` (which must not exist):
+/// a crate that builds a component against `sparktest-sdk` by version, a
+/// suite beside it (the crate folder is the suite folder) whose data file
+/// is pinned and whose component is pinned by [`pin`] once built. Returns
+/// what to do next, in words.
+pub fn new_instrument(dir: &Path, name: &str) -> Result<String, Error> {
+    let mut chars = name.chars();
+    let ok = chars.next().is_some_and(|c| c.is_ascii_lowercase())
+        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+        && !name.ends_with('-')
+        && !name.contains("--");
+    if !ok {
+        return Err(setup(format!(
+            "new instrument: {name:?}: a crate and instrument name in lowercase letters, digits and single '-', \
+             starting with a letter (it names the crate, the component and the cases)"
+        )));
+    }
+    let camel: String = name
+        .split('-')
+        .map(|w| {
+            let mut c = w.chars();
+            c.next().map_or_else(String::new, |f| f.to_ascii_uppercase().to_string() + c.as_str())
+        })
+        .collect();
+    if dir.exists() {
+        return Err(setup(format!("new instrument: {} already exists; give a new folder", dir.display())));
+    }
+    let lib = name.replace('-', "_");
+    let words = "[\"hello\", \"sparktest\", \"wasm\"]\n";
+    let files: Vec<(&str, String)> = vec![
+        ("Cargo.toml", CARGO_TOML.replace("{name}", name).replace("{sdk}", SDK_VERSION)),
+        ("src/lib.rs", LIB_RS.replace("{name}", name).replace("{type}", &camel)),
+        ("data/words.json", words.to_string()),
+        (
+            "suite.toml",
+            SUITE_TOML.replace("{name}", name).replace("{lib}", &lib).replace("{words}", &sha256_hex(words.as_bytes())),
+        ),
+        (".gitignore", "/target\n".to_string()),
+        ("README.md", README_MD.replace("{name}", name).replace("{lib}", &lib)),
+    ];
+    for (rel, text) in &files {
+        let path = dir.join(rel);
+        if let Some(p) = path.parent() {
+            std::fs::create_dir_all(p).map_err(|e| io(format!("create {}", p.display()), e))?;
+        }
+        std::fs::write(&path, text).map_err(|e| io(format!("write {}", path.display()), e))?;
+    }
+    Ok(format!(
+        "wrote instrument crate {name} in {dir}; next:\n  cd {dir}\n  cargo build --target wasm32-wasip2 --release   \
+         # rustup target add wasm32-wasip2, once\n  cargo sparktest pin .                           # writes the \
+         component's sha256 into suite.toml\n  cargo sparktest --suite . --endpoint http://127.0.0.1:8000 --model MODEL",
+        dir = dir.display()
+    ))
+}
+
+const CARGO_TOML: &str = r#"[package]
+name = "{name}"
+version = "0.1.0"
+edition = "2024"
+publish = false
+
+[lib]
+crate-type = ["cdylib"]
+
+[dependencies]
+# The guest SDK, by version: the interface it builds against is in its docs.
+sparktest-sdk = "{sdk}"
+serde = { version = "1", features = ["derive"] }
+serde_json = "1"
+
+# Small components: they are loaded, compiled once and cached by the host.
+[profile.release]
+opt-level = "s"
+lto = true
+strip = true
+panic = "abort"
+
+# A crate of its own, outside any other workspace.
+[workspace]
+"#;
+
+const LIB_RS: &str = r#"//! `{name}`: asks the model to repeat each word of the suite's data file
+//! and passes a case when the reply holds it. Replace `describe`, `cases`
+//! and `run` with your own measurement; the host does every request and
+//! keeps every clock.
+
+use serde::Deserialize;
+use sparktest_sdk::*;
+
+struct {type};
+
+/// The suite's `[instrument.config]` table.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Config {
+    /// A pinned data file of the suite: a JSON list of words.
+    words: String,
+}
+
+impl Instrument for {type} {
+    type Config = Config;
+    type Case = String;
+
+    fn describe() -> Info {
+        Info::new("{name}", "Repeat a word ({name})", env!("CARGO_PKG_VERSION"), "Asks the model to repeat a word at temperature 0; passes when the reply holds it.")
+    }
+
+    fn cases(config: &Config) -> Result<Vec<Case<String>>, String> {
+        let words: Vec<String> =
+            serde_json::from_str(&read_text(&config.words)?).map_err(|e| format!("{}: {e}", config.words))?;
+        Ok(words.into_iter().map(|w| Case::new(format!("word::{w}"), w)).collect())
+    }
+
+    fn run(_config: &Config, word: &String) -> Finding {
+        let ask = format!("Repeat this word exactly once: {word}");
+        match chat(&ChatRequest::new(vec![Message::user(&ask)]).greedy().max_tokens(16)) {
+            Ok(reply) => Finding::judge(reply.text.to_lowercase().contains(word.as_str()), "the word is not in the reply"),
+            // Lost stays lost and a refusal fails: never mixed.
+            Err(err) => err.into(),
+        }
+    }
+}
+
+register_instrument!({type});
+"#;
+
+const SUITE_TOML: &str = r#"[suite]
+name = "{name}"
+version = "0.1.0"
+description = "The {name} instrument on its words."
+
+[[instrument]]
+# The component this crate builds, pinned by its sha256: build it, then
+# `cargo sparktest pin .` writes the pin (and every data file's).
+wasm = "target/wasm32-wasip2/release/{lib}.wasm"
+sha256 = "not pinned yet: build, then run cargo sparktest pin ."
+[instrument.config]
+words = "data/words.json"
+
+[files]
+"data/words.json" = "{words}"
+"#;
+
+const README_MD: &str = r#"# {name}
+
+A cargo-sparktest instrument. This folder is both its crate and its suite.
+
+```sh
+rustup target add wasm32-wasip2                     # once
+cargo build --target wasm32-wasip2 --release         # target/wasm32-wasip2/release/{lib}.wasm
+cargo sparktest pin .                                # the component's and data's sha256 into suite.toml
+cargo sparktest --suite . --list                     # its cases
+cargo sparktest --suite .                            # on the reference target (local)
+cargo sparktest --suite . --endpoint http://127.0.0.1:8000 --model MODEL
+```
+"#;
+
+/// Write a commented `sparktest.toml` into `dir` (refused where one is).
+pub fn init(dir: &Path) -> Result<PathBuf, Error> {
+    let path = dir.join(crate::config::CONFIG_FILE);
+    if path.exists() {
+        return Err(setup(format!("{} already exists; it is left as it is", path.display())));
+    }
+    std::fs::write(&path, INIT).map_err(|e| io(format!("write {}", path.display()), e))?;
+    Ok(path)
+}
+
+const INIT: &str = r#"# cargo-sparktest project configuration. Every key is optional: the
+# built-in defaults (`cargo sparktest --help`, the book's Targets page) apply
+# where this file is silent, and the built-in targets (local, local-tools,
+# local-vllm, ...) are always there.
+
+[run]
+# Where measurement files and snapshots go, relative to this file.
+measurements-dir = "measurements"
+snapshots-dir = "snapshots"
+# A case's wall-clock limit, and one request's.
+# case-timeout-secs = 1800
+# request-timeout-secs = 600
+
+# A server of your own that is already running:
+#   cargo sparktest --suite smoke --target my-server
+[target.my-server]
+description = "what it is: engine, version, quantisation, flags"
+model = "Qwen/Qwen3-8B"                # the id its /v1/models must report
+base-url = "http://127.0.0.1:8000"     # with or without /v1
+# api-key-env = "MY_SERVER_KEY"        # a bearer key, read from this variable
+# label = "Qwen3-8B FP8"               # the column's name on the board
+# pins = { image = "vllm/vllm-openai@sha256:..." }
+
+# A server the harness launches on a free port, and stops after:
+# [target.my-vllm]
+# model = "Qwen/Qwen3-8B"
+# [target.my-vllm.launch]
+# command = ["vllm", "serve", "Qwen/Qwen3-8B", "--port", "{port}"]
+# health-path = "/health"
+# startup-timeout-secs = 600
+"#;
+
+/// Write every sha256 of a suite from its files as they are: each
+/// `[[instrument]]`'s `wasm` component and each `[files]` entry. The
+/// file's text is kept, comments and order; only the pins change. Returns
+/// what changed, a line each.
+pub fn pin(suite_file: &Path) -> Result<Vec<String>, Error> {
+    let text = std::fs::read_to_string(suite_file)
+        .map_err(|e| setup(format!("failed to read suite {}: {e}", suite_file.display())))?;
+    let dir = suite_file.parent().unwrap_or(Path::new("."));
+    let sha_of = |rel: &str, line: usize| -> Result<String, Error> {
+        let path = dir.join(rel);
+        let bytes = std::fs::read(&path)
+            .map_err(|e| setup(format!("{}:{line}: {rel}: {e} (build the component first?)", suite_file.display())))?;
+        Ok(sha256_hex(&bytes))
+    };
+    let quoted = |s: &str| -> Option<String> {
+        let s = s.trim();
+        s.strip_prefix('"')?.strip_suffix('"').map(str::to_string)
+    };
+    let mut out: Vec<String> = Vec::new();
+    let mut said = Vec::new();
+    let mut table = String::new();
+    // In an [[instrument]] table: its wasm path, and where its sha256 line is.
+    let mut wasm: Option<(String, usize)> = None;
+    let mut sha_line: Option<usize> = None;
+    let finish = |out: &mut Vec<String>,
+                  wasm: &mut Option<(String, usize)>,
+                  sha_line: &mut Option<usize>,
+                  said: &mut Vec<String>|
+     -> Result<(), Error> {
+        if let Some((rel, at)) = wasm.take() {
+            let sha = sha_of(&rel, at + 1)?;
+            let line = format!("sha256 = \"{sha}\"");
+            match sha_line.take() {
+                Some(i) if out[i] != line => {
+                    out[i] = line;
+                    said.push(format!("{rel}: {sha}"));
+                }
+                Some(_) => {}
+                None => {
+                    out.insert(at + 1, line);
+                    said.push(format!("{rel}: {sha}"));
+                }
+            }
+        }
+        *sha_line = None;
+        Ok(())
+    };
+    for (i, line) in text.lines().enumerate() {
+        let trimmed = line.trim();
+        if trimmed.starts_with('[') {
+            finish(&mut out, &mut wasm, &mut sha_line, &mut said)?;
+            table = trimmed.to_string();
+            out.push(line.to_string());
+            continue;
+        }
+        let kv = trimmed.split_once('=').filter(|_| !trimmed.starts_with('#'));
+        match (table.as_str(), kv) {
+            ("[[instrument]]", Some((k, v))) if k.trim() == "wasm" => {
+                wasm = quoted(v).map(|rel| (rel, out.len()));
+                out.push(line.to_string());
+            }
+            ("[[instrument]]", Some((k, _))) if k.trim() == "sha256" => {
+                sha_line = Some(out.len());
+                out.push(line.to_string());
+            }
+            ("[files]", Some((k, v))) if quoted(k).is_some() && quoted(v).is_some() => {
+                let rel = quoted(k).unwrap_or_default();
+                let sha = sha_of(&rel, i + 1)?;
+                let pinned = format!("\"{rel}\" = \"{sha}\"");
+                if quoted(v).as_deref() != Some(sha.as_str()) {
+                    said.push(format!("{rel}: {sha}"));
+                }
+                out.push(pinned);
+            }
+            _ => out.push(line.to_string()),
+        }
+    }
+    finish(&mut out, &mut wasm, &mut sha_line, &mut said)?;
+    let mut written = out.join("\n");
+    if text.ends_with('\n') {
+        written.push('\n');
+    }
+    toml::from_str::<toml::Table>(&written).map_err(|e| {
+        setup(format!("{}: pinned, the file would not parse ({e}); left as it was", suite_file.display()))
+    })?;
+    if written != text {
+        crate::campaign::lock::replace(suite_file, written.as_bytes())
+            .map_err(|e| io(format!("write {}", suite_file.display()), e))?;
+    }
+    Ok(said)
+}
+
+/// `--version`, and with `--verbose` the interface versions this binary
+/// loads, the measurement format it writes, and its built-in suites and
+/// components with their digests.
+pub fn version(verbose: bool) -> String {
+    let mut s = format!("cargo-sparktest {}\n", env!("CARGO_PKG_VERSION"));
+    if !verbose {
+        return s;
+    }
+    s.push_str(&format!(
+        "interfaces loaded: sparktest:plugin {} (a component built against any of them runs)\n",
+        crate::plugin::INTERFACES.join(", ")
+    ));
+    s.push_str(&format!("measurement format written: {}\n", sparktest_record::FORMAT_VERSION));
+    let suites: Vec<&str> = crate::builtin::SUITES.iter().map(|x| x.name).collect();
+    s.push_str(&format!("built-in suites ({}): {}\n", suites.len(), suites.join(", ")));
+    s.push_str(&format!(
+        "built-in components ({}), each loaded only by its sha256:\n",
+        crate::builtin::COMPONENTS.len()
+    ));
+    for c in crate::builtin::COMPONENTS {
+        s.push_str(&format!("  {:<26} interface {}  sha256:{}\n", c.package, c.interface, c.sha256));
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pin_writes_every_digest_and_keeps_the_rest_of_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("data")).unwrap();
+        std::fs::write(dir.path().join("data/a.json"), "[1]").unwrap();
+        std::fs::write(dir.path().join("x.wasm"), "\0asm-ish").unwrap();
+        let file = dir.path().join("suite.toml");
+        std::fs::write(
+            &file,
+            "[suite]\nname = \"t\"\nversion = \"1\"\n\n[[instrument]]\n# built by hand\nwasm = \"x.wasm\"\nsha256 = \"old\"\n[instrument.config]\nn = 1\n\n[files]\n\"data/a.json\" = \"0000\"\n",
+        )
+        .unwrap();
+        let said = pin(&file).unwrap();
+        assert_eq!(said.len(), 2, "{said:?}");
+        let text = std::fs::read_to_string(&file).unwrap();
+        assert!(text.contains(&format!("sha256 = \"{}\"", sha256_hex(b"\0asm-ish"))), "{text}");
+        assert!(text.contains(&format!("\"data/a.json\" = \"{}\"", sha256_hex(b"[1]"))), "{text}");
+        assert!(text.contains("# built by hand") && text.contains("n = 1"), "{text}");
+        let suite = crate::suite::load(&file).unwrap();
+        assert_eq!(suite.files["data/a.json"], b"[1]");
+        // Pinned again: nothing to say.
+        assert!(pin(&file).unwrap().is_empty());
+        // A component not built yet is named, and nothing is written.
+        std::fs::remove_file(dir.path().join("x.wasm")).unwrap();
+        let before = std::fs::read_to_string(&file).unwrap();
+        let err = pin(&file).unwrap_err();
+        assert!(err.message.contains("x.wasm") && err.message.contains("build the component first"), "{err}");
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), before);
+    }
+
+    #[test]
+    fn a_new_instrument_is_a_crate_and_a_suite_that_loads_once_pinned() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("echo-words");
+        let said = new_instrument(&dir, "echo-words").unwrap();
+        assert!(said.contains("cargo build --target wasm32-wasip2 --release"), "{said}");
+        let cargo = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap();
+        assert!(cargo.contains(&format!("sparktest-sdk = \"{SDK_VERSION}\"")) && !cargo.contains("path ="), "{cargo}");
+        // Not yet built: the suite names its component; pin says to build.
+        assert!(pin(&dir.join("suite.toml")).unwrap_err().message.contains("echo_words.wasm"));
+        assert!(new_instrument(&dir, "echo-words").unwrap_err().message.contains("already exists"));
+        assert!(new_instrument(&root.path().join("x"), "Bad Name").is_err());
+        let init_at = init(root.path()).unwrap();
+        let config = crate::config::Config::load(root.path(), Some(&init_at)).unwrap();
+        assert!(config.targets.contains_key("my-server"), "{}", init_at.display());
+        assert!(init(root.path()).unwrap_err().message.contains("already exists"));
+    }
+}
