@@ -95,11 +95,12 @@ fn main() {
         let t = Instant::now();
         let wasm =
             plugin::component_for(&repo, &Source::Crate("sparktest-board".into()), &plugin::trusted_workspaces(&repo))
+                .map(|(p, _)| p)
                 .unwrap();
         let t_build = t.elapsed();
         let texts: Vec<String> = files.into_iter().map(|(_, t)| t).collect();
         let t = Instant::now();
-        let artifacts = rt.block_on(host.render(&wasm, Arc::new(BTreeMap::new()), texts, "")).unwrap();
+        let artifacts = rt.block_on(host.render(&wasm, None, Arc::new(BTreeMap::new()), texts, "")).unwrap();
         let t_render = t.elapsed();
         let t = Instant::now();
         let dir = work.join("steps");

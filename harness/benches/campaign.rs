@@ -87,6 +87,9 @@ fn main() {
             partition: None,
             id: Some("bench".into()),
             measurements_dir: None,
+            configuration: None,
+            slurm: false,
+            dry_run: false,
             cwd: dir.path().to_path_buf(),
         })
         .unwrap_or_else(|e| panic!("the campaign failed: {e}"));

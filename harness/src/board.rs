@@ -209,27 +209,18 @@ fn transcripts_named(dir: &Path, named: &std::collections::BTreeSet<String>) -> 
         .collect()
 }
 
-/// The reporter component: the one given, or the built-in one, built if
-/// it is not yet.
-fn reporter(args: &BoardArgs, config: &Config) -> Result<PathBuf, Error> {
+/// The reporter component and its pin: the one given, or the built-in
+/// one (built from source in cargo-sparktest's own tree, else the one this
+/// binary carries).
+fn reporter(args: &BoardArgs, config: &Config) -> Result<(PathBuf, Option<String>), Error> {
     match &args.reporter {
         Some(path) => plugin::component_for(&config.root, &Source::Wasm { path: path.clone(), sha256: None }, &[]),
         None => {
-            // The built-in reporter is a crate of the workspace this binary
-            // was built from, wherever the board is asked for.
-            let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-            if !workspace.join("plugins/reporters/board/Cargo.toml").is_file() {
-                return Err(setup(format!(
-                    "the built-in board reporter is built from the cargo-sparktest workspace at {}, which is not \
-                     on this machine; pass a prebuilt one with --reporter board.wasm",
-                    workspace.display()
-                )));
+            let board = Source::Crate(crate::builtin::BOARD.into());
+            match plugin::own_workspace() {
+                Some(own) => plugin::component_for(&own, &board, &plugin::trusted_workspaces(&own)),
+                None => plugin::component_for(&config.root, &board, &[]),
             }
-            plugin::component_for(
-                &workspace,
-                &Source::Crate("sparktest-board".into()),
-                &plugin::trusted_workspaces(&workspace),
-            )
         }
     }
 }
@@ -254,7 +245,7 @@ pub fn board(args: BoardArgs) -> Result<i32, Error> {
         (reading.join().unwrap_or_else(|e| std::panic::resume_unwind(e)), wasm)
     });
     let (files, damage, named) = read?;
-    let wasm = wasm?;
+    let (wasm, pin) = wasm?;
     let mut inputs = BTreeMap::new();
     if !damage.is_empty() {
         inputs.insert("damage.json".to_string(), serde_json::to_vec(&damage).unwrap_or_default());
@@ -283,7 +274,7 @@ pub fn board(args: BoardArgs) -> Result<i32, Error> {
     let count = files.len();
     // Home folders are the person's, not the measurement's: `~` on a board.
     let texts: Vec<String> = files.into_iter().map(|(_, t)| homes_as_tilde(&t)).collect();
-    let artifacts = rt.block_on(host.render(&wasm, Arc::new(inputs), texts, &reporter_config))?;
+    let artifacts = rt.block_on(host.render(&wasm, pin.as_deref(), Arc::new(inputs), texts, &reporter_config))?;
     let out = args.out.clone().unwrap_or_else(|| config.path(Path::new("board")));
     std::fs::create_dir_all(&out)
         .map_err(|e| Error::new(ErrorKind::Io, format!("failed to create {}: {e}", out.display())))?;

@@ -22,6 +22,38 @@ pub fn snapshot() -> HostInfo {
     }
 }
 
+/// The batch job this process runs in, from what its scheduler put in its
+/// environment: a Slurm job (or array task), or a Kubernetes Indexed Job's
+/// pod (`JOB_COMPLETION_INDEX`); None outside one.
+pub fn job() -> Option<sparktest_record::JobRef> {
+    job_from(|k| std::env::var(k).ok().filter(|v| !v.is_empty()))
+}
+
+fn job_from(var: impl Fn(&str) -> Option<String>) -> Option<sparktest_record::JobRef> {
+    if let Some(job_id) = var("SLURM_JOB_ID") {
+        return Some(sparktest_record::JobRef {
+            scheduler: "slurm".into(),
+            job_id,
+            array_job_id: var("SLURM_ARRAY_JOB_ID"),
+            array_task_id: var("SLURM_ARRAY_TASK_ID"),
+            restart_count: var("SLURM_RESTART_COUNT").and_then(|v| v.parse().ok()).unwrap_or(0),
+            node: var("SLURMD_NODENAME"),
+            partition: var("SLURM_JOB_PARTITION"),
+            gpus: var("SLURM_JOB_GPUS"),
+            visible_devices: var("CUDA_VISIBLE_DEVICES"),
+        });
+    }
+    let index = var("JOB_COMPLETION_INDEX")?;
+    Some(sparktest_record::JobRef {
+        scheduler: "kubernetes".into(),
+        job_id: var("HOSTNAME").unwrap_or_default(),
+        array_task_id: Some(index),
+        node: var("NODE_NAME"),
+        visible_devices: var("CUDA_VISIBLE_DEVICES"),
+        ..Default::default()
+    })
+}
+
 /// `nvidia-smi --query-gpu=…` as CSV lines, or None where it does not run.
 fn nvidia_smi(fields: &str) -> Option<Vec<Vec<String>>> {
     nvidia_smi_query(&format!("--query-gpu={fields}"))
@@ -51,7 +83,31 @@ fn mib(field: Option<&String>) -> Option<u64> {
 
 /// Every GPU `nvidia-smi` reports: name, driver, memory total and used.
 pub fn accelerators() -> Vec<Accelerator> {
-    parse_accelerators(nvidia_smi("name,driver_version,memory.total,memory.used").unwrap_or_default())
+    let rows = nvidia_smi("index,uuid,name,driver_version,memory.total,memory.used").unwrap_or_default();
+    let visible = std::env::var("CUDA_VISIBLE_DEVICES").ok();
+    parse_accelerators(visible_only(rows, visible.as_deref()))
+}
+
+/// The GPUs this process's servers may use: where `CUDA_VISIBLE_DEVICES`
+/// names them (by index or UUID, as Slurm and Kubernetes set it), those
+/// only, in its order; else every one. The leading index and UUID fields
+/// are dropped.
+fn visible_only(rows: Vec<Vec<String>>, visible: Option<&str>) -> Vec<Vec<String>> {
+    let strip = |r: &Vec<String>| r.iter().skip(2).cloned().collect::<Vec<String>>();
+    let Some(visible) = visible.map(str::trim).filter(|v| !v.is_empty()) else {
+        return rows.iter().map(strip).collect();
+    };
+    visible
+        .split(',')
+        .map(str::trim)
+        .filter_map(|want| {
+            rows.iter().find(|r| {
+                r.first().is_some_and(|i| i == want)
+                    || r.get(1).is_some_and(|u| !want.is_empty() && u.starts_with(want))
+            })
+        })
+        .map(strip)
+        .collect()
 }
 
 fn parse_accelerators(rows: Vec<Vec<String>>) -> Vec<Accelerator> {
@@ -71,9 +127,14 @@ fn parse_accelerators(rows: Vec<Vec<String>>) -> Vec<Accelerator> {
 
 /// The box's memory pools now: each GPU's free memory, or the host's
 /// available memory where the GPU shares it (unified) or there is no GPU.
+/// Only the GPUs `CUDA_VISIBLE_DEVICES` gives this process, where it is
+/// set: another Slurm task's server on the same node is not ours to wait
+/// for.
 pub fn memory_pools() -> Vec<crate::endpoint::MemoryPool> {
     use crate::endpoint::{MemoryPool, PoolKind};
-    let rows = nvidia_smi("name,memory.total,memory.free").unwrap_or_default();
+    let rows = nvidia_smi("index,uuid,name,memory.total,memory.free").unwrap_or_default();
+    let visible = std::env::var("CUDA_VISIBLE_DEVICES").ok();
+    let rows = visible_only(rows, visible.as_deref());
     let host = || {
         let sys =
             System::new_with_specifics(RefreshKind::nothing().with_memory(MemoryRefreshKind::nothing().with_ram()))
@@ -219,6 +280,28 @@ mod tests {
         assert_eq!((a[0].memory_total_mib, a[0].unified_memory), (Some(143771), false));
         assert_eq!((a[1].memory_total_mib, a[1].unified_memory), (None, true));
         assert_eq!(a[1].driver.as_deref(), Some("580.95"));
+    }
+
+    #[test]
+    fn only_the_gpus_a_job_was_given_are_its_hardware() {
+        let row =
+            |i: &str, u: &str| vec![i.into(), u.into(), "NVIDIA H200".into(), "580".into(), "1".into(), "0".into()];
+        let rows = vec![row("0", "GPU-aaa"), row("1", "GPU-bbb"), row("2", "GPU-ccc")];
+        assert_eq!(visible_only(rows.clone(), None).len(), 3);
+        assert_eq!(visible_only(rows.clone(), Some("")).len(), 3);
+        let two = visible_only(rows.clone(), Some("2,0"));
+        assert_eq!(two.len(), 2);
+        assert_eq!(two[0][0], "NVIDIA H200", "index and UUID dropped");
+        assert_eq!(visible_only(rows.clone(), Some("GPU-bbb")).len(), 1);
+        assert_eq!(visible_only(rows, Some("7")).len(), 0, "none of them: none");
+        // The job's GPUs from Slurm's environment.
+        let env =
+            [("SLURM_JOB_ID", "12"), ("SLURM_JOB_GPUS", "2"), ("CUDA_VISIBLE_DEVICES", "0"), ("SLURMD_NODENAME", "n1")];
+        let job = job_from(|k| env.iter().find(|(n, _)| *n == k).map(|(_, v)| v.to_string())).unwrap();
+        assert_eq!((job.gpus.as_deref(), job.visible_devices.as_deref()), (Some("2"), Some("0")));
+        assert_eq!(job.describe(), "Slurm job 12 on n1");
+        let k8s = job_from(|k| (k == "JOB_COMPLETION_INDEX").then(|| "3".to_string())).unwrap();
+        assert_eq!((k8s.scheduler.as_str(), k8s.array_task_id.as_deref()), ("kubernetes", Some("3")));
     }
 
     #[test]

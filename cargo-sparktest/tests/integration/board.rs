@@ -57,6 +57,7 @@ pub(crate) fn manifest(target: &str, model: &str, engine: &str, started: &str) -
         suite_cases: Default::default(),
         repeat: None,
         campaign: None,
+        job: None,
     }
 }
 
@@ -1648,4 +1649,87 @@ fn sustained_load_is_a_row_with_its_charts_and_the_frontier_is_marked() {
     assert_eq!(chart.matches("<circle").count(), 2 * (3 + 1 + 3), "{chart}");
     assert!(chart.contains("beta · m2: one offered rate on agent-turn"), "{chart}");
     assert!(html.contains("concurrency c=4: 28.0 aggregate, 7.0 per request, beaten on both"), "the frontier chart");
+}
+
+/// Columns measured on unlike hardware (issue 37): the board says so in
+/// its head, each column names its kind and its box (and the batch job it
+/// ran in); columns from alike boxes under other names carry no mark.
+#[test]
+fn columns_from_unlike_hardware_are_marked_and_each_names_its_box() {
+    let p = Project::new("");
+    let m = p.path().join("m");
+    std::fs::create_dir_all(&m).unwrap();
+    let on = |target: &str, host: &str, cpu: &str, cores: usize, gib: u64, gpus: &[&str]| {
+        let model = match target {
+            "alpha" => "m1",
+            "beta" => "m2",
+            _ => "m3",
+        };
+        let mut man = manifest(target, model, "vllm", "2026-06-01T00:00:00Z");
+        man.client_host = HostInfo {
+            hostname: Some(host.into()),
+            cpu_model: Some(cpu.into()),
+            cores,
+            memory_bytes: gib << 30,
+            memory_available_bytes: gib << 29,
+            os: None,
+            kernel: None,
+            accelerators: gpus
+                .iter()
+                .map(|g| sparktest_record::Accelerator {
+                    name: g.to_string(),
+                    driver: Some("580".into()),
+                    memory_total_mib: Some(143_771),
+                    memory_used_mib: Some(0),
+                    unified_memory: false,
+                })
+                .collect(),
+        };
+        man
+    };
+    let probe = || vec![case("corruption", "cjk::x", Outcome::Pass, &[], None)];
+    let mut gpu_box = on("alpha", "node-1", "Intel Xeon", 16, 128, &["NVIDIA H200"]);
+    gpu_box.job = Some(sparktest_record::JobRef {
+        scheduler: "slurm".into(),
+        job_id: "12".into(),
+        array_job_id: Some("10".into()),
+        array_task_id: Some("2".into()),
+        restart_count: 1,
+        node: Some("node-1".into()),
+        ..Default::default()
+    });
+    write(&m, "a.jsonl", gpu_box, probe(), true);
+    write(&m, "b.jsonl", on("beta", "laptop", "AMD Ryzen", 8, 32, &[]), probe(), true);
+    // gamma: a box like alpha's, under another name: the same kind.
+    write(&m, "g.jsonl", on("gamma", "node-2", "Intel Xeon", 16, 128, &["NVIDIA H200"]), probe(), true);
+    let out = board(&p, &m, "out");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let s = standings(&p.path().join("out"));
+    let kinds = s["board"]["hardware_kinds"].as_array().unwrap();
+    assert_eq!(kinds.len(), 2, "{kinds:?}");
+    let col = |key: &str| s["board"]["columns"].as_array().unwrap().iter().find(|c| c["key"] == key).unwrap().clone();
+    let (a, b, g) = (col(A), col(B), col(G));
+    assert_eq!(a["hardware"], g["hardware"], "alike boxes: one kind");
+    assert_ne!(a["hardware"], b["hardware"]);
+    let a_on = a["measured_on"].as_str().unwrap();
+    assert!(a_on.starts_with("node-1: Intel Xeon × 16 cores, 128 GiB, 1× NVIDIA H200"), "{a_on}");
+    assert!(a_on.contains("Slurm job 10_2 on node-1 (requeued 1 time)"), "{a_on}");
+    let md = std::fs::read_to_string(p.path().join("out/board.md")).unwrap();
+    assert!(md.contains("**These columns were measured on 2 kinds of hardware**"), "{md}");
+    let html = std::fs::read_to_string(p.path().join("out/board.html")).unwrap();
+    assert!(
+        html.contains("class=\"unlike\"") && html.contains("measured on laptop: AMD Ryzen"),
+        "the mark and the box"
+    );
+
+    // Alike hardware only: no mark, each column still names its box.
+    let p2 = Project::new("");
+    let m2 = p2.path().join("m");
+    std::fs::create_dir_all(&m2).unwrap();
+    write(&m2, "a.jsonl", on("alpha", "node-1", "Intel Xeon", 16, 128, &[]), probe(), true);
+    write(&m2, "g.jsonl", on("gamma", "node-2", "Intel Xeon", 16, 128, &[]), probe(), true);
+    assert_eq!(board(&p2, &m2, "out").status.code(), Some(0));
+    let s2 = standings(&p2.path().join("out"));
+    assert!(s2["board"].get("hardware_kinds").is_none(), "{s2}");
+    assert!(s2["board"]["columns"][0]["measured_on"].as_str().unwrap().starts_with("node-1"));
 }

@@ -29,10 +29,27 @@ fn project() -> Project {
     p
 }
 
-/// The journal's lines as JSON.
+/// Every configuration's journal lines as JSON, each step line naming its
+/// configuration (one journal per configuration, in name order).
 fn journal(p: &Project, id: &str) -> Vec<Value> {
-    let text = std::fs::read_to_string(p.path().join(format!("measurements/campaigns/{id}.jsonl"))).unwrap();
-    text.lines().filter_map(|l| serde_json::from_str(l).ok()).collect()
+    let dir = p.path().join(format!("measurements/campaigns/{id}"));
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|f| f.extension().is_some_and(|x| x == "jsonl"))
+        .collect();
+    files.sort();
+    files
+        .iter()
+        .flat_map(|f| std::fs::read_to_string(f).unwrap().lines().map(str::to_string).collect::<Vec<_>>())
+        .filter_map(|l| serde_json::from_str(&l).ok())
+        .collect()
+}
+
+/// One configuration's journal file.
+fn journal_file(p: &Project, id: &str, configuration: &str) -> std::path::PathBuf {
+    p.path().join(format!("measurements/campaigns/{id}/{configuration}.jsonl"))
 }
 
 fn steps<'a>(lines: &'a [Value], configuration: &str, phase: &str) -> Vec<&'a Value> {
@@ -64,7 +81,7 @@ fn a_campaign_launches_each_configuration_once_gates_first_keeps_failures_and_re
         .unwrap();
     let started = Instant::now();
     loop {
-        let lines = std::fs::read_to_string(p.path().join("measurements/campaigns/night-1.jsonl")).unwrap_or_default();
+        let lines = std::fs::read_to_string(journal_file(&p, "night-1", "local-metrics-present")).unwrap_or_default();
         let begun = lines.lines().any(|l| {
             l.contains("\"configuration\":\"local-metrics-present\"")
                 && l.contains("campaign-probe")
@@ -81,7 +98,9 @@ fn a_campaign_launches_each_configuration_once_gates_first_keeps_failures_and_re
     let err = String::from_utf8_lossy(&out.stderr).to_string();
     assert_eq!(out.status.code(), Some(130), "{err}");
     let lines = journal(&p, "night-1");
-    assert_eq!(lines.last().unwrap()["data"]["interrupted"], "SIGINT", "{lines:?}");
+    let present = std::fs::read_to_string(journal_file(&p, "night-1", "local-metrics-present")).unwrap();
+    let end: Value = serde_json::from_str(present.lines().last().unwrap()).unwrap();
+    assert_eq!(end["data"]["interrupted"], "SIGINT", "{present}");
     // local: launched once, the gate first and passed, then the probe.
     let local = steps(&lines, "local", "launch");
     assert_eq!(local.iter().filter(|s| s["state"] == "done").count(), 1, "{local:?}");
@@ -104,8 +123,9 @@ fn a_campaign_launches_each_configuration_once_gates_first_keeps_failures_and_re
     let probe = steps(&lines, "local-metrics-present", "suite");
     assert!(probe.iter().any(|s| s["state"] == "interrupted"), "{probe:?}");
 
-    // Resume after cutting the journal's last line, as a power loss would.
-    let path = p.path().join("measurements/campaigns/night-1.jsonl");
+    // Resume after cutting a journal's last line, as a disk losing its
+    // end would.
+    let path = journal_file(&p, "night-1", "local-metrics-present");
     let whole = std::fs::read_to_string(&path).unwrap();
     std::fs::write(&path, &whole[..whole.len() - 10]).unwrap();
     let out = p.run(&["campaign", "campaign.toml", "--resume", "night-1"]);
@@ -143,7 +163,7 @@ fn a_campaign_launches_each_configuration_once_gates_first_keeps_failures_and_re
     // Every file carries the campaign id and its configuration.
     let runs = p.measurements();
     assert!(runs.iter().all(|r| r.manifest.campaign.as_ref().is_some_and(|c| c.id == "night-1")), "campaign ids");
-    let summary = std::fs::read_to_string(p.path().join("measurements/campaigns/night-1.summary.md")).unwrap();
+    let summary = std::fs::read_to_string(p.path().join("measurements/campaigns/night-1/summary.md")).unwrap();
     assert!(summary.contains("| local-metrics-absent | campaign-probe | skipped |"), "{summary}");
 
     // The board: the configurations' columns, the run log in order, the
@@ -256,7 +276,7 @@ fn a_server_that_dies_mid_suite_stops_its_configuration_and_a_resume_measures_wh
     // about to reach the server), kill its server.
     let started = Instant::now();
     let begun = || {
-        std::fs::read_to_string(p.path().join("measurements/campaigns/f-1.jsonl"))
+        std::fs::read_to_string(journal_file(&p, "f-1", "local"))
             .unwrap_or_default()
             .lines()
             .any(|l| l.contains("campaign-chats") && l.contains("\"started\""))
@@ -310,7 +330,7 @@ fn a_server_that_dies_mid_suite_stops_its_configuration_and_a_resume_measures_wh
 
     // A byte damaged in the middle of the journal: refused by its line,
     // nothing dropped; put back, the resume goes on.
-    let path = p.path().join("measurements/campaigns/f-1.jsonl");
+    let path = journal_file(&p, "f-1", "local");
     let whole = std::fs::read(&path).unwrap();
     let second = whole.iter().position(|b| *b == b'\n').unwrap() + 1;
     let mut damaged = whole.clone();
@@ -329,7 +349,7 @@ fn a_server_that_dies_mid_suite_stops_its_configuration_and_a_resume_measures_wh
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let lock = p.path().join("measurements/campaigns/f-1.lock");
+    let lock = p.path().join("measurements/campaigns/f-1/all.lock");
     let started = Instant::now();
     while !lock.exists() {
         assert!(started.elapsed() < Duration::from_secs(60), "the first resume never took its lock");
@@ -338,7 +358,7 @@ fn a_server_that_dies_mid_suite_stops_its_configuration_and_a_resume_measures_wh
     let second = p.run(&["campaign", "campaign.toml", "--resume", "f-1"]);
     let said = text(&second);
     assert_eq!(second.status.code(), Some(3), "{said}");
-    assert!(said.contains(&format!("campaign f-1 is in use by pid {}", first.id())), "{said}");
+    assert!(said.contains(&format!("campaign f-1 (every configuration) is in use by pid {}", first.id())), "{said}");
     let out = first.wait_with_output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr).to_string();
     assert!(!lock.exists(), "released");
@@ -347,8 +367,8 @@ fn a_server_that_dies_mid_suite_stops_its_configuration_and_a_resume_measures_wh
     let lines = journal(&p, "f-1");
     assert_eq!(steps(&lines, "local", "launch").iter().filter(|s| s["state"] == "done").count(), 2, "{lines:?}");
     let ends = lines.iter().filter(|l| l["type"] == "end").count();
-    assert_eq!(ends, 2, "one end per run of the campaign: {lines:?}");
-    let summary = std::fs::read_to_string(p.path().join("measurements/campaigns/f-1.summary.md")).unwrap();
+    assert_eq!(ends, 2, "one end per process that took the configuration up: {lines:?}");
+    let summary = std::fs::read_to_string(p.path().join("measurements/campaigns/f-1/summary.md")).unwrap();
     let row =
         summary.lines().find(|l| l.contains("| campaign-chats | done |")).unwrap_or_else(|| panic!("{summary}\n{err}"));
     let cells: Vec<&str> = row.split('|').map(str::trim).collect();

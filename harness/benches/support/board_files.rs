@@ -1115,6 +1115,7 @@ pub fn write(dir: &Path, suites_dir: &Path, seed: u64) -> Written {
                     suite_cases,
                     repeat: Some(Repeat { index: rep, total: REPEATS, group: format!("repeat-{first}") }),
                     campaign: None,
+                    job: None,
                 };
                 let summary = summary(&cases, gate);
                 written.cases += cases.len();

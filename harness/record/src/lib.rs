@@ -36,8 +36,8 @@ use serde::{Deserialize, Serialize};
 pub use case::{CallRecord, CaseRecord, Latency, LoadWindow, Metric, Percentiles};
 pub use gate::{Gate, GateFailure};
 pub use manifest::{
-    Accelerator, ArmInfo, CampaignRef, ClientCeiling, FilePin, HarnessInfo, HostInfo, InstrumentInfo, LAUNCH_PORT,
-    Manifest, Partition, Repeat, SuiteInfo, TargetInfo,
+    Accelerator, ArmInfo, CampaignRef, ClientCeiling, FilePin, HarnessInfo, HostInfo, InstrumentInfo, JobRef,
+    LAUNCH_PORT, Manifest, Partition, Repeat, SuiteInfo, TargetInfo,
 };
 pub use read::ReadError;
 pub use summary::{Efficiency, InstrumentSummary, Summary};
@@ -45,7 +45,7 @@ pub use verdict::{Outcome, Verdict};
 
 /// Version of the measurement-file format. A reader refuses a file whose
 /// major version it does not know.
-pub const FORMAT_VERSION: &str = "1.5";
+pub const FORMAT_VERSION: &str = "1.6";
 
 /// One line of a measurement file. `C` is what a reader keeps of each
 /// endpoint call ([`reader::File`]); the whole [`CallRecord`] by default.

@@ -59,6 +59,65 @@ pub struct Manifest {
     /// names the configurations of a campaign that no file holds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub campaign: Option<CampaignRef>,
+    /// (1.6) The batch job the run ran in (a Slurm job or array task, a
+    /// Kubernetes Indexed Job's pod), from its environment; absent outside one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub job: Option<JobRef>,
+}
+
+/// The batch job a run ran in (1.6): what a scheduler told the process in
+/// its environment.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq, Default)]
+pub struct JobRef {
+    /// `slurm` or `kubernetes`.
+    pub scheduler: String,
+    /// The job id (`SLURM_JOB_ID`; a Kubernetes pod's name).
+    pub job_id: String,
+    /// The array job (`SLURM_ARRAY_JOB_ID`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub array_job_id: Option<String>,
+    /// The task's index (`SLURM_ARRAY_TASK_ID`, `JOB_COMPLETION_INDEX`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub array_task_id: Option<String>,
+    /// How many times the scheduler started it again (`SLURM_RESTART_COUNT`).
+    #[serde(default)]
+    pub restart_count: u32,
+    /// The node it ran on (`SLURMD_NODENAME`; a pod's node where told).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node: Option<String>,
+    /// The partition (`SLURM_JOB_PARTITION`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partition: Option<String>,
+    /// The GPUs the scheduler allocated (`SLURM_JOB_GPUS`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpus: Option<String>,
+    /// The devices the job's processes see (`CUDA_VISIBLE_DEVICES`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub visible_devices: Option<String>,
+}
+
+impl JobRef {
+    /// In words: `Slurm job 7_2 on node-3 (requeued 1 time)`.
+    pub fn describe(&self) -> String {
+        let id = match (&self.array_job_id, &self.array_task_id) {
+            (Some(a), Some(t)) => format!("{a}_{t}"),
+            (None, Some(t)) => format!("{} index {t}", self.job_id),
+            _ => self.job_id.clone(),
+        };
+        let who = if self.scheduler == "slurm" { "Slurm job" } else { "Kubernetes pod" };
+        let mut s = format!("{who} {id}");
+        if let Some(n) = &self.node {
+            s.push_str(&format!(" on {n}"));
+        }
+        if self.restart_count > 0 {
+            s.push_str(&format!(
+                " (requeued {} time{})",
+                self.restart_count,
+                if self.restart_count == 1 { "" } else { "s" }
+            ));
+        }
+        s
+    }
 }
 
 /// A run's place in a campaign (1.5).

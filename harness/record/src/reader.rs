@@ -307,6 +307,9 @@ pub struct Logged {
     /// How it was read with other files ("part 2/5 of run group G, read as
     /// one run with R"), in the order found.
     pub read_as: Vec<String>,
+    /// The batch job it ran in, in words (`Slurm job 7_2 on vm (requeued 1
+    /// time)`).
+    pub job: Option<String>,
 }
 
 impl Logged {
@@ -327,6 +330,7 @@ impl Logged {
                 .collect(),
             summary: r.summary.clone(),
             read_as: Vec::new(),
+            job: m.job.as_ref().map(crate::JobRef::describe),
         }
     }
 
@@ -574,6 +578,7 @@ mod tests {
             suite_cases: Default::default(),
             repeat: None,
             campaign: None,
+            job: None,
         })
     }
 

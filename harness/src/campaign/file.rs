@@ -105,6 +105,44 @@ struct CampaignToml {
     /// A project's `[[campaign.NAME.grid]]`.
     #[serde(default)]
     grid: Vec<GridToml>,
+    /// `[campaign.slurm]`: what `--slurm` asks Slurm for.
+    #[serde(default)]
+    slurm: Option<SlurmSettings>,
+}
+
+/// `[campaign.slurm]`: the resources of each array task and of the board
+/// job, as `#SBATCH` lines (every key optional: Slurm's defaults apply).
+#[derive(Debug, Clone, Default, Deserialize, serde::Serialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+pub struct SlurmSettings {
+    /// `--partition`.
+    #[serde(default)]
+    pub partition: Option<String>,
+    /// `--account`.
+    #[serde(default)]
+    pub account: Option<String>,
+    /// `--gres`, e.g. `gpu:1`.
+    #[serde(default)]
+    pub gres: Option<String>,
+    /// `--cpus-per-task`.
+    #[serde(default)]
+    pub cpus: Option<u32>,
+    /// `--mem`, e.g. `64G`.
+    #[serde(default)]
+    pub mem: Option<String>,
+    /// `--time`, e.g. `4:00:00` (each task: one configuration's suites).
+    #[serde(default)]
+    pub time: Option<String>,
+    /// The most configurations at once (`--array=…%M`); all by default.
+    #[serde(default)]
+    pub max_parallel: Option<u32>,
+    /// More `#SBATCH` lines, each without its `#SBATCH ` (`--qos=high`).
+    #[serde(default)]
+    pub extra: Vec<String>,
+    /// Shell lines run before the campaign in every job (`module load
+    /// cuda`, `source venv/bin/activate`).
+    #[serde(default)]
+    pub setup: Vec<String>,
 }
 
 fn one() -> u32 {
@@ -228,6 +266,8 @@ pub struct Campaign {
     /// The targets the file brought and the grids made, by name, to add
     /// to the project's.
     pub grid_targets: BTreeMap<String, TargetConfig>,
+    /// `[campaign.slurm]`, for `--slurm`.
+    pub slurm: SlurmSettings,
 }
 
 fn setup(message: String) -> Error {
@@ -429,6 +469,21 @@ impl Campaign {
         if c.repeat == 0 {
             return Err(setup(format!("{}: {ck}repeat: must be at least 1", file.display())));
         }
+        let slurm = c.slurm.clone();
+        if let Some(sl) = &slurm {
+            if sl.max_parallel == Some(0) {
+                return Err(setup(format!("{}: {ck}slurm.max-parallel: must be at least 1", file.display())));
+            }
+            if let Some(bad) = sl.extra.iter().find(|l| l.contains('\n') || !l.trim_start().starts_with('-')) {
+                return Err(setup(format!(
+                    "{}: {ck}slurm.extra: {bad:?} is not one sbatch option (write it as \"--qos=high\", without #SBATCH)",
+                    file.display()
+                )));
+            }
+            if let Some(bad) = sl.setup.iter().find(|l| l.contains('\n')) {
+                return Err(setup(format!("{}: {ck}slurm.setup: {bad:?}: one shell line each", file.display())));
+            }
+        }
         if !c.settle_gib.is_finite() || c.settle_gib < 0.0 {
             return Err(setup(format!("{}: {ck}settle-gib: must be a non-negative number", file.display())));
         }
@@ -577,6 +632,7 @@ impl Campaign {
             settle_secs: c.settle_secs,
             settle_gib: c.settle_gib,
             grid_targets,
+            slurm: slurm.unwrap_or_default(),
         })
     }
 

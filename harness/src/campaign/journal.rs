@@ -1,48 +1,80 @@
-//! The campaign's journal: `measurements/campaigns/<id>.jsonl`, one JSON
-//! line per step, appended and synced as the step happens, so that
-//! `--resume ID` after a crash, a reboot or a SIGKILL knows what is done.
-//! Lines are `{"type": …, "data": …}` like a measurement file's: `begin`
-//! (the campaign as planned), then `step` lines, then `end`. A last line
-//! cut by a power loss is named and dropped, never a panic; the journal is
-//! then cut back to its whole lines before anything is appended. A damaged
-//! line with whole lines after it is not a crash's: the resume is refused
-//! naming it, and `--force` drops just that line, keeping the journal as it
-//! was beside it.
+//! The campaign's journal, one file per configuration, so that no two
+//! processes (two boxes of a partitioned campaign, two Slurm array tasks on
+//! a shared folder) ever write one file:
+//!
+//! - `measurements/campaigns/<id>/campaign.json`: the campaign as planned
+//!   ([`Plan`]), written once; every later run of the id compares its
+//!   campaign file with it.
+//! - `measurements/campaigns/<id>/<configuration>.jsonl`: that
+//!   configuration's steps, one JSON line each (`{"type": …, "data": …}`
+//!   like a measurement file's): a `session` line for each process that
+//!   took it up (where, which share, which Slurm task), then its `step`
+//!   lines, then its `end`. Only the holder of `<configuration>.lock`
+//!   writes it, and every write replaces the whole file in one rename
+//!   ([`super::lock::replace`]), so that a reader on another node (NFS)
+//!   never sees half a line and a crash leaves the last whole version.
+//!
+//! `--resume ID` (and a requeued Slurm task) reads the configurations'
+//! journals back ([`read_all`]) and goes on where each stands. A damaged
+//! last line (a disk that lost the end) is named and dropped; a damaged
+//! line with whole lines after it is refused, naming it, and `--force`
+//! drops just that line, keeping the journal as it was beside it.
 
-use std::io::Write;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
 use super::file::{Configuration, OnGateFail, SuiteStep};
+use super::lock::{Lock, replace};
 use crate::error::{Error, ErrorKind};
 
-/// The first line: the campaign as it was planned on this box.
+/// `campaign.json`: the campaign as planned, written once per id.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct Begin {
-    /// The campaign id (the journal's file stem).
+pub struct Plan {
+    /// The campaign id (its folder's name).
     pub id: String,
     /// The campaign's name in its file.
     pub name: String,
     /// The campaign file as given.
     pub file: String,
-    /// sha256 of its bytes: a resume refuses a changed file.
+    /// sha256 of its bytes: a later run refuses a changed file.
     pub file_sha256: String,
     /// Its text, so a changed file can be told by what changed.
     pub file_text: String,
     /// RFC 3339 UTC.
     pub started_at: String,
-    /// `hash:K/N` or `count:K/N`: this box's share of the configurations.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub partition: Option<String>,
     /// Every configuration of the campaign, in order.
     pub configurations: Vec<Configuration>,
-    /// The configurations this box runs (its partition's share).
-    pub mine: Vec<String>,
     /// The suites, gate first.
     pub suites: Vec<SuiteStep>,
     /// What a failed gate does.
     pub on_gate_fail: OnGateFail,
+}
+
+/// A process taking up a configuration: the first line of each of its
+/// turns in the configuration's journal.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Session {
+    /// RFC 3339 UTC.
+    pub started_at: String,
+    /// The host's name.
+    pub host: String,
+    /// The process.
+    pub pid: u32,
+    /// Which share of the campaign the process ran: `every configuration`,
+    /// `partition hash:1/3`, `configuration 2`.
+    pub share: String,
+    /// Whether it resumed the campaign (`--resume`, or a configuration
+    /// taken up again), and with `--force`.
+    #[serde(default)]
+    pub resumed: bool,
+    /// `--force` was given.
+    #[serde(default)]
+    pub forced: bool,
+    /// The batch job it ran in (a Slurm array task).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub job: Option<sparktest_record::JobRef>,
 }
 
 /// Which part of a configuration a step is.
@@ -163,7 +195,7 @@ pub struct Step {
     pub skip: Option<Skip>,
 }
 
-/// The last line of a campaign that ended (normally or by a signal).
+/// The end of a process's turn at a configuration.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct End {
     /// RFC 3339 UTC.
@@ -171,42 +203,45 @@ pub struct End {
     /// The signal that ended it, if one did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interrupted: Option<String>,
-    /// The campaign's exit code.
+    /// The configuration's exit code (as the campaign's would be for it).
     pub code: i32,
 }
 
-/// One journal line.
+/// One line of a configuration's journal.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(tag = "type", content = "data", rename_all = "kebab-case")]
 pub enum Line {
-    /// The first line.
-    Begin(Box<Begin>),
+    /// A process took the configuration up.
+    Session(Session),
     /// A step.
     Step(Step),
-    /// The last line.
+    /// The process's turn ended.
     End(End),
 }
 
-/// A journal as read back.
-#[derive(Debug)]
+/// A configuration's journal as read back.
+#[derive(Debug, Clone, Default)]
 pub struct Read {
-    /// Its first line.
-    pub begin: Begin,
+    /// Every session, in order.
+    pub sessions: Vec<Session>,
     /// Every whole step line, in order.
     pub steps: Vec<Step>,
-    /// Its end, if it ended.
-    pub end: Option<End>,
-    /// A damaged line it ended in (a power loss cut it): `line N: why`.
+    /// Every session's end, in order.
+    pub ends: Vec<End>,
+    /// A damaged last line: `line N: why`.
     pub damage: Option<String>,
-    /// Bytes of whole lines before the damage.
-    pub whole_bytes: usize,
-    /// Damaged lines with whole lines after them (a disk error, a hand
-    /// edit): `(line number, why, the line's byte range)`. Never dropped
-    /// unless asked ([`Journal::drop_damaged`]).
+    /// Damaged lines with whole lines after them: `(line number, why, the
+    /// line's byte range)`. Never dropped unless asked
+    /// ([`ConfigJournal::drop_damaged`]).
     pub damaged: Vec<(usize, String, std::ops::Range<usize>)>,
 }
 
 impl Read {
+    /// How a suite stands: its last step line.
+    pub fn suite(&self, suite: &str) -> Option<&Step> {
+        self.steps.iter().rev().find(|s| s.phase == Phase::Suite && s.suite.as_deref() == Some(suite))
+    }
+
     /// Why the journal cannot be resumed as it is: a damaged line with whole
     /// lines after it, named with how to go on.
     pub fn refusal(&self, path: &Path) -> Option<String> {
@@ -220,52 +255,190 @@ impl Read {
     }
 }
 
-/// An open journal, appended to line by line.
-pub struct Journal {
-    path: PathBuf,
-    file: std::fs::File,
-}
-
 fn io(path: &Path, what: &str, e: std::io::Error) -> Error {
     Error::new(ErrorKind::Io, format!("failed to {what} the campaign journal {}: {e}", path.display()))
 }
 
-/// Where a campaign's journal lives.
-pub fn path(measurements: &Path, id: &str) -> PathBuf {
-    measurements.join("campaigns").join(format!("{id}.jsonl"))
+fn setup(message: String) -> Error {
+    Error::new(ErrorKind::Setup, message)
 }
 
-impl Journal {
-    /// Start a new journal with its first line; refused if one of that id
-    /// exists (resume it instead).
-    pub fn create(path: &Path, begin: Begin) -> Result<Journal, Error> {
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).map_err(|e| io(path, "create the folder of", e))?;
+/// A campaign's folder.
+pub fn dir(measurements: &Path, id: &str) -> PathBuf {
+    measurements.join("campaigns").join(id)
+}
+
+/// A configuration's journal in a campaign's folder.
+pub fn path(dir: &Path, configuration: &str) -> PathBuf {
+    dir.join(format!("{configuration}.jsonl"))
+}
+
+/// The campaign's plan, `campaign.json`, if it has one.
+pub fn plan(dir: &Path) -> Result<Option<Plan>, Error> {
+    let file = dir.join("campaign.json");
+    match std::fs::read_to_string(&file) {
+        Ok(text) => serde_json::from_str(&text)
+            .map(Some)
+            .map_err(|e| setup(format!("{}: {e} (not a campaign plan of this version)", file.display()))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(io(&file, "read", e)),
+    }
+}
+
+/// Write the campaign's plan if it has none yet: a new file put in place
+/// with a hard link, which fails if another process (another Slurm task)
+/// put one there first; then that one is the plan. Returns the plan that
+/// stands.
+pub fn plan_once(dir: &Path, new: &Plan) -> Result<Plan, Error> {
+    let file = dir.join("campaign.json");
+    std::fs::create_dir_all(dir).map_err(|e| io(dir, "create the folder of", e))?;
+    let tmp = dir.join(format!(".campaign.json.{}.{}.tmp", super::lock::host_name(), std::process::id()));
+    let text = serde_json::to_string_pretty(new).map_err(|e| io(&file, "encode", e.into()))?;
+    std::fs::write(&tmp, text).map_err(|e| io(&tmp, "write", e))?;
+    let linked = std::fs::hard_link(&tmp, &file);
+    let _ = std::fs::remove_file(&tmp);
+    match linked {
+        Ok(()) => Ok(new.clone()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            plan(dir)?.ok_or_else(|| setup(format!("{} vanished as it was read", file.display())))
         }
-        let file = std::fs::OpenOptions::new().create_new(true).append(true).open(path).map_err(|e| {
-            if e.kind() == std::io::ErrorKind::AlreadyExists {
-                Error::new(
-                    ErrorKind::Setup,
-                    format!(
-                        "campaign {} already has a journal ({}): resume it with --resume {}, or give another --id",
-                        begin.id,
-                        path.display(),
-                        begin.id
-                    ),
-                )
-            } else {
-                io(path, "create", e)
+        Err(e) => Err(io(&file, "write", e)),
+    }
+}
+
+/// Replace the plan (a resume with `--force` of a changed file), keeping
+/// the one it replaces beside it.
+pub fn replan(dir: &Path, new: &Plan) -> Result<(), Error> {
+    let file = dir.join("campaign.json");
+    if file.exists() {
+        let kept = dir.join(format!("campaign.json.{}", crate::timestamp::compact(std::time::SystemTime::now())));
+        std::fs::copy(&file, &kept).map_err(|e| io(&kept, "keep", e))?;
+    }
+    let text = serde_json::to_string_pretty(new).map_err(|e| io(&file, "encode", e.into()))?;
+    replace(&file, text.as_bytes()).map_err(|e| io(&file, "write", e))
+}
+
+/// Every configuration's journal in a campaign's folder, by configuration.
+pub fn read_all(dir: &Path) -> Result<BTreeMap<String, Read>, Error> {
+    let mut out = BTreeMap::new();
+    let Ok(entries) = std::fs::read_dir(dir) else { return Ok(out) };
+    for e in entries.flatten() {
+        let p = e.path();
+        if p.extension().is_some_and(|x| x == "jsonl")
+            && let Some(name) = p.file_stem().and_then(|n| n.to_str())
+        {
+            out.insert(name.to_string(), read(&p)?);
+        }
+    }
+    Ok(out)
+}
+
+/// Read a configuration's journal back, as far as it is whole; an absent
+/// one is empty.
+pub fn read(path: &Path) -> Result<Read, Error> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => parse(&text).map_err(|e| setup(format!("{}: {e}", path.display()))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Read::default()),
+        Err(e) => Err(io(path, "read", e)),
+    }
+}
+
+/// [`read`] on text. A damaged last line is named and left out
+/// ([`Read::damage`]); a damaged line with whole lines after it is named
+/// and kept apart ([`Read::damaged`]), its neighbours read.
+pub fn parse(text: &str) -> Result<Read, String> {
+    let mut r = Read::default();
+    let mut whole_bytes = 0;
+    let mut bad: Vec<(usize, String, std::ops::Range<usize>)> = Vec::new();
+    let mut at = 0;
+    for (i, raw) in text.split_inclusive('\n').enumerate() {
+        let range = at..at + raw.len();
+        at += raw.len();
+        if raw.trim().is_empty() {
+            whole_bytes = range.end;
+            continue;
+        }
+        let line = if !raw.ends_with('\n') {
+            Err("the line is cut short (no newline at its end)".to_string())
+        } else {
+            serde_json::from_str::<Line>(raw).map_err(|e| e.to_string())
+        };
+        match line {
+            Ok(Line::Session(s)) => r.sessions.push(s),
+            Ok(Line::Step(s)) => r.steps.push(s),
+            Ok(Line::End(e)) => r.ends.push(e),
+            Err(e) => {
+                bad.push((i + 1, e, range));
+                continue;
             }
-        })?;
-        let mut j = Journal { path: path.to_path_buf(), file };
-        j.append(&Line::Begin(Box::new(begin)))?;
-        Ok(j)
+        }
+        whole_bytes = range.end;
+    }
+    let (tail, damaged): (Vec<_>, Vec<_>) = bad.into_iter().partition(|(_, _, r)| r.start >= whole_bytes);
+    r.damage = tail.first().map(|(n, why, _)| format!("line {n}: {why}"));
+    r.damaged = damaged;
+    Ok(r)
+}
+
+/// A configuration's journal held by this process: its lock, and its
+/// whole lines, rewritten whole (one rename) at every line added.
+pub struct ConfigJournal {
+    path: PathBuf,
+    lines: Vec<String>,
+    _lock: Lock,
+}
+
+impl ConfigJournal {
+    /// Take up a configuration: its lock (refused, naming the holder, while
+    /// another process has it), its journal read back (a damaged middle
+    /// line refused unless `force`, which drops it), and this session's
+    /// first line.
+    pub fn open(
+        dir: &Path,
+        configuration: &str,
+        session: Session,
+        force: bool,
+    ) -> Result<(ConfigJournal, Read), Error> {
+        std::fs::create_dir_all(dir).map_err(|e| io(dir, "create the folder of", e))?;
+        let path = path(dir, configuration);
+        let lock = Lock::acquire(&path.with_extension("lock"), &format!("configuration {configuration}"))?;
+        let mut read = read(&path)?;
+        if let Some(why) = read.refusal(&path) {
+            if !force {
+                return Err(setup(why));
+            }
+            let kept = Self::drop_damaged(&path, &read)?;
+            crate::warn_line!(
+                "sparktest: warning: campaign journal {}: --force dropped {} damaged line(s) ({}); the journal as \
+                 it was is kept as {}",
+                path.display(),
+                read.damaged.len(),
+                read.damaged.iter().map(|(n, why, _)| format!("line {n}: {why}")).collect::<Vec<_>>().join("; "),
+                kept.display()
+            );
+            read = self::read(&path)?;
+        }
+        if let Some(d) = &read.damage {
+            crate::warn_line!(
+                "sparktest: warning: campaign journal {}: {d}; that line is dropped and the configuration goes on \
+                 from the steps before it",
+                path.display()
+            );
+        }
+        let text = std::fs::read_to_string(&path).unwrap_or_default();
+        let lines: Vec<String> = text
+            .lines()
+            .filter(|l| !l.trim().is_empty() && serde_json::from_str::<Line>(l).is_ok())
+            .map(str::to_string)
+            .collect();
+        let mut j = ConfigJournal { path, lines, _lock: lock };
+        j.append(&Line::Session(session))?;
+        Ok((j, read))
     }
 
     /// Drop the damaged lines that have whole lines after them (`--force`),
     /// and nothing else: the journal as it was is kept beside it
-    /// (`<id>.jsonl.damaged-<time>`), the rest written to a new file that
-    /// replaces it in one rename. Returns where the old one was kept.
+    /// (`<configuration>.jsonl.damaged-<time>`). Returns where.
     pub fn drop_damaged(path: &Path, read: &Read) -> Result<PathBuf, Error> {
         let text = std::fs::read(path).map_err(|e| io(path, "read", e))?;
         let kept =
@@ -278,33 +451,20 @@ impl Journal {
             from = r.end;
         }
         out.extend_from_slice(&text[from..]);
-        crate::campaign::lock::replace(path, &out).map_err(|e| io(path, "rewrite", e))?;
+        replace(path, &out).map_err(|e| io(path, "rewrite", e))?;
         Ok(kept)
     }
 
-    /// Open a journal to append to after [`read`]: a damaged end is cut off
-    /// first, so the next line starts on a line of its own.
-    pub fn reopen(path: &Path, read: &Read) -> Result<Journal, Error> {
-        let file = std::fs::OpenOptions::new().append(true).open(path).map_err(|e| io(path, "open", e))?;
-        if read.damage.is_some() {
-            let len = std::fs::metadata(path).map_err(|e| io(path, "read", e))?.len();
-            // Only what lies after the last whole line: a cut end.
-            if read.whole_bytes as u64 <= len {
-                file.set_len(read.whole_bytes as u64).map_err(|e| io(path, "cut the damaged end of", e))?;
-            }
-        }
-        Ok(Journal { path: path.to_path_buf(), file })
-    }
-
-    /// Append one line and sync it to the disk before going on.
+    /// Add one line: the whole journal written anew and renamed into place.
     pub fn append(&mut self, line: &Line) -> Result<(), Error> {
-        let mut text = serde_json::to_string(line).map_err(|e| io(&self.path, "encode a line of", e.into()))?;
-        text.push('\n');
-        self.file.write_all(text.as_bytes()).map_err(|e| io(&self.path, "write", e))?;
-        self.file.sync_data().map_err(|e| io(&self.path, "sync", e))
+        let text = serde_json::to_string(line).map_err(|e| io(&self.path, "encode a line of", e.into()))?;
+        self.lines.push(text);
+        let mut all = self.lines.join("\n");
+        all.push('\n');
+        replace(&self.path, all.as_bytes()).map_err(|e| io(&self.path, "write", e))
     }
 
-    /// Append a step.
+    /// Add a step.
     pub fn step(&mut self, step: Step) -> Result<(), Error> {
         self.append(&Line::Step(step))
     }
@@ -315,94 +475,25 @@ impl Journal {
     }
 }
 
-/// Read a journal back, as far as it is whole.
-pub fn read(path: &Path) -> Result<Read, Error> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        Error::new(ErrorKind::Setup, format!("failed to read the campaign journal {}: {e}", path.display()))
-    })?;
-    parse(&text).map_err(|e| Error::new(ErrorKind::Setup, format!("{}: {e}", path.display())))
-}
-
-/// [`read`] on text: the first line must be a `begin`. A damaged last line
-/// (a power loss cut it) is named and left out ([`Read::damage`]); a damaged
-/// line with whole lines after it is named and kept apart
-/// ([`Read::damaged`]), its neighbours read.
-pub fn parse(text: &str) -> Result<Read, String> {
-    let mut begin = None;
-    let mut steps = Vec::new();
-    let mut end = None;
-    let mut whole_bytes = 0;
-    let mut bad: Vec<(usize, String, std::ops::Range<usize>)> = Vec::new();
-    let mut at = 0;
-    for (i, raw) in text.split_inclusive('\n').enumerate() {
-        let range = at..at + raw.len();
-        at += raw.len();
-        let line = if !raw.ends_with('\n') {
-            Err("the line is cut short (no newline at its end: the campaign was killed or the power went)".to_string())
-        } else if raw.trim().is_empty() {
-            whole_bytes = range.end;
-            continue;
-        } else {
-            serde_json::from_str::<Line>(raw).map_err(|e| e.to_string())
-        };
-        match (line, begin.is_some()) {
-            (Ok(Line::Begin(b)), false) => begin = Some(*b),
-            (Ok(Line::Step(s)), true) => steps.push(s),
-            (Ok(Line::End(e)), true) => end = Some(e),
-            (Ok(_), false) => return Err(format!("line {}: the first line is not the campaign's begin", i + 1)),
-            (Ok(Line::Begin(_)), true) => {
-                bad.push((i + 1, "a second begin".into(), range));
-                continue;
-            }
-            (Err(e), false) => return Err(format!("line {}: {e}", i + 1)),
-            (Err(e), true) => {
-                bad.push((i + 1, e, range));
-                continue;
-            }
-        }
-        whole_bytes = range.end;
-    }
-    let begin = begin.ok_or("an empty campaign journal")?;
-    // A damaged line after the last whole one is what a crash leaves; one
-    // with whole lines after it is not, and is never cut away unasked.
-    let (tail, damaged): (Vec<_>, Vec<_>) = bad.into_iter().partition(|(_, _, r)| r.start >= whole_bytes);
-    let damage = tail.first().map(|(n, why, _)| format!("line {n}: {why}"));
-    Ok(Read { begin, steps, end, damage, whole_bytes, damaged })
-}
-
-impl Read {
-    /// How a suite of a configuration stands: its last step line.
-    pub fn suite(&self, configuration: &str, suite: &str) -> Option<&Step> {
-        self.steps
-            .iter()
-            .rev()
-            .find(|s| s.configuration == configuration && s.phase == Phase::Suite && s.suite.as_deref() == Some(suite))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn begin() -> Begin {
-        Begin {
-            id: "night-1".into(),
-            name: "night".into(),
-            file: "campaign.toml".into(),
-            file_sha256: "00".into(),
-            file_text: String::new(),
+    fn session() -> Session {
+        Session {
             started_at: "t".into(),
-            partition: None,
-            configurations: vec![],
-            mine: vec![],
-            suites: vec![],
-            on_gate_fail: OnGateFail::Skip,
+            host: "h".into(),
+            pid: 1,
+            share: "every configuration".into(),
+            resumed: false,
+            forced: false,
+            job: None,
         }
     }
 
-    fn step(config: &str, suite: &str, state: State) -> Step {
+    fn step(suite: &str, state: State) -> Step {
         Step {
-            configuration: config.into(),
+            configuration: "a".into(),
             phase: Phase::Suite,
             suite: Some(suite.into()),
             state,
@@ -418,70 +509,95 @@ mod tests {
     }
 
     #[test]
-    fn a_journal_cut_by_a_power_loss_is_named_and_cut_back_before_the_next_line() {
+    fn a_configuration_s_journal_is_whole_at_every_line_and_read_back_by_session() {
         let dir = tempfile::tempdir().unwrap();
-        let p = path(dir.path(), "night-1");
-        let mut j = Journal::create(&p, begin()).unwrap();
-        j.step(step("a", "smoke", State::Started)).unwrap();
-        j.step(step("a", "smoke", State::Done)).unwrap();
+        let (mut j, read) = ConfigJournal::open(dir.path(), "a", session(), false).unwrap();
+        assert!(read.steps.is_empty());
+        j.step(step("smoke", State::Started)).unwrap();
+        j.step(step("smoke", State::Done)).unwrap();
+        // While it is held, a second process is refused, naming the first.
+        let err = ConfigJournal::open(dir.path(), "a", session(), false).err().unwrap();
+        assert!(err.message.contains("configuration a is in use by pid"), "{err}");
         drop(j);
-        // The power goes as the next line is half written.
-        let mut f = std::fs::OpenOptions::new().append(true).open(&p).unwrap();
-        f.write_all(b"{\"type\":\"step\",\"data\":{\"configuration\":\"a\",\"ph").unwrap();
-        drop(f);
-        let r = read(&p).unwrap();
-        assert_eq!(r.steps.len(), 2);
-        assert!(r.damage.as_deref().unwrap().starts_with("line 4: the line is cut short"), "{:?}", r.damage);
-        assert_eq!(r.suite("a", "smoke").map(|s| s.state), Some(State::Done));
-        let mut j = Journal::reopen(&p, &r).unwrap();
-        j.step(step("a", "speed", State::Started)).unwrap();
-        let again = read(&p).unwrap();
-        assert!(again.damage.is_none(), "{:?}", again.damage);
-        assert_eq!(again.steps.len(), 3);
-        // A second journal of the same id is refused, naming the resume.
-        let e = Journal::create(&p, begin()).err().unwrap().to_string();
-        assert!(e.contains("--resume night-1"), "{e}");
+        // No temporary file left beside it: every write was one rename.
+        let left: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(left, ["a.jsonl"], "{left:?}");
+        let (mut j, read) = ConfigJournal::open(dir.path(), "a", session(), false).unwrap();
+        assert_eq!(read.sessions.len(), 1);
+        assert_eq!(read.suite("smoke").map(|s| s.state), Some(State::Done));
+        j.append(&Line::End(End { finished_at: "t".into(), interrupted: None, code: 0 })).unwrap();
+        drop(j);
+        let all = read_all(dir.path()).unwrap();
+        assert_eq!(all["a"].sessions.len(), 2);
+        assert_eq!(all["a"].ends.len(), 1);
     }
 
     #[test]
-    fn a_byte_damaged_in_the_middle_is_named_and_only_force_drops_that_line() {
+    fn a_cut_last_line_is_dropped_and_a_damaged_middle_one_refused_until_forced() {
         let dir = tempfile::tempdir().unwrap();
-        let p = path(dir.path(), "night-1");
-        let mut j = Journal::create(&p, begin()).unwrap();
+        let (mut j, _) = ConfigJournal::open(dir.path(), "a", session(), false).unwrap();
         for suite in ["smoke", "speed", "battery"] {
-            j.step(step("a", suite, State::Started)).unwrap();
-            j.step(step("a", suite, State::Done)).unwrap();
+            j.step(step(suite, State::Started)).unwrap();
+            j.step(step(suite, State::Done)).unwrap();
         }
         drop(j);
-        // One byte of line 4 (the speed suite's start) turns to garbage.
-        let mut text = std::fs::read(&p).unwrap();
-        let lines: Vec<usize> = text.iter().enumerate().filter(|(_, b)| **b == b'\n').map(|(i, _)| i).collect();
-        text[lines[2] + 3] = b'#';
-        std::fs::write(&p, &text).unwrap();
+        let p = path(dir.path(), "a");
+        // A cut end: named, dropped, the rest kept.
+        let whole = std::fs::read(&p).unwrap();
+        std::fs::write(&p, &whole[..whole.len() - 10]).unwrap();
         let r = read(&p).unwrap();
-        assert!(r.damage.is_none(), "not a cut end: {:?}", r.damage);
-        assert_eq!(r.damaged.len(), 1);
-        assert_eq!(r.damaged[0].0, 4);
-        assert_eq!(r.steps.len(), 5, "the lines around it are read");
-        let why = r.refusal(&p).unwrap();
-        assert!(
-            why.contains("line 4 is damaged") && why.contains("--force") && why.contains("nothing was dropped"),
-            "{why}"
-        );
+        assert!(r.damage.as_deref().unwrap().starts_with("line 7: the line is cut short"), "{:?}", r.damage);
+        assert_eq!(r.steps.len(), 5);
+        let (j, _) = ConfigJournal::open(dir.path(), "a", session(), false).unwrap();
+        drop(j);
+        assert!(read(&p).unwrap().damage.is_none(), "rewritten whole");
+        // One byte of line 3 damaged, whole lines after it.
+        let mut text = std::fs::read(&p).unwrap();
+        let nl: Vec<usize> = text.iter().enumerate().filter(|(_, b)| **b == b'\n').map(|(i, _)| i).collect();
+        text[nl[1] + 3] = b'#';
+        std::fs::write(&p, &text).unwrap();
+        let err = ConfigJournal::open(dir.path(), "a", session(), false).err().unwrap();
+        assert!(err.message.contains("line 3 is damaged") && err.message.contains("--force"), "{err}");
+        assert!(err.message.contains("nothing was dropped"), "{err}");
         assert_eq!(std::fs::read(&p).unwrap(), text, "nothing deleted");
-        // --force: that line goes, the rest stays, the old journal is kept.
-        let kept = Journal::drop_damaged(&p, &r).unwrap();
-        assert_eq!(std::fs::read(&kept).unwrap(), text);
-        let again = read(&p).unwrap();
-        assert!(again.damaged.is_empty() && again.damage.is_none());
-        assert_eq!(again.steps.len(), 5);
-        assert_eq!(again.suite("a", "battery").map(|s| s.state), Some(State::Done));
+        let (j, r) = ConfigJournal::open(dir.path(), "a", session(), true).unwrap();
+        drop(j);
+        assert!(r.damaged.is_empty());
+        let kept: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().contains(".damaged-"))
+            .collect();
+        assert_eq!(std::fs::read(kept[0].path()).unwrap(), text, "the journal as it was, kept");
     }
 
     #[test]
-    fn a_journal_that_is_not_one_is_refused_by_line() {
-        assert!(parse("{\"type\":\"step\"}\n").unwrap_err().starts_with("line 1"));
-        assert!(parse("").unwrap_err().contains("empty"));
-        assert!(parse("garbage\n").unwrap_err().starts_with("line 1"));
+    fn the_plan_is_written_once_and_the_first_stands() {
+        let dir = tempfile::tempdir().unwrap();
+        let plan = |name: &str| Plan {
+            id: "n".into(),
+            name: name.into(),
+            file: "c.toml".into(),
+            file_sha256: "00".into(),
+            file_text: String::new(),
+            started_at: "t".into(),
+            configurations: vec![],
+            suites: vec![],
+            on_gate_fail: OnGateFail::Skip,
+        };
+        assert_eq!(plan_once(dir.path(), &plan("first")).unwrap().name, "first");
+        assert_eq!(plan_once(dir.path(), &plan("second")).unwrap().name, "first", "a second task finds the first's");
+        replan(dir.path(), &plan("third")).unwrap();
+        assert_eq!(super::plan(dir.path()).unwrap().unwrap().name, "third");
+        assert!(
+            std::fs::read_dir(dir.path())
+                .unwrap()
+                .flatten()
+                .any(|e| e.file_name().to_string_lossy().starts_with("campaign.json."))
+        );
     }
 }

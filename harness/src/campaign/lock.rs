@@ -174,6 +174,14 @@ fn io(path: &Path, what: &str, e: std::io::Error) -> Error {
     Error::new(ErrorKind::Io, format!("failed to {what} the lock {}: {e}", path.display()))
 }
 
+/// Who holds the lock at `path` now, if anyone does that is not known to
+/// be gone (what `campaign status` calls running).
+pub fn held_by(path: &Path) -> Option<Holder> {
+    let (_, holder, untouched) = read_holder(path).ok()?;
+    let holder = holder?;
+    holder.gone(&Holder::me(), untouched).is_none().then_some(holder)
+}
+
 /// A lock file's holder and how long it went untouched, as read now.
 fn read_holder(path: &Path) -> std::io::Result<(String, Option<Holder>, Duration)> {
     let text = std::fs::read_to_string(path)?;

@@ -12,11 +12,17 @@
 //! - [`lock`]: one writer per journal, on one box or over NFS.
 //! - [`plan`]: what `--plan` prints and the estimates from earlier runs.
 //! - [`steps`]: one configuration's launch, suites, stop and record.
+//! - [`slurm`]: the campaign as a Slurm job array, one task a configuration,
+//!   and the job that builds the board when it ends.
+//! - [`status`]: where every configuration stands, from the journals and
+//!   from Slurm.
 
 pub mod file;
 pub mod journal;
 pub mod lock;
 pub mod plan;
+pub mod slurm;
+pub mod status;
 pub mod steps;
 
 use std::path::PathBuf;
@@ -27,7 +33,7 @@ use crate::error::{Error, ErrorKind};
 use crate::runner::select::PartitionSpec;
 use crate::timestamp::{self, rfc3339};
 use file::Campaign;
-use journal::{Begin, End, Journal, Line};
+use journal::{ConfigJournal, End, Line, Plan, Session};
 
 /// Everything `cargo sparktest campaign` needs.
 #[derive(Debug)]
@@ -48,6 +54,16 @@ pub struct CampaignArgs {
     pub id: Option<String>,
     /// Override of the measurements folder.
     pub measurements_dir: Option<PathBuf>,
+    /// Run only this configuration, by its index in the campaign (from 0,
+    /// as `SLURM_ARRAY_TASK_ID` or `JOB_COMPLETION_INDEX` give it) or its
+    /// name; its journal is taken up where it stands (a requeued task
+    /// resumes).
+    pub configuration: Option<String>,
+    /// Write an sbatch script for the campaign (one array task per
+    /// configuration) and submit it.
+    pub slurm: bool,
+    /// With `slurm`: write the scripts, submit nothing.
+    pub dry_run: bool,
     /// Where the command was started.
     pub cwd: PathBuf,
 }
@@ -86,14 +102,39 @@ fn locate(config: &Config, args: &CampaignArgs) -> Result<Campaign, Error> {
     )))
 }
 
-/// This box's share of the configurations, by name.
-fn share(campaign: &Campaign, partition: Option<&str>) -> Result<Vec<String>, Error> {
-    let names = campaign.configurations.iter().map(|c| c.name.clone());
+/// This process's share of the configurations, by name, and its words and
+/// tag (`every configuration`/`all`, `partition hash:1/3`/`partition-hash-1-3`,
+/// `configuration 2 (local-p2)`/`configuration-local-p2`).
+fn share(
+    campaign: &Campaign,
+    partition: Option<&str>,
+    configuration: Option<&str>,
+) -> Result<(Vec<String>, String, String), Error> {
+    let names: Vec<String> = campaign.configurations.iter().map(|c| c.name.clone()).collect();
+    if let Some(one) = configuration {
+        let found = match one.parse::<usize>() {
+            Ok(i) => names.get(i).cloned().ok_or_else(|| {
+                setup(format!(
+                    "--configuration {i}: the campaign has {} configurations, 0 to {} ({})",
+                    names.len(),
+                    names.len().saturating_sub(1),
+                    names.join(", ")
+                ))
+            })?,
+            Err(_) => names.iter().find(|n| *n == one).cloned().ok_or_else(|| {
+                setup(format!("--configuration {one}: no configuration of that name ({})", names.join(", ")))
+            })?,
+        };
+        let index = names.iter().position(|n| *n == found).unwrap_or_default();
+        return Ok((vec![found.clone()], format!("configuration {index} ({found})"), format!("configuration-{found}")));
+    }
     let Some(p) = partition else {
-        return Ok(names.collect());
+        return Ok((names, "every configuration".into(), "all".into()));
     };
     let spec = PartitionSpec::parse(p).map_err(|e| setup(format!("--partition: {}", e.message)))?;
-    Ok(names.enumerate().filter(|(i, n)| spec.holds(*i, n)).map(|(_, n)| n).collect())
+    let mine = names.into_iter().enumerate().filter(|(i, n)| spec.holds(*i, n)).map(|(_, n)| n).collect();
+    let tag: String = p.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '-' }).collect();
+    Ok((mine, format!("partition {p}"), format!("partition-{tag}")))
 }
 
 /// What changed in a campaign file since its journal began: the first
@@ -113,113 +154,97 @@ fn changed(before: &str, now: &str) -> String {
     out.join("; ")
 }
 
-/// Run (or plan, or resume) a campaign. Returns the process exit code.
+/// Run (or plan, or resume, or submit to Slurm) a campaign. Returns the
+/// process exit code.
 pub fn campaign(args: CampaignArgs) -> Result<i32, Error> {
     let project = Config::discover(&args.cwd)?;
     let campaign = locate(&project, &args)?;
-    let dir = project.measurements_dir(args.measurements_dir.as_deref());
+    let measurements = project.measurements_dir(args.measurements_dir.as_deref());
     let config = steps::config(&campaign, &project);
-    let mine = share(&campaign, args.partition.as_deref())?;
-    if args.plan {
-        // With --resume: only what the journal says is left.
-        let read = match &args.resume {
-            Some(id) => {
-                check_id(id)?;
-                Some(journal::read(&journal::path(&dir, id))?)
-            }
-            None => None,
-        };
-        return plan::print(&campaign, &config, &mine, &dir, read.as_ref());
-    }
-    // One writer per campaign id: a second run of it is refused, naming
-    // the first, before anything is read or launched.
-    let id_now = match (&args.resume, &args.id) {
+    let (mine, share_words, share_tag) = share(&campaign, args.partition.as_deref(), args.configuration.as_deref())?;
+    let id = match (&args.resume, &args.id) {
         (Some(id), _) | (None, Some(id)) => {
             check_id(id)?;
             id.clone()
         }
+        (None, None) if args.configuration.is_some() || args.slurm => {
+            return Err(setup(
+                "--configuration and --slurm need the campaign's --id (every task of a campaign gives the same one)"
+                    .into(),
+            ));
+        }
         (None, None) => format!("{}-{}", campaign.name, timestamp::compact(SystemTime::now())),
     };
-    let _lock =
-        lock::Lock::acquire(&journal::path(&dir, &id_now).with_extension("lock"), &format!("campaign {id_now}"))?;
-    let (mut journal, done) = match &args.resume {
-        Some(id) => {
-            let path = journal::path(&dir, id);
-            let mut read = journal::read(&path)?;
-            if let Some(why) = read.refusal(&path) {
-                if !args.force {
-                    return Err(setup(why));
-                }
-                let kept = journal::Journal::drop_damaged(&path, &read)?;
-                crate::warn_line!(
-                    "sparktest: warning: campaign journal {}: --force dropped {} damaged line(s) ({}); the journal as \
-                     it was is kept as {}",
-                    path.display(),
-                    read.damaged.len(),
-                    read.damaged.iter().map(|(n, why, _)| format!("line {n}: {why}")).collect::<Vec<_>>().join("; "),
-                    kept.display()
-                );
-                read = journal::read(&path)?;
-            }
-            if let Some(d) = &read.damage {
-                crate::warn_line!(
-                    "sparktest: warning: campaign journal {}: {d}; that line is dropped and the campaign goes on from \
-                     the steps before it",
-                    path.display()
-                );
-            }
-            if read.begin.file_sha256 != campaign.sha256 && !args.force {
-                return Err(setup(format!(
-                    "{}: the campaign file changed since campaign {id} began ({}); give --force to go on with the \
-                     file as it is now",
-                    campaign.file.display(),
-                    changed(&read.begin.file_text, &campaign.text)
-                )));
-            }
-            if read.begin.partition.as_deref() != args.partition.as_deref() {
-                return Err(setup(format!(
-                    "--resume {id}: that campaign ran {}; give the same --partition",
-                    read.begin
-                        .partition
-                        .as_deref()
-                        .map_or("every configuration".to_string(), |p| format!("partition {p}"))
-                )));
-            }
-            (Journal::reopen(&path, &read)?, Some(read))
-        }
-        None => {
-            let id = id_now.clone();
-            let begin = Begin {
-                id: id.clone(),
-                name: campaign.name.clone(),
-                file: campaign.file.display().to_string(),
-                file_sha256: campaign.sha256.clone(),
-                file_text: campaign.text.clone(),
-                started_at: rfc3339(SystemTime::now()),
-                partition: args.partition.clone(),
-                configurations: campaign.configurations.clone(),
-                mine: mine.clone(),
-                suites: campaign.suites.clone(),
-                on_gate_fail: campaign.on_gate_fail,
-            };
-            (Journal::create(&journal::path(&dir, &id), begin)?, None)
-        }
+    let dir = journal::dir(&measurements, &id);
+    let earlier = measurements.join("campaigns").join(format!("{id}.jsonl"));
+    if earlier.is_file() {
+        return Err(setup(format!(
+            "campaign {id} has a journal of an earlier cargo-sparktest ({}): resume it with that version, or give \
+             another --id",
+            earlier.display()
+        )));
+    }
+    if args.plan {
+        // With --resume: only what the journals say is left.
+        let reads = if args.resume.is_some() { journal::read_all(&dir)? } else { Default::default() };
+        return plan::print(&campaign, &config, &mine, &measurements, &reads);
+    }
+    if args.slurm {
+        return slurm::submit(&campaign, &project, &args, &id, &measurements);
+    }
+    // The plan: written by the first process of the id, compared by every
+    // later one (another box, a resume, a Slurm task).
+    let taking_up = args.resume.is_some() || args.configuration.is_some();
+    let now = Plan {
+        id: id.clone(),
+        name: campaign.name.clone(),
+        file: campaign.file.display().to_string(),
+        file_sha256: campaign.sha256.clone(),
+        file_text: campaign.text.clone(),
+        started_at: rfc3339(SystemTime::now()),
+        configurations: campaign.configurations.clone(),
+        suites: campaign.suites.clone(),
+        on_gate_fail: campaign.on_gate_fail,
     };
-    let id =
-        args.resume.clone().or(args.id.clone()).unwrap_or_else(|| {
-            journal.path().file_stem().map_or_else(String::new, |s| s.to_string_lossy().into_owned())
-        });
+    match journal::plan(&dir)? {
+        Some(_) if !taking_up && args.partition.is_none() => {
+            return Err(setup(format!(
+                "campaign {id} already has a journal ({}): resume it with --resume {id}, or give another --id",
+                dir.display()
+            )));
+        }
+        None if args.resume.is_some() => {
+            return Err(setup(format!("--resume {id}: no campaign of that id in {}", measurements.display())));
+        }
+        _ => {}
+    }
+    let standing = journal::plan_once(&dir, &now)?;
+    if standing.file_sha256 != campaign.sha256 {
+        if !args.force {
+            return Err(setup(format!(
+                "{}: the campaign file changed since campaign {id} began ({}); give --force to go on with the file \
+                 as it is now",
+                campaign.file.display(),
+                changed(&standing.file_text, &campaign.text)
+            )));
+        }
+        journal::replan(&dir, &now)?;
+    }
+    // One process per share of a campaign: a second run or resume of the
+    // same share is refused, naming the first, before anything launches.
+    let _share =
+        lock::Lock::acquire(&dir.join(format!("{share_tag}.lock")), &format!("campaign {id} ({share_words})"))?;
+    let job = crate::hostinfo::job();
     crate::warn_line!(
-        "sparktest: campaign {id}: {} configurations × {} suites{}; journal {}",
+        "sparktest: campaign {id}: {} of {} configurations × {} suites ({share_words}{}); journals in {}",
         mine.len(),
+        campaign.configurations.len(),
         campaign.suites.len(),
-        args.partition
-            .as_deref()
-            .map_or(String::new(), |p| format!(" (partition {p} of {})", campaign.configurations.len())),
-        journal.path().display()
+        job.as_ref().map_or(String::new(), |t| format!(", {}", t.describe())),
+        dir.display()
     );
     let started = Instant::now();
-    let history = plan::History::read(&dir);
+    let history = plan::History::read(&measurements);
     let mut session = crate::runner::Session::new(config)?;
     // A stop signal is a request to end the campaign between steps (or
     // the suite in flight), recorded in the journal, not an exit on the spot.
@@ -229,20 +254,46 @@ pub fn campaign(args: CampaignArgs) -> Result<i32, Error> {
     for (k, name) in mine.iter().enumerate() {
         let configuration =
             campaign.configurations.iter().find(|c| &c.name == name).expect("a configuration of the campaign");
+        let turn = Session {
+            started_at: rfc3339(SystemTime::now()),
+            host: lock::host_name(),
+            pid: std::process::id(),
+            share: share_words.clone(),
+            resumed: taking_up,
+            forced: args.force,
+            job: job.clone(),
+        };
+        let (mut cj, done) = match ConfigJournal::open(&dir, name, turn, args.force) {
+            Ok(opened) => opened,
+            // Another process has this configuration (a task given it
+            // twice): it is never measured twice; the others go on.
+            Err(e) if e.message.contains(" is in use by ") => {
+                crate::warn_line!("sparktest: campaign: {name}: not taken up here: {}", e.message);
+                results.push(steps::ConfigOutcome::held_elsewhere(name, &e.message));
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
         let ctx = steps::Context {
             campaign: &campaign,
             id: &id,
-            dir: &dir,
+            dir: &measurements,
             index: (k + 1, mine.len()),
             started,
             partition: args.partition.as_deref(),
-            done: done.as_ref(),
+            done: (!done.sessions.is_empty()).then_some(&done),
             history: &history,
             mine: &mine,
             forced: args.force,
+            job: job.as_ref(),
         };
-        let outcome = steps::configuration(&mut session, &mut journal, &ctx, configuration)?;
+        let outcome = steps::configuration(&mut session, &mut cj, &ctx, configuration)?;
         signal = outcome.interrupted.or_else(crate::runner::signal::interrupted);
+        cj.append(&Line::End(End {
+            finished_at: rfc3339(SystemTime::now()),
+            interrupted: signal.map(|s| crate::runner::signal::name(s).to_string()),
+            code: steps::exit_code(std::slice::from_ref(&outcome), signal),
+        }))?;
         results.push(outcome);
         if signal.is_some() {
             break;
@@ -252,15 +303,13 @@ pub fn campaign(args: CampaignArgs) -> Result<i32, Error> {
     let code = steps::exit_code(&results, signal);
     let table = steps::table(&campaign, &results, &mine);
     eprint!("{table}");
-    let summary = journal::path(&dir, &id).with_extension("summary.md");
-    std::fs::write(&summary, &table).map_err(|e| {
+    // The whole campaign's summary, every configuration's journal read:
+    // another box's or task's too.
+    let summary = dir.join("summary.md");
+    let whole = steps::summary(&campaign, &journal::read_all(&dir)?);
+    lock::replace(&summary, whole.as_bytes()).map_err(|e| {
         Error::new(ErrorKind::Io, format!("failed to write the campaign summary {}: {e}", summary.display()))
     })?;
-    journal.append(&Line::End(End {
-        finished_at: rfc3339(SystemTime::now()),
-        interrupted: signal.map(|s| crate::runner::signal::name(s).to_string()),
-        code,
-    }))?;
     crate::warn_line!(
         "sparktest: campaign {id} {} after {:.1} min; summary in {}",
         if signal.is_some() { "interrupted" } else { "ended" },
@@ -271,6 +320,6 @@ pub fn campaign(args: CampaignArgs) -> Result<i32, Error> {
 }
 
 /// A campaign id becomes a file name: the same rule as every name.
-fn check_id(id: &str) -> Result<(), Error> {
+pub(crate) fn check_id(id: &str) -> Result<(), Error> {
     crate::config::check_name("campaign id", id).map_err(|e| setup(format!("--resume/--id: {e}")))
 }

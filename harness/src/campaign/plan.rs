@@ -92,25 +92,39 @@ impl History {
     }
 }
 
-fn minutes(secs: f64) -> String {
-    format!("{:.1}", secs / 60.0)
+/// A duration estimate in words: `~40 s`, `~3.5 min`, `~2.1 h`; never a
+/// `~0.0 min` that says nothing.
+pub fn about(secs: f64) -> String {
+    match secs {
+        s if s < 90.0 => format!("~{:.0} s", s.max(1.0)),
+        s if s < 5400.0 => format!("~{:.1} min", s / 60.0),
+        s => format!("~{:.1} h", s / 3600.0),
+    }
 }
 
-/// What is left of a campaign being resumed: its journal, read back.
-pub type Left<'a> = Option<&'a super::journal::Read>;
+/// `n step` or `n steps`.
+pub fn steps_word(n: usize) -> String {
+    format!("{n} step{}", if n == 1 { "" } else { "s" })
+}
 
-/// Whether an earlier run of the campaign finished this suite of this
-/// configuration (it ran its course, or a failed gate skipped it): what a
-/// resume keeps.
-pub fn finished(done: Left, configuration: &str, suite: &str) -> bool {
+/// Whether an earlier run of the campaign finished this suite of a
+/// configuration, by the configuration's journal (it ran its course, or a
+/// failed gate skipped it): what a resume keeps.
+pub fn finished(done: Option<&super::journal::Read>, suite: &str) -> bool {
     use super::journal::{Skip, State};
-    done.and_then(|d| d.suite(configuration, suite))
+    done.and_then(|d| d.suite(suite))
         .is_some_and(|s| s.state == State::Done || (s.state == State::Skipped && s.skip == Some(Skip::Gate)))
 }
 
-/// Print the plan on stdout: with `done` (`--plan --resume ID`), only what
-/// is left. Returns the exit code.
-pub fn print(campaign: &Campaign, config: &Config, mine: &[String], dir: &Path, done: Left) -> Result<i32, Error> {
+/// Print the plan on stdout: with `done` (`--plan --resume ID`: every
+/// configuration's journal), only what is left. Returns the exit code.
+pub fn print(
+    campaign: &Campaign,
+    config: &Config,
+    mine: &[String],
+    dir: &Path,
+    done: &BTreeMap<String, super::journal::Read>,
+) -> Result<i32, Error> {
     let history = History::read(dir);
     let session = crate::runner::Session::new(config.clone())?;
     let mut counts = BTreeMap::new();
@@ -128,8 +142,8 @@ pub fn print(campaign: &Campaign, config: &Config, mine: &[String], dir: &Path, 
         if campaign.suites.iter().any(|s| s.gate) { " (the gate first)" } else { "" },
         if campaign.description.is_empty() { String::new() } else { format!(" — {}", campaign.description) }
     );
-    if let Some(d) = done {
-        let _ = writeln!(out, "resuming campaign {}: what its journal says is finished is left out", d.begin.id);
+    if !done.is_empty() {
+        let _ = writeln!(out, "resuming: what the configurations' journals say is finished is left out");
     }
     let mut total = 0.0;
     let mut unknown = 0;
@@ -137,7 +151,7 @@ pub fn print(campaign: &Campaign, config: &Config, mine: &[String], dir: &Path, 
     for name in mine {
         let c = campaign.configurations.iter().find(|c| &c.name == name).expect("a configuration of the campaign");
         let left: Vec<&super::file::SuiteStep> =
-            campaign.suites.iter().filter(|s| !finished(done, name, &s.suite)).collect();
+            campaign.suites.iter().filter(|s| !finished(done.get(name), &s.suite)).collect();
         if left.is_empty() {
             let _ = writeln!(out, "\n{name}: finished earlier, not launched again");
             continue;
@@ -154,7 +168,7 @@ pub fn print(campaign: &Campaign, config: &Config, mine: &[String], dir: &Path, 
         match history.launch(name) {
             Some(s) => {
                 total += s;
-                let _ = writeln!(out, "  launch                     ~{} min (median of earlier launches)", minutes(s));
+                let _ = writeln!(out, "  launch                     {} (median of earlier launches)", about(s));
             }
             None => {
                 unknown += 1;
@@ -175,9 +189,9 @@ pub fn print(campaign: &Campaign, config: &Config, mine: &[String], dir: &Path, 
                     Some((e, on)) => {
                         total += e;
                         match on {
-                            None => format!("~{} min", minutes(e)),
+                            None => about(e),
                             Some(t) => {
-                                format!("~{} min (by its cases at the pace of {t}'s latest run here)", minutes(e))
+                                format!("{} (by its cases at the pace of {t}'s latest run here)", about(e))
                             }
                         }
                     }
@@ -192,8 +206,8 @@ pub fn print(campaign: &Campaign, config: &Config, mine: &[String], dir: &Path, 
     let estimate = match (unknown, steps) {
         (_, 0) => "nothing is left".to_string(),
         (u, s) if u == s => "unknown (no earlier run on this box to go by)".to_string(),
-        (0, _) => format!("~{} min", minutes(total)),
-        (u, _) => format!("~{} min, plus {u} steps with no earlier run to go by", minutes(total)),
+        (0, _) => about(total),
+        (u, _) => format!("{}, plus {} with no earlier run to go by", about(total), steps_word(u)),
     };
     let _ = writeln!(out, "\nestimated: {estimate}; nothing was launched");
     print!("{out}");

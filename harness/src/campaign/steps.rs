@@ -14,7 +14,7 @@ use sparktest_record::{
 };
 
 use super::file::{Campaign, Configuration, OnGateFail};
-use super::journal::{self, Counts, Journal, Memory, Phase, Skip, State, Step};
+use super::journal::{self, ConfigJournal, Counts, Memory, Phase, Skip, State, Step};
 use crate::config::Config;
 use crate::error::Error;
 use crate::events::{Event, Finished, Sink};
@@ -58,7 +58,8 @@ pub struct Context<'a> {
     pub started: Instant,
     /// This box's share.
     pub partition: Option<&'a str>,
-    /// The journal read back, when resuming.
+    /// This configuration's journal read back, when an earlier process
+    /// took it up (a resume, a requeued task).
     pub done: Option<&'a journal::Read>,
     /// Earlier runs in the folder, for the time left.
     pub history: &'a super::plan::History,
@@ -67,16 +68,22 @@ pub struct Context<'a> {
     /// A resume given `--force` (the campaign file changed, or a damaged
     /// journal line dropped).
     pub forced: bool,
+    /// The batch job this process runs in (a Slurm array task).
+    pub job: Option<&'a sparktest_record::JobRef>,
 }
 
 impl Context<'_> {
     /// What a launch of this configuration is, for its record: the
     /// campaign's first, or one a resume made (with `--force`).
     fn launch_kind(&self) -> String {
-        match (self.done.is_some(), self.forced) {
-            (false, _) => "the campaign's launch".into(),
+        let kind = match (self.done.is_some(), self.forced) {
+            (false, _) => "the campaign's launch".to_string(),
             (true, false) => format!("a resume's launch (campaign {} --resume)", self.id),
             (true, true) => format!("a forced resume's launch (campaign {} --resume --force)", self.id),
+        };
+        match self.job {
+            Some(job) => format!("{kind}, {}", job.describe()),
+            None => kind,
         }
     }
 
@@ -143,6 +150,21 @@ pub struct ConfigOutcome {
     pub died: Option<String>,
 }
 
+impl ConfigOutcome {
+    /// A configuration another process had taken up (its lock held): not
+    /// run here, and said so.
+    pub fn held_elsewhere(name: &str, why: &str) -> ConfigOutcome {
+        ConfigOutcome {
+            name: name.to_string(),
+            launch: Some(Err(format!("not taken up here: {why}"))),
+            suites: Vec::new(),
+            memory: None,
+            interrupted: None,
+            died: None,
+        }
+    }
+}
+
 fn step(c: &Configuration, phase: Phase, suite: Option<&str>, state: State) -> Step {
     Step {
         configuration: c.name.clone(),
@@ -199,7 +221,7 @@ fn wait_for_memory(before: (f64, Option<f64>), campaign: &Campaign) -> Memory {
 /// Run one configuration's steps that are left.
 pub fn configuration(
     session: &mut Session,
-    journal: &mut Journal,
+    journal: &mut ConfigJournal,
     ctx: &Context,
     c: &Configuration,
 ) -> Result<ConfigOutcome, Error> {
@@ -216,8 +238,8 @@ pub fn configuration(
     // that ran its course, one a failed gate skipped); a suite it began and
     // did not finish is resumed by its run id; one it skipped for a failed
     // launch or a server gone is run on a new launch.
-    let prior = |suite: &str| ctx.done.and_then(|d| d.suite(&c.name, suite));
-    let finished = |s: &Step| super::plan::finished(ctx.done, &c.name, s.suite.as_deref().unwrap_or_default());
+    let prior = |suite: &str| ctx.done.and_then(|d| d.suite(suite));
+    let finished = |s: &Step| super::plan::finished(ctx.done, s.suite.as_deref().unwrap_or_default());
     let left = campaign.suites.iter().any(|s| prior(&s.suite).is_none_or(|p| !finished(p)));
     if !left {
         out.suites = campaign.suites.iter().filter_map(|s| prior(&s.suite).map(|p| earlier(p, &s.name))).collect();
@@ -309,9 +331,13 @@ pub fn configuration(
         let left = if unknown == steps {
             "time left unknown (no earlier run here to go by)".to_string()
         } else if unknown > 0 {
-            format!("~{left:.1} min left by earlier runs (+{unknown} steps never run here before)")
+            format!(
+                "{} left by earlier runs (+{} never run here before)",
+                super::plan::about(left * 60.0),
+                super::plan::steps_word(unknown)
+            )
         } else {
-            format!("~{left:.1} min left by earlier runs")
+            format!("{} left by earlier runs", super::plan::about(left * 60.0))
         };
         crate::warn_line!(
             "sparktest: campaign: configuration {k} of {n} ({}), suite {} of {suites_n}: {}{}; {:.1} min elapsed, {left}",
@@ -448,7 +474,7 @@ pub fn configuration(
         out.memory = Some(memory);
     }
     out.died = died;
-    record.close()?;
+    record.close(out.interrupted)?;
     Ok(out)
 }
 
@@ -463,6 +489,51 @@ fn whole(dir: &Path, run_id: &str) -> Option<Counts> {
         lost: n(Outcome::Lost),
         not_applicable: n(Outcome::NotApplicable),
     })
+}
+
+/// A campaign record for a configuration that did not finish and that no
+/// process runs now (Slurm cancelled its task, killed it at its time
+/// limit, or it never started): each suite the journal does not show
+/// finished is `not-run::<suite>` with `why`, so that the board names it
+/// rather than leave it missing. Written once per configuration and why.
+pub fn record_not_run(
+    campaign: &Campaign,
+    config: &Config,
+    id: &str,
+    measurements: &Path,
+    c: &Configuration,
+    done: Option<&journal::Read>,
+    why: &str,
+) -> Result<bool, Error> {
+    let tag = crate::suite::sha256_hex(why.as_bytes());
+    let run_id = format!("{id}-{}-not-run-{}", c.name, &tag[..8]);
+    if measurements.join(format!("{run_id}.jsonl")).exists() {
+        return Ok(false);
+    }
+    let history = super::plan::History::default();
+    let mine = vec![c.name.clone()];
+    let ctx = Context {
+        campaign,
+        id,
+        dir: measurements,
+        index: (1, 1),
+        started: Instant::now(),
+        partition: None,
+        done,
+        history: &history,
+        mine: &mine,
+        forced: false,
+        job: None,
+    };
+    let mut record = Record::new();
+    for s in &campaign.suites {
+        if !super::plan::finished(done, &s.suite) {
+            record.not_run(&s.name, why)?;
+        }
+    }
+    record.open_as(&ctx, None, config, c, Some(run_id))?;
+    record.close(None)?;
+    Ok(true)
 }
 
 /// The first line of a server's death (its exit status, before its log).
@@ -601,11 +672,28 @@ impl Record {
         config: &Config,
         c: &Configuration,
     ) -> Result<(), Error> {
+        self.open_as(ctx, info, config, c, None)
+    }
+
+    /// [`Record::open`] under a run id of the caller's, else the next free
+    /// `<id>-<configuration>-campaign[-k]`.
+    fn open_as(
+        &mut self,
+        ctx: &Context,
+        info: Option<&TargetInfo>,
+        config: &Config,
+        c: &Configuration,
+        run_id: Option<String>,
+    ) -> Result<(), Error> {
         let target = info.cloned().unwrap_or_else(|| unlaunched(config, c));
-        let run_id = (1..)
-            .map(|i| format!("{}-{}-campaign{}", ctx.id, c.name, if i == 1 { String::new() } else { format!("-{i}") }))
-            .find(|id| !ctx.dir.join(format!("{id}.jsonl")).exists())
-            .unwrap_or_default();
+        let run_id = run_id.unwrap_or_else(|| {
+            (1..)
+                .map(|i| {
+                    format!("{}-{}-campaign{}", ctx.id, c.name, if i == 1 { String::new() } else { format!("-{i}") })
+                })
+                .find(|id| !ctx.dir.join(format!("{id}.jsonl")).exists())
+                .unwrap_or_default()
+        });
         let manifest = Manifest {
             format_version: sparktest_record::FORMAT_VERSION.into(),
             run_id: run_id.clone(),
@@ -644,6 +732,7 @@ impl Record {
                 configurations: ctx.campaign.configurations.iter().map(|x| x.name.clone()).collect(),
                 partition: ctx.partition.map(str::to_string),
             }),
+            job: ctx.job.cloned(),
         };
         let writer = MeasurementWriter::create(ctx.dir, &run_id)?;
         writer.event(&Event::RunStarted { manifest: Box::new(manifest), cases: self.cases.len() })?;
@@ -656,7 +745,7 @@ impl Record {
     }
 
     /// The summary line: the configuration's steps ended.
-    fn close(self) -> Result<(), Error> {
+    fn close(self, interrupted: Option<i32>) -> Result<(), Error> {
         let Some(writer) = self.writer else { return Ok(()) };
         let count = |o: Outcome| self.cases.iter().filter(|x| x.outcome == o).count() as u64;
         let summary = Summary {
@@ -669,7 +758,9 @@ impl Record {
             instruments: vec![],
             gate: None,
             stopped: None,
-            interrupted: None,
+            // The configuration's steps were cut short: the rest are left
+            // for a resume, not "every suite ran".
+            interrupted: interrupted.map(|s| crate::runner::signal::name(s).to_string()),
             interrupted_cases: 0,
         };
         writer.event(&Event::RunFinished(Box::new(summary)))?;
@@ -715,6 +806,48 @@ pub fn exit_code(results: &[ConfigOutcome], signal: Option<i32>) -> i32 {
             })
     });
     if bad { sparktest_record::exit_code::CASES_FAILED } else { sparktest_record::exit_code::OK }
+}
+
+/// The whole campaign's table, from every configuration's journal (each
+/// suite as its last step left it): what `summary.md` holds, whichever box
+/// or task wrote last.
+pub fn summary(campaign: &Campaign, journals: &BTreeMap<String, journal::Read>) -> String {
+    let mut outcomes = Vec::new();
+    for c in &campaign.configurations {
+        let Some(read) = journals.get(&c.name) else { continue };
+        let last = |phase: Phase| read.steps.iter().rev().find(|s| s.phase == phase && s.state != State::Started);
+        let launch = last(Phase::Launch).map(|s| match s.state {
+            State::Done => Ok(s.seconds),
+            _ => Err(s.reason.clone().unwrap_or_default()),
+        });
+        let suites = campaign
+            .suites
+            .iter()
+            .filter_map(|x| {
+                let s = read.suite(&x.suite)?;
+                Some(SuiteOutcome {
+                    suite: x.name.clone(),
+                    state: s.state,
+                    counts: s.counts,
+                    minutes: s.seconds / 60.0,
+                    gate: s.gate,
+                    reason: s.reason.clone(),
+                    earlier: false,
+                })
+            })
+            .collect();
+        let stop = last(Phase::Stop);
+        outcomes.push(ConfigOutcome {
+            name: c.name.clone(),
+            launch,
+            suites,
+            memory: stop.and_then(|s| s.memory),
+            interrupted: None,
+            died: stop.and_then(|s| s.reason.clone()).filter(|r| r.starts_with("the server had died")),
+        });
+    }
+    let all: Vec<String> = campaign.configurations.iter().map(|c| c.name.clone()).collect();
+    table(campaign, &outcomes, &all)
 }
 
 /// The end-of-campaign table: configuration × suite.

@@ -25,7 +25,7 @@
 pub mod __private {
     //! Generated bindings. Not public API.
     wit_bindgen::generate!({
-        path: "../../wit/since_v0.5.0",
+        path: "wit/since_v0.5.0",
         world: "reporter",
         pub_export_macro: true,
         export_macro_name: "__export_reporter",

@@ -71,6 +71,7 @@ td.reference,th.reference{background:#f6f8fb;font-style:italic}
 button.model{font-weight:700;border:none;background:none;cursor:pointer;text-decoration:underline dotted;padding:0}
 #efficiency th{cursor:pointer}
 .controls{margin:.6rem 0}.left-out{color:#555;font-size:.85rem}
+.box{color:#345;font-size:.68rem;overflow-wrap:anywhere}.unlike{background:#fff4d6;padding:.4rem .6rem;border-left:4px solid #c90}
 #runs{table-layout:fixed;width:100%}#runs td{overflow-wrap:anywhere}
 #runs th:nth-child(1){width:10%}#runs th:nth-child(2){width:10%}#runs th:nth-child(3){width:17%}#runs th:nth-child(4){width:19%}#runs th:nth-child(5){width:26%}#runs th:nth-child(6){width:18%}
 svg text{font-size:11px;font-family:system-ui,sans-serif}
@@ -548,6 +549,15 @@ pub fn render(board: &Board, runs: &crate::run::Runs, extras: &Extras) -> String
          <label><input type=\"checkbox\" id=\"include-unadmitted\"> include configurations that failed the battery in the order</label></div>\
          <div id=\"removed\" hidden>Removed (click to add back): <span id=\"removed-list\"></span></div>",
     );
+    if !board.hardware_kinds.is_empty() {
+        let _ = write!(
+            out,
+            "<p class=\"unlike\"><b>These columns were measured on {} kinds of hardware</b>: standings compare \
+             like with like only within a kind, and each column names its kind and its box. {}</p>",
+            board.hardware_kinds.len(),
+            esc(&board.hardware_kinds.join("; "))
+        );
+    }
     // The table scrolls sideways in its own box, never the page; the box is
     // at most a screen high so that the column headers still stick.
     out.push_str("<div class=\"wrap\"><table id=\"scores\"><thead><tr><th>What is measured</th>");
@@ -562,7 +572,7 @@ pub fn render(board: &Board, runs: &crate::run::Runs, extras: &Extras) -> String
         let _ = write!(
             out,
             "<th class=\"col{}\" data-col=\"{k}\" data-admitted=\"{admitted}\"><button class=\"model\" data-col=\"{k}\" title=\"remove this column\">{}</button>\
-             <div class=\"sub\">{}{} · {}</div>{}<div class=\"marks\">{}</div>{gate}<div class=\"blend\"></div><div class=\"missing\"></div></th>",
+             <div class=\"sub\">{}{} · {}</div>{}<div class=\"marks\">{}</div><div class=\"box\">{}measured on {}</div>{gate}<div class=\"blend\"></div><div class=\"missing\"></div></th>",
             if admitted { "" } else { " unadmitted" },
             esc(&c.label),
             c.note.as_deref().map_or(String::new(), |n| format!("{} · ", esc(n))),
@@ -570,6 +580,8 @@ pub fn render(board: &Board, runs: &crate::run::Runs, extras: &Extras) -> String
             esc(&c.engine),
             c.differs.as_deref().map_or(String::new(), |d| format!("<div class=\"differs\">differs: {}</div>", esc(d))),
             esc(&c.marks.join(" · ")),
+            c.hardware.as_deref().map_or(String::new(), |k| format!("<b>hardware {}</b> · ", esc(k))),
+            esc(&c.measured_on),
             k = esc(&c.key),
         );
     }

@@ -48,7 +48,16 @@ fn table(out: &mut String, t: &Table) {
 /// Render the board as Markdown.
 pub fn render(board: &Board, runs: &crate::run::Runs, extras: &Extras) -> String {
     let mut out = format!("# {}\n\n", cell(&board.title));
-    out.push_str("Every cell: the 0–10 standing within its row, the raw figure, the configuration and the record behind it. Standings compare within a row only; no column totals. N/A cells give their reason.\n\n## Scorecard\n\n");
+    out.push_str("Every cell: the 0–10 standing within its row, the raw figure, the configuration and the record behind it. Standings compare within a row only; no column totals. N/A cells give their reason.\n\n");
+    if !board.hardware_kinds.is_empty() {
+        let _ = writeln!(
+            out,
+            "**These columns were measured on {} kinds of hardware**: standings compare like with like only within a kind, and each column names its kind and its box. {}\n",
+            board.hardware_kinds.len(),
+            cell(&board.hardware_kinds.join("; "))
+        );
+    }
+    out.push_str("## Scorecard\n\n");
     let _ = write!(out, "| What is measured |");
     for c in &board.columns {
         let gate = match &c.admission {
@@ -58,13 +67,15 @@ pub fn render(board: &Board, runs: &crate::run::Runs, extras: &Extras) -> String
             _ => String::new(),
         };
         let differs = c.differs.as_deref().map_or(String::new(), |d| format!(" differs: {}", cell(d)));
+        let kind = c.hardware.as_deref().map_or(String::new(), |k| format!(" hardware {k},"));
         let _ = write!(
             out,
-            " {} ({} · {}; {}){differs}{gate} |",
+            " {} ({} · {}; {}){differs}{gate};{kind} measured on {} |",
             cell(&c.label),
             cell(&c.model),
             cell(&c.engine),
-            cell(&c.marks.join(" · "))
+            cell(&c.marks.join(" · ")),
+            cell(&c.measured_on)
         );
     }
     let _ = writeln!(out, "\n|---|{}", "---|".repeat(board.columns.len()));

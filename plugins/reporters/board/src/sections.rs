@@ -234,7 +234,11 @@ pub fn every_run(runs: &crate::run::Runs) -> Table {
                 r.target.clone(),
                 outcome,
                 r.failures.join("; "),
-                std::iter::once(r.run_id.clone()).chain(r.read_as.iter().cloned()).collect::<Vec<_>>().join("; "),
+                std::iter::once(r.run_id.clone())
+                    .chain(r.job.iter().map(|j| format!("in {j}")))
+                    .chain(r.read_as.iter().cloned())
+                    .collect::<Vec<_>>()
+                    .join("; "),
             ]
         })
         .collect();
@@ -280,6 +284,7 @@ pub fn campaigns(runs: &crate::run::Runs) -> Option<(Table, Vec<String>)> {
         let died = r.cases.iter().find(|k| names::STOP.item(&k.case) == Some(names::SERVER_DIED));
         let stop = r.cases.iter().find(|k| names::STOP.item(&k.case) == Some(names::MEMORY_RELEASED));
         let memory = match stop {
+            None if case(names::LAUNCH).is_none() => "not launched".into(),
             None if r.summary.is_none() => {
                 "KILLED: no stop recorded (the campaign was killed in this configuration, or still runs)".into()
             }
@@ -311,14 +316,26 @@ pub fn campaigns(runs: &crate::run::Runs) -> Option<(Table, Vec<String>)> {
                 Some(format!("{suite}: {}", k.reason.as_deref().unwrap_or("")))
             })
             .collect();
-        let launched = case(names::LAUNCH).is_some_and(|k| k.outcome == Outcome::Pass);
+        let column = match case(names::LAUNCH) {
+            Some(k) if k.outcome == Outcome::Pass => r.column.clone(),
+            Some(_) => "none: it never came up".into(),
+            // A record of what was left unrun (a Slurm task cancelled, one
+            // that never started): no launch of its own.
+            None => "none: no launch in this record".into(),
+        };
+        let interrupted = r.summary.as_ref().and_then(|s| s.interrupted.as_ref());
+        let suites = match (not_run.is_empty(), interrupted) {
+            (_, Some(signal)) if not_run.is_empty() => format!("interrupted by {signal}: the rest left for a resume"),
+            (true, _) => "every suite ran".into(),
+            (false, _) => not_run.join("; "),
+        };
         rows.push(vec![
             c.id.clone(),
             c.configuration.clone(),
-            if launched { r.column.clone() } else { "none: it never came up".into() },
+            column,
             launch,
             memory,
-            if not_run.is_empty() { "every suite ran".into() } else { not_run.join("; ") },
+            suites,
             r.manifest.run_id.clone(),
         ]);
     }
