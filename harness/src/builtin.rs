@@ -1,6 +1,6 @@
 //! The built-in suites and components ([`sparktest_builtin`]) as files the
 //! rest of the harness reads: a built-in suite is written once into the
-//! user's cache (`~/.cache/sparktest/suites/<name>-<digest>/`) and checked
+//! user's cache (`~/.cache/sparktest/suites/<name>-<version>-<digest>/`) and checked
 //! against the binary's bytes on every use; a built-in component is written
 //! content-addressed (`components/<sha256>.wasm`) and loaded only by its
 //! pin. Nothing here needs a source tree or a `wasm32-wasip2` target.
@@ -21,14 +21,14 @@ fn io(what: String, e: std::io::Error) -> Error {
     Error::new(ErrorKind::Io, format!("failed to {what}: {e}"))
 }
 
-/// The user's cache: `$SPARKTEST_CACHE`, else `$XDG_CACHE_HOME/sparktest`,
-/// else `~/.cache/sparktest` (where the reference targets are provisioned
-/// too), else a `sparktest-cache` folder in the system's temporary folder.
+/// The user's cache: `~/.cache/sparktest`, the folder the reference
+/// targets' scripts provision into (`reference/`, `vllm-0.32.0/`), else a
+/// `sparktest-cache` folder in the system's temporary folder. (The scripts'
+/// `SPARKTEST_CACHE` names the reference target's own folder, not this.)
 pub fn user_cache() -> PathBuf {
-    let var = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty()).map(PathBuf::from);
-    var("SPARKTEST_CACHE")
-        .or_else(|| var("XDG_CACHE_HOME").map(|d| d.join("sparktest")))
-        .or_else(|| var("HOME").map(|h| h.join(".cache/sparktest")))
+    std::env::var_os("HOME")
+        .filter(|v| !v.is_empty())
+        .map(|h| PathBuf::from(h).join(".cache/sparktest"))
         .unwrap_or_else(|| std::env::temp_dir().join("sparktest-cache"))
 }
 

@@ -334,6 +334,49 @@ pub fn version(verbose: bool) -> String {
     for c in crate::builtin::COMPONENTS {
         s.push_str(&format!("  {:<26} interface {}  sha256:{}\n", c.package, c.interface, c.sha256));
     }
+    s.push_str(&this_box());
+    s
+}
+
+/// What a run here records of the box (its manifest's `client_host` and
+/// `job`), and the memory a launch waits to see given back: so a user sees,
+/// before a night's campaign, what each column will say it was measured on.
+fn this_box() -> String {
+    let gib = |b: u64| format!("{:.1} GiB", b as f64 / (1u64 << 30) as f64);
+    let h = crate::hostinfo::snapshot();
+    let mut s = format!(
+        "this box (each run's client_host): {} · {} · {} cores · {}\n",
+        h.hostname.as_deref().unwrap_or("unnamed"),
+        h.cpu_model.as_deref().unwrap_or("CPU unknown"),
+        h.cores,
+        gib(h.memory_bytes)
+    );
+    if h.accelerators.is_empty() {
+        s.push_str("GPUs: none that nvidia-smi reports\n");
+    }
+    for a in &h.accelerators {
+        let memory = match a.memory_total_mib {
+            Some(m) => gib(m << 20),
+            None => "unified memory".to_string(),
+        };
+        s.push_str(&format!("GPU: {} · {memory} · driver {}\n", a.name, a.driver.as_deref().unwrap_or("unknown")));
+    }
+    if let Ok(v) = std::env::var("CUDA_VISIBLE_DEVICES") {
+        s.push_str(&format!("  (only those CUDA_VISIBLE_DEVICES={v} gives this process)\n"));
+    }
+    for p in crate::hostinfo::memory_pools() {
+        s.push_str(&format!(
+            "memory a launch waits on: {} {}: {} free of {}\n",
+            p.kind.as_str(),
+            p.device,
+            gib(p.free_bytes),
+            gib(p.total_bytes)
+        ));
+    }
+    match crate::hostinfo::job() {
+        Some(j) => s.push_str(&format!("batch job: {}\n", j.describe())),
+        None => s.push_str("batch job: none (no Slurm or Kubernetes job in the environment)\n"),
+    }
     s
 }
 

@@ -22,6 +22,7 @@ pub const BOARD_SUITES: &[&str] = &[
     "likelihood",
     "speed",
     "concurrency",
+    "sustained-load",
     "spec-decode",
     "smoke",
     "context",

@@ -1,6 +1,7 @@
 //! One writer per journal, on one box or many sharing a folder over NFS.
 //!
-//! A lock is a file beside what it guards (`<id>.lock`), made with
+//! A lock is a file beside what it guards (`<configuration>.lock` beside
+//! its journal, `<share>.lock` for a whole run's share), made with
 //! `O_CREAT | O_EXCL`, which is atomic on a local file system and on NFS
 //! v3 and later; no `flock`/`fcntl` lock is relied on (NFS does not
 //! always honour them). It says who holds it: host, pid, the process's

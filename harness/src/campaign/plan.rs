@@ -181,8 +181,9 @@ pub fn print(
             let estimate = history.per_case_or_nearest(name, &s.name).map(|(spc, on)| (spc * cases as f64, on));
             let _ = writeln!(
                 out,
-                "  {:<26} {cases:>5} cases{}{}  {}",
+                "  {:<26} {cases:>5} {}{}{}  {}",
                 s.name,
+                if cases == 1 { "case " } else { "cases" },
                 if s.repeat > 1 { format!(" ({} repeats)", s.repeat) } else { String::new() },
                 if s.gate { ", the gate" } else { "" },
                 match estimate {

@@ -179,7 +179,8 @@ impl Instrument for Concurrency {
             "concurrency",
             names::ROW.title,
             env!("CARGO_PKG_VERSION"),
-            "1, 2 and 4 simultaneous streamed requests: per-request decode tok/s (what one \
+            "Simultaneous streamed requests at each of the suite's levels (1, 2 and 4 unless it says \
+             otherwise): per-request decode tok/s (what one \
              agent gets while the others work) and aggregate tok/s (all tokens over the \
              window) at each level, never mixed. The concurrency is confirmed at the server as \
              well as the client: the host samples the engine's own count of running requests \

@@ -225,20 +225,22 @@ impl Instrument for SustainedLoad {
             env!("CARGO_PKG_VERSION"),
             "Open-loop load, as vllm bench serve and GuideLLM: the host sends each streamed request at \
              its instant of a seeded arrival schedule (constant, Poisson or gamma with a burstiness \
-             factor; the seed recorded), whether or not earlier ones came back, and records every \
-             request's intended and actual send time. One case per fixed offered rate and mix (a short \
-             agent turn, a long prefill), and a sweep per mix: one request at a time, every request at \
-             once, then rates spaced between their achieved rates, rising until one saturates the \
-             server (achieved below 90% of what the schedule offered, or more lost than the budget). \
-             Per rate, warm-up excluded: offered, scheduled and achieved requests/s; output tok/s in \
-             all and per request; TTFT, TPOT, ITL and end-to-end latency at p50/p90/p99 (nearest \
-             rank); goodput, the share of requests meeting the suite's ttft and tpot objectives; lost \
-             and refused requests counted apart, never in a latency; the server's own running and \
-             waiting counts. Token counts are the server's. The p99 send lag is recorded, and a rate \
-             the host could not hold is marked client-bound and none of its figures reported as the \
-             server's. The row's figure: the highest offered rate of the sweep that held with goodput \
-             at or above the threshold (90% unless the suite says otherwise), as its seeded schedule \
-             offered it. Each case's prompts \
+             factor; the seed recorded), whether or not earlier ones came back, once (a refusal or no \
+             answer is recorded at its instant, never sent again), and records every request's \
+             intended and actual send time. One case per fixed offered rate and mix (a short agent \
+             turn, a long prefill), and a sweep per mix: one request at a time, shares of that rate \
+             (sweep-below), every request at once, then rates spaced between their achieved rates, \
+             rising until one saturates the server (achieved below 90% of what the schedule offered, \
+             or more lost or refused than the budget). Per rate, warm-up excluded: offered, scheduled \
+             and achieved requests/s; output tok/s in all and per request; TTFT, TPOT, ITL and \
+             end-to-end latency at p50/p90/p99 (nearest rank), from the intended send; goodput, the \
+             share of requests meeting the suite's objectives (ttft, tpot, e2el) over the achieved \
+             rate's window; lost and refused requests counted apart, never in a latency; the server's \
+             own running and waiting counts. Token counts are the server's. The p99 send lag is \
+             recorded, and a rate the host could not hold is marked client-bound and none of its \
+             figures reported as the server's. The row's figure: the highest offered rate, of the \
+             sweep or a fixed-rate case, that held with goodput at or above the threshold (90% unless \
+             the suite says otherwise), as its seeded schedule offered it. Each case's prompts \
              start with a tag no earlier prompt had, so no prefix cache serves them.",
         )
     }

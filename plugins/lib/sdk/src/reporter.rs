@@ -37,7 +37,7 @@ pub use __private::sparktest::plugin::plugin_types::Artifact;
 
 /// A reporter: measurement files in, board files out.
 pub trait Reporter {
-    /// The reporter's config (the project's `[board]` table), parsed before
+    /// The reporter's config (`board --config FILE`, TOML), parsed before
     /// `render` is called, an empty table when there is none: a field that
     /// does not fit is refused naming it, as an instrument's is.
     type Config: serde::de::DeserializeOwned;
