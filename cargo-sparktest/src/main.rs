@@ -23,7 +23,10 @@ enum Cargo {
 /// serving another model or refusing the credentials; 5 an instrument could
 /// not be built or loaded; 6 a measurement file could not be written.
 #[derive(Args)]
-#[command(about, long_about = None, after_help = EXIT_CODES, subcommand_negates_reqs = true, args_conflicts_with_subcommands = true, disable_version_flag = true)]
+// help_template: the flattened libtest arguments bring libtest-mimic's own
+// ("USAGE: [OPTIONS] [FILTER]"), which would hide the about and the usage.
+#[command(about, long_about = None, after_help = EXIT_CODES, subcommand_negates_reqs = true, args_conflicts_with_subcommands = true, disable_version_flag = true,
+    help_template = "{about-with-newline}\n{usage-heading} {usage}\n\n{all-args}{after-help}")]
 struct SparktestArgs {
     #[command(subcommand)]
     command: Option<Command>,
@@ -122,8 +125,8 @@ enum Command {
     /// run-to-run variation (paired by item where the items match).
     Diff(DiffCmd),
     /// Measure every configuration of a campaign file unattended: each
-    /// launched once, the gate first, then every suite; resumable, and
-    /// split across boxes with --partition.
+    /// launched once, the gate first, then every suite; resumable, split
+    /// across boxes with --partition or submitted to Slurm with --slurm.
     Campaign(CampaignCmd),
     /// Write a new instrument crate (and its suite) that builds against the
     /// published SDK: `new instrument NAME`.
@@ -164,8 +167,8 @@ struct PinCmd {
 #[derive(Args)]
 #[command(after_help = "Exit codes:
   0    every case of every step passed or was not applicable (--plan: planned)
-  101  a case failed or was lost, a gate failed, a launch failed, or a
-       server did not give its memory back
+  101  a case failed or was lost, a gate failed, a launch failed, a
+       server died, or a server did not give its memory back
   3    the campaign file is invalid (its file, line and key are named), the
        journal of --resume cannot be read, or the file changed since (--force)
   6    the journal or a measurement file could not be written
@@ -333,10 +336,13 @@ const EXIT_CODES: &str = "Exit codes:
   101  at least one case failed or was lost
   2    the command line could not be parsed
   3    invalid configuration or suite, or suite data not matching their pins
-  4    target not launched, not reachable, serving another model, or
-       refusing the credentials (the run stops)
-  5    an instrument could not be built, loaded or listed
-  6    a measurement file could not be written";
+  4    target not launched, not reachable, serving another model,
+       refusing the credentials, redirecting, or without the chat path
+       (the run stops)
+  5    an instrument could not be built, loaded or listed, or a reporter
+       could not be loaded or run
+  6    a measurement file could not be written
+  130, 143, 129  interrupted by SIGINT, SIGTERM or SIGHUP: --resume finishes it";
 
 fn main() -> ExitCode {
     // Invoked as `cargo sparktest …` cargo passes `sparktest` as the first
@@ -479,6 +485,109 @@ fn main() -> ExitCode {
         Err(err) => {
             eprintln!("error: {}", sparktest_harness::redact::printed(&err.to_string()));
             ExitCode::from(err.kind.exit_code() as u8)
+        }
+    }
+}
+
+/// The command-line reference in the book (`docs/cli/`), generated from
+/// the commands' own help, one page per subcommand: a flag added, renamed
+/// or reworded without regenerating fails this test.
+#[cfg(test)]
+mod reference {
+    use super::Cargo;
+    use clap::CommandFactory;
+    use std::fmt::Write as _;
+    use std::path::{Path, PathBuf};
+
+    const REFRESH: &str = "SPARKTEST_REFRESH_DOCS";
+
+    fn docs() -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs")
+    }
+
+    fn help(cmd: &mut clap::Command) -> String {
+        let text = cmd.render_long_help().to_string();
+        text.lines().map(str::trim_end).collect::<Vec<_>>().join("\n").trim_end().to_string()
+    }
+
+    fn header(title: &str) -> String {
+        format!(
+            "<!-- Generated from the command's own help by `{REFRESH}=1 cargo test -p cargo-sparktest --bin \
+             cargo-sparktest reference`: do not edit by hand. -->\n\n# {title}\n\n"
+        )
+    }
+
+    /// One subcommand's page: its help, then each of its own subcommands'.
+    fn page(cmd: &mut clap::Command, path: &str) -> String {
+        let mut out = header(&format!("`{path}`"));
+        let _ = writeln!(out, "```text\n{}\n```", help(cmd));
+        let names: Vec<String> =
+            cmd.get_subcommands().filter(|s| s.get_name() != "help").map(|s| s.get_name().to_string()).collect();
+        for name in names {
+            let Some(sub) = cmd.find_subcommand_mut(&name) else { continue };
+            let _ = writeln!(out, "\n## `{path} {name}`\n\n```text\n{}\n```", help(sub));
+        }
+        out
+    }
+
+    /// Every page: `index.md` (the run itself, and the index), then one
+    /// file per subcommand, by its name.
+    pub(super) fn pages() -> Vec<(String, String)> {
+        let mut root = Cargo::command();
+        root.build();
+        let sparktest = root.find_subcommand_mut("sparktest").expect("the sparktest subcommand");
+        let subs: Vec<(String, String)> = sparktest
+            .get_subcommands()
+            .filter(|s| s.get_name() != "help")
+            .map(|s| (s.get_name().to_string(), s.get_about().map(|a| a.to_string()).unwrap_or_default()))
+            .collect();
+        let mut index = header("Command line");
+        index.push_str(
+            "`cargo sparktest` runs a suite; its subcommands work on what runs wrote. Each page is the \
+             command's own `--help`.\n\n",
+        );
+        for (name, about) in &subs {
+            let about = about.split(". ").next().unwrap_or_default().trim_end_matches('.');
+            let _ = writeln!(index, "- [`cargo sparktest {name}`]({name}.md): {about}.");
+        }
+        let _ = writeln!(index, "\n## `cargo sparktest`\n\n```text\n{}\n```", help(sparktest));
+        let mut pages = vec![("index.md".to_string(), index)];
+        for (name, _) in &subs {
+            let sub = sparktest.find_subcommand_mut(name).expect("listed above");
+            pages.push((format!("{name}.md"), page(sub, &format!("cargo sparktest {name}"))));
+        }
+        pages
+    }
+
+    #[test]
+    fn the_book_s_command_line_reference_is_current() {
+        let dir = docs().join("cli");
+        let refresh = std::env::var_os(REFRESH).is_some();
+        if refresh {
+            std::fs::create_dir_all(&dir).unwrap();
+        }
+        let summary = std::fs::read_to_string(docs().join("SUMMARY.md")).expect("docs/SUMMARY.md");
+        let mut stale = Vec::new();
+        for (file, text) in pages() {
+            let path = dir.join(&file);
+            if refresh {
+                std::fs::write(&path, &text).unwrap();
+            } else if std::fs::read_to_string(&path).ok().as_deref() != Some(text.as_str()) {
+                stale.push(format!("docs/cli/{file}"));
+            }
+            assert!(summary.contains(&format!("(cli/{file})")), "docs/SUMMARY.md does not list cli/{file}");
+        }
+        assert!(
+            stale.is_empty(),
+            "the command-line reference differs from the commands' help: {}; regenerate it with \
+             `{REFRESH}=1 cargo test -p cargo-sparktest --bin cargo-sparktest reference`",
+            stale.join(", ")
+        );
+        // No page left over from a subcommand that is gone.
+        let wanted: Vec<String> = pages().into_iter().map(|(f, _)| f).collect();
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let name = entry.unwrap().file_name().to_string_lossy().into_owned();
+            assert!(wanted.contains(&name), "docs/cli/{name} is no subcommand's page: remove it");
         }
     }
 }

@@ -1733,3 +1733,56 @@ fn columns_from_unlike_hardware_are_marked_and_each_names_its_box() {
     assert!(s2["board"].get("hardware_kinds").is_none(), "{s2}");
     assert!(s2["board"]["columns"][0]["measured_on"].as_str().unwrap().starts_with("node-1"));
 }
+
+/// The board of the runs bundled in `examples/measurements` (real runs of
+/// the reference targets) is the README's picture: it builds, every run in
+/// it was answered, and a browser draws it. The screenshot lands in the
+/// target folder; `SPARKTEST_REFRESH_DOCS=1` also writes it to
+/// `docs/images/board.png`, which otherwise must be a picture of the same
+/// size (the pixels differ with the machine's fonts).
+#[test]
+fn the_bundled_example_runs_make_the_readme_s_board_in_a_real_browser() {
+    let p = Project::new("");
+    let m = repo().join("examples/measurements");
+    let out = board(&p, &m, "out");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let s = standings(&p.path().join("out"));
+    let columns: Vec<String> = s["board"]["columns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["label"].as_str().unwrap_or("").to_string())
+        .collect();
+    assert!(columns.len() >= 2, "{columns:?}");
+    let figures = s["board"]["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|r| r["cells"].as_object().unwrap().values())
+        .filter(|c| c["standing"].is_number())
+        .count();
+    assert!(figures >= 10, "only {figures} cells with a standing: {s}");
+    for run in std::fs::read_dir(&m).unwrap().flatten().filter(|e| e.path().extension().is_some_and(|x| x == "jsonl")) {
+        let r = Run::parse(&std::fs::read_to_string(run.path()).unwrap());
+        let summary = r.summary.unwrap_or_else(|| panic!("{} has no summary", run.path().display()));
+        assert_eq!(summary.lost, 0, "{} lost cases: bundle runs that were answered", run.path().display());
+    }
+
+    // The picture starts at the table: the columns' heads and the rows.
+    let b = Browser::start_at(1280, 1400);
+    b.open(&format!("file://{}", p.path().join("out/board.html").display()));
+    b.eval("document.querySelector('table').scrollIntoView(); return true;");
+    let png = b.screenshot();
+    assert_eq!(&png[1..4], b"PNG");
+    std::fs::write(target_dir().join("board-examples.png"), &png).unwrap();
+    let size = |png: &[u8]| {
+        (u32::from_be_bytes(png[16..20].try_into().unwrap()), u32::from_be_bytes(png[20..24].try_into().unwrap()))
+    };
+    let kept = repo().join("docs/images/board.png");
+    if std::env::var_os("SPARKTEST_REFRESH_DOCS").is_some() {
+        std::fs::write(&kept, &png).unwrap();
+    }
+    let shown = std::fs::read(&kept).expect("docs/images/board.png: refresh it with SPARKTEST_REFRESH_DOCS=1");
+    assert_eq!(&shown[1..4], b"PNG");
+    assert_eq!(size(&shown), size(&png), "docs/images/board.png is not a 1280 x 1400 screenshot of the board");
+}
