@@ -1,6 +1,7 @@
 //! Figures for the endpoint client, printed as tables; nothing is asserted
 //! (benchmarks report, tests assert). Plain `Instant`, no criterion, to keep
-//! the build small. Run with `cargo bench -p sparktest-endpoint`.
+//! the build small. Run with `cargo bench -p sparktest-endpoint --bench client`,
+//! or name sections after `--`: `parse`, `ceiling`, `timing`, `load`.
 //!
 //! - (a) The SSE parse path in memory: `sse::Parser`, then one JSON parse per
 //!   event as the client does; and large events (one 4 MiB event arriving in
@@ -11,12 +12,18 @@
 //! - (c) Timing error: the fake server paces tokens; the client's recorded
 //!   arrivals are compared with the pacing and with the server's own write
 //!   times.
-//! - (d) Client cost under load: 256 requests × 2,000 streamed tokens at
-//!   concurrency 8, the client's CPU per token (user and system apart),
-//!   beside a bare reader that only counts `data:` lines off the socket
-//!   (the in-process stand-in for `curl | wc`). The client runs twice: on
-//!   the harness's runtime flavour (multi-thread, two workers, calls
-//!   spawned as tasks) and on a current-thread runtime.
+//! - (d) Client cost under load, at concurrency 8 in two shapes (256
+//!   requests × 2,000 tokens, 8 × 64,000): CPU per token (user and system
+//!   apart), context switches per 1,000 tokens, and in a second pass under
+//!   `strace -c` the system calls per 1,000 tokens (reads, epoll waits,
+//!   futex calls, all), for the client on the harness's runtime flavour
+//!   (multi-thread, two workers, calls spawned as tasks), a bare reader in
+//!   the same process that only counts `data:` lines off the socket, `curl
+//!   -sN | wc -l` eight at a time, and, for the long shape where a release
+//!   `cargo-sparktest` is built, the whole harness running the concurrency
+//!   instrument (net of a 1-token run). Each is also given as a multiple of
+//!   the bare reader's CPU in the same run. (`/proc/self/io`'s `syscr`
+//!   would miss the socket reads: std and mio read sockets with `recvfrom`.)
 //!
 //! CPU time comes from `/proc` (Linux only): the client runs on the main
 //! thread (a current-thread runtime), the fake server on a runtime of its
@@ -55,51 +62,26 @@ fn main() {
     let server_rt =
         tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().expect("server runtime");
     print_machine();
-    parse_path(&client_rt);
-    ceiling(&client_rt, &server_rt);
-    timing_error(&client_rt, &server_rt);
-    load(&client_rt, &server_rt);
-}
-
-/// Requests, tokens per request and concurrency of the load row.
-const LOAD_REQUESTS: usize = 256;
-const LOAD_TOKENS: usize = 2_000;
-const LOAD_CONCURRENCY: usize = 8;
-
-/// user and system CPU of the calling thread, in seconds (10 ms ticks).
-fn thread_user_sys() -> (f64, f64) {
-    let stat = std::fs::read_to_string("/proc/thread-self/stat").unwrap_or_default();
-    let after = stat.rsplit_once(')').map(|(_, rest)| rest).unwrap_or("");
-    let f: Vec<f64> = after.split_whitespace().filter_map(|x| x.parse().ok()).collect();
-    // After `(comm)`: state is not numeric, so utime and stime are the
-    // 11th and 12th numbers.
-    (f.get(10).copied().unwrap_or(0.0) / 100.0, f.get(11).copied().unwrap_or(0.0) / 100.0)
+    // `cargo bench -p sparktest-endpoint --bench client -- load` runs only
+    // (d); with no name every section runs. (cargo passes `--bench`.)
+    let only: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with("--")).collect();
+    let run = |name: &str| only.is_empty() || only.iter().any(|o| o == name);
+    if run("parse") {
+        parse_path(&client_rt);
+    }
+    if run("ceiling") {
+        ceiling(&client_rt, &server_rt);
+    }
+    if run("timing") {
+        timing_error(&client_rt, &server_rt);
+    }
+    if run("load") {
+        load(&client_rt, &server_rt);
+    }
 }
 
 /// Thread name of the runtime that stands for the harness's.
 const HARNESS_THREADS: &str = "harness-rt";
-
-/// user and system CPU of this process's threads whose name starts with
-/// `prefix`, in seconds.
-fn threads_user_sys(prefix: &str) -> (f64, f64) {
-    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
-        return (0.0, 0.0);
-    };
-    let mut total = (0.0, 0.0);
-    for task in tasks.flatten() {
-        let stat = std::fs::read_to_string(task.path().join("stat")).unwrap_or_default();
-        let Some((head, after)) = stat.rsplit_once(')') else {
-            continue;
-        };
-        if !head.split_once('(').is_some_and(|(_, comm)| comm.starts_with(prefix)) {
-            continue;
-        }
-        let f: Vec<f64> = after.split_whitespace().filter_map(|x| x.parse().ok()).collect();
-        total.0 += f.get(10).copied().unwrap_or(0.0) / 100.0;
-        total.1 += f.get(11).copied().unwrap_or(0.0) / 100.0;
-    }
-    total
-}
 
 /// Read a whole HTTP response off a raw socket, counting `data:` lines:
 /// no HTTP parser, no JSON, no timing.
@@ -129,20 +111,140 @@ async fn bare_read(addr: &str, body: &[u8]) -> usize {
     }
 }
 
+/// What a set of threads (or processes) spent: CPU apart, context switches.
+#[derive(Clone, Copy, Default)]
+struct Spent {
+    user: f64,
+    sys: f64,
+    /// Voluntary and involuntary context switches: the wake-ups.
+    switches: u64,
+}
+
+impl std::ops::Sub for Spent {
+    type Output = Spent;
+    fn sub(self, b: Spent) -> Spent {
+        Spent { user: self.user - b.user, sys: self.sys - b.sys, switches: self.switches.saturating_sub(b.switches) }
+    }
+}
+
+/// A thread's `stat` (utime, stime in 10 ms ticks) and `status` (context switches).
+fn task_spent(dir: &std::path::Path) -> Spent {
+    let stat = std::fs::read_to_string(dir.join("stat")).unwrap_or_default();
+    let after = stat.rsplit_once(')').map(|(_, rest)| rest).unwrap_or("");
+    let f: Vec<f64> = after.split_whitespace().filter_map(|x| x.parse().ok()).collect();
+    let status = std::fs::read_to_string(dir.join("status")).unwrap_or_default();
+    let switches = status
+        .lines()
+        .filter(|l| l.starts_with("voluntary_ctxt_switches") || l.starts_with("nonvoluntary_ctxt_switches"))
+        .filter_map(|l| l.split_whitespace().last()?.parse::<u64>().ok())
+        .sum();
+    Spent { user: f.get(10).copied().unwrap_or(0.0) / 100.0, sys: f.get(11).copied().unwrap_or(0.0) / 100.0, switches }
+}
+
+/// The calling thread's, or the threads of this process named `prefix…`,
+/// with their thread ids (for strace).
+fn threads_spent(prefix: Option<&str>) -> (Spent, Vec<u32>) {
+    if prefix.is_none() {
+        let tid = std::fs::read_link("/proc/thread-self")
+            .ok()
+            .and_then(|p| p.file_name()?.to_str()?.parse().ok())
+            .unwrap_or(0);
+        return (task_spent(std::path::Path::new("/proc/thread-self")), vec![tid]);
+    }
+    let mut total = Spent::default();
+    let mut tids = Vec::new();
+    for task in std::fs::read_dir("/proc/self/task").into_iter().flatten().flatten() {
+        let comm = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
+        if prefix.is_some_and(|p| comm.starts_with(p)) {
+            let t = task_spent(&task.path());
+            total = Spent { user: total.user + t.user, sys: total.sys + t.sys, switches: total.switches + t.switches };
+            tids.extend(task.file_name().to_str().and_then(|t| t.parse::<u32>().ok()));
+        }
+    }
+    (total, tids)
+}
+
+/// What this process's waited-for children spent (getrusage).
+fn children_spent() -> Spent {
+    // SAFETY: getrusage writes one rusage into the zeroed struct we own.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut ru) };
+    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    Spent { user: secs(ru.ru_utime), sys: secs(ru.ru_stime), switches: (ru.ru_nvcsw + ru.ru_nivcsw) as u64 }
+}
+
+/// System calls by name, counted by `strace -c` while `run` runs: attached
+/// to `tids`, or running `command` under `strace -f`. None where strace
+/// is not installed or cannot attach.
+fn strace_counts(tids: &[u32], run: &mut dyn FnMut()) -> Option<std::collections::BTreeMap<String, u64>> {
+    let out = std::env::temp_dir().join(format!("sparktest-client-bench-strace-{}", std::process::id()));
+    let mut cmd = std::process::Command::new("strace");
+    cmd.args(["-c", "-q", "-o"]).arg(&out);
+    for t in tids {
+        cmd.arg("-p").arg(t.to_string());
+    }
+    let mut child = cmd.stderr(std::process::Stdio::null()).spawn().ok()?;
+    // strace attaches within a few ms; give it a margin before the load.
+    std::thread::sleep(Duration::from_millis(500));
+    run();
+    // SAFETY: SIGINT to our own child, which detaches and writes its summary.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let _ = child.wait();
+    let counts = parse_strace(&std::fs::read_to_string(&out).ok()?);
+    let _ = std::fs::remove_file(&out);
+    Some(counts)
+}
+
+/// `strace -c`'s table: `% time  seconds  usecs/call  calls  [errors]  syscall`.
+fn parse_strace(text: &str) -> std::collections::BTreeMap<String, u64> {
+    let mut out = std::collections::BTreeMap::new();
+    for line in text.lines() {
+        let t: Vec<&str> = line.split_whitespace().collect();
+        if t.len() < 5 || t[0].parse::<f64>().is_err() || t.last() == Some(&"total") {
+            continue;
+        }
+        if let Ok(calls) = t[3].parse::<u64>() {
+            out.insert(t[t.len() - 1].to_string(), calls);
+        }
+    }
+    out
+}
+
+/// Reads, epoll waits, futex calls and all calls per 1,000 tokens.
+fn per_thousand(counts: &Option<std::collections::BTreeMap<String, u64>>, tokens: f64) -> String {
+    let Some(c) = counts else { return "strace not available".to_string() };
+    let sum =
+        |names: &[&str]| names.iter().map(|n| c.get(*n).copied().unwrap_or(0)).sum::<u64>() as f64 * 1000.0 / tokens;
+    let all: u64 = c.values().sum();
+    format!(
+        "{:>7.1} {:>7.1} {:>7.1} {:>7.1}",
+        sum(&["read", "recvfrom", "recvmsg", "readv"]),
+        sum(&["epoll_wait", "epoll_pwait", "epoll_pwait2", "poll", "ppoll", "select", "pselect6"]),
+        sum(&["futex"]),
+        all as f64 * 1000.0 / tokens
+    )
+}
+
+/// `(requests, tokens each)` of the two shapes, both at concurrency 8: many
+/// short streams (issue 12's workload) and a few long ones (one level of
+/// the concurrency instrument at 8 requests of 64,000 tokens).
+const LOAD_SHAPES: [(usize, usize); 2] = [(256, 2_000), (8, 64_000)];
+const LOAD_CONCURRENCY: usize = 8;
+
+/// A release `cargo-sparktest` to measure whole, where one is built.
+fn harness_binary() -> Option<std::path::PathBuf> {
+    let bin = std::env::var_os("SPARKTEST_BIN").map(std::path::PathBuf::from).unwrap_or_else(|| {
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/release/cargo-sparktest")
+    });
+    bin.is_file().then_some(bin)
+}
+
 fn load(client_rt: &tokio::runtime::Runtime, server_rt: &tokio::runtime::Runtime) {
     use futures_util::stream::{self, StreamExt};
-    let events = stream_events(LOAD_TOKENS);
-    let script = events.iter().fold(Script::sse(), |s, e| s.bytes(e.as_bytes()));
-    let server = server_rt.block_on(FakeServer::start(script));
-    let tokens = (LOAD_REQUESTS * LOAD_TOKENS) as f64;
+    println!("(d) client cost under load, one write per token, concurrency {LOAD_CONCURRENCY}: CPU per token, and per");
     println!(
-        "(d) client cost under load: {LOAD_REQUESTS} requests x {LOAD_TOKENS} streamed tokens at concurrency {LOAD_CONCURRENCY}, one write per token"
+        "    1,000 tokens the context switches and (strace -c, a second pass) reads, epoll waits, futex calls, all calls"
     );
-    println!("    {:<40} {:>12} {:>12} {:>12} {:>10}", "reader", "CPU/token", "user", "system", "tok/s");
-    let client = Client::new(&server.url(), "fake-model", ClientConfig::default()).expect("client");
-    let addr = server.url().trim_start_matches("http://").to_string();
-    let req = streamed();
-    let body = sparktest_endpoint::chat_body("fake-model", &req).expect("body").to_string().into_bytes();
     // The harness's own flavour: a multi-thread runtime with two workers,
     // the calls spawned onto it, its threads' CPU summed by name.
     let harness_rt = tokio::runtime::Builder::new_multi_thread()
@@ -151,64 +253,195 @@ fn load(client_rt: &tokio::runtime::Runtime, server_rt: &tokio::runtime::Runtime
         .enable_all()
         .build()
         .expect("harness runtime");
-    let on_harness_rt = || {
-        let (client, req) = (client.clone(), req.clone());
-        let all = harness_rt.spawn(async move {
-            stream::iter(0..LOAD_REQUESTS)
-                .map(|_| {
-                    let (client, req) = (client.clone(), req.clone());
-                    tokio::spawn(async move { client.chat(&req).await })
-                })
-                .buffer_unordered(LOAD_CONCURRENCY)
-                .map(|r| r.expect("task").expect("the loopback stream").timing.chunk_arrivals_ms.len())
-                .fold(0, |a, n| async move { a + n })
-                .await
-        });
-        harness_rt.block_on(all).expect("task")
-    };
-    let rows: [(&str, &dyn Fn() -> usize); 3] = [
-        ("sparktest client, harness runtime", &on_harness_rt),
-        ("sparktest client (Client::chat)", &|| {
-            client_rt.block_on(
-                stream::iter(0..LOAD_REQUESTS)
-                    .map(|_| client.chat(&req))
-                    .buffer_unordered(LOAD_CONCURRENCY)
-                    .map(|r| r.expect("the loopback stream").timing.chunk_arrivals_ms.len())
-                    .fold(0, |a, n| async move { a + n }),
-            )
-        }),
-        ("bare reader (counts data: lines)", &|| {
-            client_rt.block_on(
-                stream::iter(0..LOAD_REQUESTS)
-                    .map(|_| bare_read(&addr, &body))
-                    .buffer_unordered(LOAD_CONCURRENCY)
-                    .fold(0, |a, n| async move { a + n }),
-            )
-        }),
-    ];
-    for (name, run) in rows {
-        let cpu = || {
-            let (u, s) = thread_user_sys();
-            let (hu, hs) = threads_user_sys(HARNESS_THREADS);
-            (u + hu, s + hs)
-        };
-        let (u0, s0) = cpu();
-        let t0 = Instant::now();
-        let n = run();
-        let wall = t0.elapsed().as_secs_f64();
-        let (u1, s1) = cpu();
-        assert!(n >= LOAD_REQUESTS * LOAD_TOKENS, "{n} chunks");
-        let (user, sys) = (u1 - u0, s1 - s0);
+    for (requests, each) in LOAD_SHAPES {
+        let events = stream_events(each);
+        let script = events.iter().fold(Script::sse(), |s, e| s.bytes(e.as_bytes()));
+        let server = server_rt.block_on(FakeServer::start(script));
+        let tokens = (requests * each) as f64;
+        println!("  {requests} requests x {each} tokens");
         println!(
-            "    {:<40} {:>9.2} µs {:>9.2} µs {:>9.2} µs {:>10.0}",
-            name,
-            (user + sys) / tokens * 1e6,
-            user / tokens * 1e6,
-            sys / tokens * 1e6,
-            tokens / wall
+            "    {:<44} {:>9} {:>9} {:>9} {:>9} {:>10} {:>7} {:>7} {:>7} {:>7}",
+            "reader", "CPU/tok", "user", "system", "× bare", "switches", "reads", "waits", "futex", "calls"
         );
+        let client = Client::new(&server.url(), "fake-model", ClientConfig::default()).expect("client");
+        let addr = server.url().trim_start_matches("http://").to_string();
+        let req = streamed();
+        let body = sparktest_endpoint::chat_body("fake-model", &req).expect("body").to_string();
+        let on_harness_rt = || {
+            let (client, req) = (client.clone(), req.clone());
+            let all = harness_rt.spawn(async move {
+                stream::iter(0..requests)
+                    .map(|_| {
+                        let (client, req) = (client.clone(), req.clone());
+                        tokio::spawn(async move { client.chat(&req).await })
+                    })
+                    .buffer_unordered(LOAD_CONCURRENCY)
+                    .map(|r| r.expect("task").expect("the loopback stream").timing.chunk_arrivals_ms.len())
+                    .fold(0, |a, n| async move { a + n })
+                    .await
+            });
+            harness_rt.block_on(all).expect("task")
+        };
+        let bare = || {
+            client_rt.block_on(
+                stream::iter(0..requests)
+                    .map(|_| bare_read(&addr, body.as_bytes()))
+                    .buffer_unordered(LOAD_CONCURRENCY)
+                    .fold(0, |a, n| async move { a + n }),
+            )
+        };
+        let mut bare_cpu = None;
+        let row = move |name: &str,
+                        spent: Spent,
+                        wall: f64,
+                        calls: &Option<std::collections::BTreeMap<String, u64>>,
+                        bare_cpu: Option<f64>| {
+            let cpu = (spent.user + spent.sys) / tokens * 1e6;
+            println!(
+                "    {:<44} {:>6.2} µs {:>6.2} µs {:>6.2} µs {:>9} {:>10.1} {}   ({:.0} tok/s)",
+                name,
+                cpu,
+                spent.user / tokens * 1e6,
+                spent.sys / tokens * 1e6,
+                bare_cpu.map_or("-".to_string(), |b| format!("{:.2}", cpu / b)),
+                spent.switches as f64 * 1000.0 / tokens,
+                per_thousand(calls, tokens),
+                tokens / wall
+            );
+            if let Some(c) = calls {
+                let mut top: Vec<(&String, &u64)> = c.iter().collect();
+                top.sort_by(|a, b| b.1.cmp(a.1));
+                let top: Vec<String> =
+                    top.iter().take(6).map(|(n, k)| format!("{n} {:.1}", **k as f64 * 1000.0 / tokens)).collect();
+                println!("      most calls per 1,000 tokens: {}", top.join(", "));
+            }
+            cpu
+        };
+        // The bare reader first: the other rows are given as multiples of it.
+        for (name, prefix, run) in [
+            ("bare reader (counts data: lines, in process)", None, &bare as &dyn Fn() -> usize),
+            ("sparktest client, harness runtime", Some(HARNESS_THREADS), &on_harness_rt),
+        ] {
+            run(); // warm: connections, allocator, the runtime's threads
+            let (before, tids) = threads_spent(prefix);
+            let t0 = Instant::now();
+            let n = run();
+            let wall = t0.elapsed().as_secs_f64();
+            let spent = threads_spent(prefix).0 - before;
+            assert!(n >= requests * each, "{n} chunks");
+            let calls = strace_counts(&tids, &mut || {
+                run();
+            });
+            let cpu = row(name, spent, wall, &calls, bare_cpu);
+            bare_cpu.get_or_insert(cpu);
+        }
+        // curl, eight at a time, each piped into `wc -l`: a real client
+        // beside ours, its CPU (and xargs', sh's and wc's) from getrusage.
+        let body_file = std::env::temp_dir().join(format!("sparktest-client-bench-body-{}", std::process::id()));
+        std::fs::write(&body_file, &body).expect("body file");
+        let curl = format!(
+            "seq {requests} | xargs -P {LOAD_CONCURRENCY} -I{{}} sh -c \"curl -sN -H 'Content-Type: application/json' -d @{} {}/v1/chat/completions | wc -l\" >/dev/null",
+            body_file.display(),
+            server.url()
+        );
+        let before = children_spent();
+        let t0 = Instant::now();
+        let ran = std::process::Command::new("bash").arg("-c").arg(&curl).status();
+        let wall = t0.elapsed().as_secs_f64();
+        let spent = children_spent() - before;
+        match ran {
+            Ok(s) if s.success() => {
+                let mut counted = None;
+                let traced = std::process::Command::new("strace")
+                    .args(["-c", "-f", "-q", "-o"])
+                    .arg(std::env::temp_dir().join(format!("sparktest-client-bench-curl-{}", std::process::id())))
+                    .args(["bash", "-c", &curl])
+                    .status();
+                if traced.is_ok_and(|s| s.success()) {
+                    let f = std::env::temp_dir().join(format!("sparktest-client-bench-curl-{}", std::process::id()));
+                    counted = std::fs::read_to_string(&f).ok().map(|t| parse_strace(&t));
+                    let _ = std::fs::remove_file(f);
+                }
+                row("curl -sN | wc -l (and xargs, sh, wc)", spent, wall, &counted, bare_cpu);
+            }
+            other => println!("    curl -sN: could not run ({other:?})"),
+        }
+        let _ = std::fs::remove_file(&body_file);
+        if each == 64_000 {
+            whole_harness(server_rt, &events, bare_cpu, &row);
+        }
     }
     println!();
+}
+
+/// A table row: name, CPU spent, wall seconds, system calls, the bare
+/// reader's CPU per token; returns this row's CPU per token.
+type Row = dyn Fn(&str, Spent, f64, &Option<std::collections::BTreeMap<String, u64>>, Option<f64>) -> f64;
+
+/// The whole `cargo sparktest` process, as the issue measured it: the
+/// concurrency instrument at one level of 8 requests against the same
+/// stream, the CPU of the process tree net of the same run with 1-token
+/// replies (start-up: the probe, loading the component).
+fn whole_harness(server_rt: &tokio::runtime::Runtime, events: &[String], bare_cpu: Option<f64>, row: &Row) {
+    let Some(bin) = harness_binary() else {
+        println!(
+            "    whole cargo-sparktest: no release binary (cargo build --release -p cargo-sparktest, or SPARKTEST_BIN)"
+        );
+        return;
+    };
+    let dir = std::env::temp_dir().join(format!("sparktest-client-bench-suite-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("suite folder");
+    // The built-in concurrency suite at one level of 8 and 64,000 tokens.
+    let suite = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../suites/concurrency");
+    std::fs::create_dir_all(dir.join("concurrency")).expect("suite folder");
+    std::fs::copy(suite.join("concurrency/prompts.json"), dir.join("concurrency/prompts.json")).expect("prompts");
+    let text = std::fs::read_to_string(suite.join("suite.toml")).expect("the concurrency suite");
+    let text = text.replace("levels = [1, 2, 4]", "levels = [8]").replace("max_tokens = 256", "max_tokens = 64000");
+    assert!(text.contains("levels = [8]") && text.contains("max_tokens = 64000"), "suites/concurrency changed shape");
+    std::fs::write(dir.join("suite.toml"), text).expect("suite file");
+    let one = stream_events(1).iter().fold(Script::sse(), |s, e| s.bytes(e.as_bytes()));
+    let whole = events.iter().fold(Script::sse(), |s, e| s.bytes(e.as_bytes()));
+    let models = Script::json(200, r#"{"object":"list","data":[{"id":"fake-model","object":"model"}]}"#);
+    let run = |script: Script, strace: bool| {
+        let server = server_rt
+            .block_on(FakeServer::routes(vec![("/v1/models", models.clone()), ("/v1/chat/completions", script)]));
+        let mut cmd = if strace {
+            let mut c = std::process::Command::new("strace");
+            c.args(["-c", "-f", "-q", "-o"]).arg(dir.join("strace.txt")).arg(&bin);
+            c
+        } else {
+            std::process::Command::new(&bin)
+        };
+        cmd.args(["sparktest", "--suite"])
+            .arg(&dir)
+            .args(["--endpoint", &server.url(), "--model", "fake-model", "--measurements"])
+            .arg(dir.join("measurements"))
+            .current_dir(&dir)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null());
+        let before = children_spent();
+        let t0 = Instant::now();
+        let status = cmd.status();
+        (children_spent() - before, t0.elapsed().as_secs_f64(), status)
+    };
+    let (start, _, s1) = run(one.clone(), false);
+    let (all, wall, s2) = run(whole.clone(), false);
+    if !matches!((&s1, &s2), (Ok(_), Ok(_))) {
+        println!("    whole cargo-sparktest: could not run {} ({s1:?}, {s2:?})", bin.display());
+        return;
+    }
+    let _ = run(whole, true);
+    let whole_calls = std::fs::read_to_string(dir.join("strace.txt")).ok().map(|t| parse_strace(&t));
+    let _ = run(one, true);
+    let start_calls = std::fs::read_to_string(dir.join("strace.txt")).ok().map(|t| parse_strace(&t));
+    let net_calls = match (whole_calls, start_calls) {
+        (Some(w), Some(s)) => {
+            Some(w.into_iter().map(|(k, v)| (k.clone(), v.saturating_sub(s.get(&k).copied().unwrap_or(0)))).collect())
+        }
+        _ => None,
+    };
+    row("whole cargo-sparktest, net of a 1-token run", all - start, wall, &net_calls, bare_cpu);
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 fn print_machine() {
