@@ -586,6 +586,27 @@ impl LoadResult {
         (self.window_ms > 0.0).then(|| chunks as f64 / (self.window_ms / 1000.0))
     }
 
+    /// The median measured reply's streamed chunks per second, from its
+    /// send to its end (as the client's ceiling is timed, a whole call);
+    /// None when no measured reply streamed a chunk. Replies that do not
+    /// overlap leave the window's figure low however fast each was read.
+    pub fn reply_streamed_per_s(&self) -> Option<f64> {
+        let mut rates: Vec<f64> = self
+            .requests
+            .iter()
+            .filter(|r| !r.warmup && r.ended_ms > r.sent_ms)
+            .filter_map(|r| {
+                let chunks = r.reply.as_ref().ok()?.timing.chunk_arrivals_ms.len();
+                (chunks > 0).then(|| chunks as f64 / ((r.ended_ms - r.sent_ms) / 1000.0))
+            })
+            .collect();
+        if rates.is_empty() {
+            return None;
+        }
+        rates.sort_by(f64::total_cmp);
+        Some(rates[(rates.len() - 1) / 2])
+    }
+
     /// Hold the load to the client's own ceiling, measured before the run
     /// (as the speed rows are): a load that streamed more than the
     /// ceiling's flag margin of what this client takes in on one stream
@@ -596,12 +617,19 @@ impl LoadResult {
         if self.client_bound.is_some() {
             return;
         }
-        let Some(rate) = self.streamed_per_s() else { return };
-        if rate > ceiling.max_tok_s * ceiling.flag_margin {
+        let bound = ceiling.max_tok_s * ceiling.flag_margin;
+        let of_ceiling = format!(
+            "above {:.0}% of its own ceiling ({:.0} tok/s on one loopback stream, measured before the run)",
+            ceiling.flag_margin * 100.0,
+            ceiling.max_tok_s
+        );
+        if let Some(rate) = self.streamed_per_s().filter(|&rate| rate > bound) {
             self.client_bound = Some(format!(
-                "the client may not have kept up with the stream: it took in {rate:.0} chunks/s over the window, above {:.0}% of its own ceiling ({:.0} tok/s on one loopback stream, measured before the run)",
-                ceiling.flag_margin * 100.0,
-                ceiling.max_tok_s
+                "the client may not have kept up with the stream: it took in {rate:.0} chunks/s over the window, {of_ceiling}"
+            ));
+        } else if let Some(rate) = self.reply_streamed_per_s().filter(|&rate| rate > bound) {
+            self.client_bound = Some(format!(
+                "the client may have read each reply as fast as it could: the median reply streamed {rate:.0} chunks/s from its send to its end, {of_ceiling}"
             ));
         }
     }
@@ -867,9 +895,27 @@ mod tests {
         late.client_bound = Some("the p99 send lag was 40 ms".into());
         late.hold_to(&ceiling);
         assert_eq!(late.client_bound.as_deref(), Some("the p99 send lag was 40 ms"));
+        // Replies that never overlap: the window's figure stays low, but
+        // each reply streamed past half the ceiling from its send to its
+        // end (60 chunks in 10 ms of a 1 s window: 6,000 chunks/s).
+        let mut apart = load(10, 60);
+        for r in &mut apart.requests {
+            r.ended_ms = 10.0;
+        }
+        assert_eq!(apart.streamed_per_s(), Some(600.0));
+        assert_eq!(apart.reply_streamed_per_s(), Some(6000.0));
+        apart.hold_to(&ceiling);
+        let why = apart.client_bound.expect("each reply streamed past half the ceiling");
+        assert!(
+            why.contains(
+                "the median reply streamed 6000 chunks/s from its send to its end, above 50% of its own ceiling"
+            ),
+            "{why}"
+        );
         // Nothing measured, no window: nothing to hold.
         let mut empty = load(0, 0);
         empty.window_ms = 0.0;
         assert_eq!(empty.streamed_per_s(), None);
+        assert_eq!(empty.reply_streamed_per_s(), None);
     }
 }
