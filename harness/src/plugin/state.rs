@@ -285,7 +285,8 @@ pub(super) fn trap_invalid(kind: &str, reason: String) -> wasmtime::Error {
 /// thread: a stream read there wakes that thread from a runtime worker for
 /// every chunk that lands (a futex wake, and a worker parked and unparked),
 /// which cost more system calls than the reads themselves (issue 39:
-/// 763 calls per 1,000 tokens before, 134 after). As a task it is polled on
+/// 816–1,395 calls per 1,000 tokens before, 13–17 after; see
+/// docs/benchmarks.md). As a task it is polled on
 /// the worker where the socket's readiness lands. If the case's future is
 /// dropped (its wall-clock limit, an interrupt), the task is aborted, as the
 /// future itself would have been dropped.
