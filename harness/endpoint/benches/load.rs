@@ -27,15 +27,21 @@
 //!   and its tokenizer folder exist: the achieved rate and TTFT it reports
 //!   and its CPU per token (its start taken off) beside ours.
 //!
-//! CPU time comes from `/proc` (Linux only): the client's is the process's
-//! minus the fake server's threads (the load's clock thread ends with its
-//! load, so it is counted in the process total, not by name).
+//! CPU time and context switches come from `/proc` (Linux only): the
+//! client's are the process's minus the fake server's threads (the load's
+//! clock thread ends with its load, so it is counted in the process total,
+//! not by name). The load runs as a task of the harness-like runtime, as
+//! the host runs every endpoint call (a `block_on` of it on the main thread
+//! wakes that thread for every chunk: see docs/benchmarks.md, issue 39).
+//! Name sections after `--` to run only those: `rates`, `streams`,
+//! `ttft`, `curl`, `vllm`.
 
 #[path = "../tests/support/fake_server.rs"]
 mod fake_server;
 
 use std::path::PathBuf;
 use std::process::Command;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
@@ -62,11 +68,23 @@ fn main() {
         .expect("harness runtime");
     print_machine();
     let b = Bench { server_rt, harness_rt };
-    b.rates();
-    b.open_streams();
-    b.ttft_error();
-    b.curl_beside();
-    b.vllm_bench_beside();
+    let only: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with("--")).collect();
+    let wanted = |name: &str| only.is_empty() || only.iter().any(|o| o == name);
+    if wanted("rates") {
+        b.rates();
+    }
+    if wanted("streams") {
+        b.open_streams();
+    }
+    if wanted("ttft") {
+        b.ttft_error();
+    }
+    if wanted("curl") {
+        b.curl_beside();
+    }
+    if wanted("vllm") {
+        b.vllm_bench_beside();
+    }
 }
 
 struct Bench {
@@ -123,6 +141,26 @@ fn cpu(prefix: &str) -> (f64, f64) {
     (process, named)
 }
 
+/// Context switches (voluntary and not) of the process's threads whose
+/// name does not start with `prefix`, from each thread's
+/// `/proc/self/task/<tid>/status`. A thread that ended is not counted.
+fn switches_but(prefix: &str) -> u64 {
+    let mut total = 0;
+    for task in std::fs::read_dir("/proc/self/task").into_iter().flatten().flatten() {
+        let status = std::fs::read_to_string(task.path().join("status")).unwrap_or_default();
+        let name = status.lines().find_map(|l| l.strip_prefix("Name:")).unwrap_or("").trim();
+        if name.starts_with(prefix) {
+            continue;
+        }
+        total += status
+            .lines()
+            .filter(|l| l.starts_with("voluntary_ctxt_switches:") || l.starts_with("nonvoluntary_ctxt_switches:"))
+            .filter_map(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+            .sum::<u64>();
+    }
+    total
+}
+
 /// Nearest-rank percentile of unsorted values.
 fn pct(xs: &[f64], p: f64) -> f64 {
     let mut v = xs.to_vec();
@@ -150,6 +188,9 @@ struct Ran {
     result: LoadResult,
     wall_s: f64,
     client_cpu_s: f64,
+    /// The client's context switches over the load (its runtime's threads
+    /// and the main thread; not the clock thread, which ends with it).
+    switches: u64,
     tokens: usize,
 }
 
@@ -183,6 +224,10 @@ impl Ran {
     fn cpu_per_token_us(&self) -> f64 {
         self.client_cpu_s / self.tokens as f64 * 1e6
     }
+
+    fn switches_per_thousand(&self) -> f64 {
+        self.switches as f64 / self.tokens.max(1) as f64 * 1000.0
+    }
 }
 
 impl Bench {
@@ -190,24 +235,28 @@ impl Bench {
         self.server_rt.block_on(FakeServer::routes(vec![("/v1/models", models()), ("/v1/chat/completions", chat)]))
     }
 
-    fn endpoint(&self, server: &FakeServer) -> Endpoint {
+    fn endpoint(&self, server: &FakeServer) -> Arc<Endpoint> {
         let client = Client::new(&server.url(), "fake-model", ClientConfig::default()).expect("client");
-        self.harness_rt.block_on(Endpoint::connect(client, None)).expect("the fake connects")
+        Arc::new(self.harness_rt.block_on(Endpoint::connect(client, None)).expect("the fake connects"))
     }
 
-    fn run(&self, e: &Endpoint, p: &LoadPlan) -> Ran {
+    fn run(&self, e: &Arc<Endpoint>, p: &LoadPlan) -> Ran {
         let (p0, s0) = cpu(SERVER_THREADS);
+        let w0 = switches_but(SERVER_THREADS);
         let t0 = Instant::now();
-        let result = self.harness_rt.block_on(e.open_loop(p));
+        let (e, p) = (e.clone(), p.clone());
+        let result =
+            self.harness_rt.block_on(self.harness_rt.spawn(async move { e.open_loop(&p).await })).expect("load");
         let wall_s = t0.elapsed().as_secs_f64();
         let (p1, s1) = cpu(SERVER_THREADS);
+        let switches = switches_but(SERVER_THREADS).saturating_sub(w0);
         let tokens = result
             .requests
             .iter()
             .filter_map(|r| r.reply.as_ref().ok())
             .map(|r| r.timing.chunk_arrivals_ms.len())
             .sum();
-        Ran { result, wall_s, client_cpu_s: (p1 - p0) - (s1 - s0), tokens }
+        Ran { result, wall_s, client_cpu_s: (p1 - p0) - (s1 - s0), switches, tokens }
     }
 
     fn rates(&self) {
@@ -252,11 +301,12 @@ impl Bench {
                 println!("      client-bound: {why}");
             }
             println!(
-                "      TTFT-20ms p99 {:.2} ms; wall {:.1} s, client CPU {:.2} s for {} tokens",
+                "      TTFT-20ms p99 {:.2} ms; wall {:.1} s, client CPU {:.2} s for {} tokens, {:.1} context switches per 1,000 tokens",
                 pct(&ttft, 99.0),
                 r.wall_s,
                 r.client_cpu_s,
-                r.tokens
+                r.tokens,
+                r.switches_per_thousand()
             );
         }
         println!();
@@ -273,7 +323,7 @@ impl Bench {
         let r = self.run(&e, &plan(None, Arrival::Constant, n));
         let lags = r.lags();
         println!(
-            "    answered {}/{n}, most in flight {}, last sent {:.1} ms after the start (lag p99 {:.1} ms), wall {:.2} s, client CPU {:.2} µs/token ({} tokens){}",
+            "    answered {}/{n}, most in flight {}, last sent {:.1} ms after the start (lag p99 {:.1} ms), wall {:.2} s, client CPU {:.2} µs/token ({} tokens, {:.1} context switches per 1,000){}",
             r.answered(),
             most_in_flight(&r.result),
             pct(&lags, 100.0),
@@ -281,6 +331,7 @@ impl Bench {
             r.wall_s,
             r.cpu_per_token_us(),
             r.tokens,
+            r.switches_per_thousand(),
             r.result.client_bound.as_deref().map(|w| format!("; client-bound: {w}")).unwrap_or_default()
         );
         println!();
@@ -311,10 +362,11 @@ impl Bench {
         println!("(d) beside a real client: {n} streams at once, {tokens} tokens 1 ms apart each");
         let r = self.run(&e, &plan(None, Arrival::Constant, n as u32));
         println!(
-            "    open_loop:   {:>6.2} µs CPU/token over {} tokens, wall {:.2} s",
+            "    open_loop:   {:>6.2} µs CPU/token over {} tokens, wall {:.2} s, {:.1} context switches per 1,000 tokens",
             r.cpu_per_token_us(),
             r.tokens,
-            r.wall_s
+            r.wall_s,
+            r.switches_per_thousand()
         );
         let body = sparktest_endpoint::chat_body("fake-model", &request()).expect("body").to_string();
         let script = format!(
