@@ -108,7 +108,7 @@ fn sustained_load_at_a_fixed_rate_and_a_short_sweep_on_the_reference_target() {
     assert_eq!(s.outcome, Outcome::Pass, "{s:?}");
     let points = m(s, names::POINTS).unwrap() as u32;
     // Baseline, burst, half the baseline's rate, then the rate between.
-    assert!((2..=4).contains(&points), "{points}");
+    assert!((2..=4).contains(&points), "{points} points: {s:?}");
     assert_eq!(note_at(s, 1, names::KIND).as_deref(), Some(kind::SYNCHRONOUS));
     assert_eq!(note_at(s, 2, names::KIND).as_deref(), Some(kind::THROUGHPUT));
     for n in 1..=points {
