@@ -183,8 +183,34 @@ impl Endpoint {
     }
 
     /// Several chat completions sent at once; results in request order.
+    ///
+    /// Each is a task of its own, read on whichever worker its socket's
+    /// readiness lands: polled together in one task (a `join_all`), every
+    /// chunk of any stream re-polled all of them, and each stream's chunks
+    /// waited behind the others' (issue 39: 1.42 µs a token for the whole
+    /// harness at 8 × 64,000, where the client spawned per call costs 1.05).
+    /// Dropping the future aborts the tasks, as it would have dropped the
+    /// calls.
     pub async fn chat_concurrent(&self, reqs: &[ChatRequest]) -> Vec<Result<Reply, CallError>> {
-        futures_util::future::join_all(reqs.iter().map(|r| self.chat(r))).await
+        let mut tasks = tokio::task::JoinSet::new();
+        for (i, req) in reqs.iter().enumerate() {
+            let (endpoint, req) = (self.clone(), req.clone());
+            tasks.spawn(async move { (i, endpoint.chat(&req).await) });
+        }
+        let mut results: Vec<Option<Result<Reply, CallError>>> = reqs.iter().map(|_| None).collect();
+        while let Some(joined) = tasks.join_next().await {
+            match joined {
+                Ok((i, result)) => results[i] = Some(result),
+                Err(err) if err.is_panic() => std::panic::resume_unwind(err.into_panic()),
+                // Only a runtime shutting down cancels them; what it left
+                // unanswered is filled in below.
+                Err(_) => {}
+            }
+        }
+        results
+            .into_iter()
+            .map(|r| r.unwrap_or_else(|| Err(CallError::lost("the call's task was cancelled (the runtime shut down)"))))
+            .collect()
     }
 
     /// Several chat completions sent at once, while the server's own count

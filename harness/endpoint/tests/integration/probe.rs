@@ -88,6 +88,48 @@ async fn a_broken_slots_endpoint_never_loses_the_requests() {
 }
 
 #[tokio::test]
+async fn concurrent_calls_come_back_in_request_order_each_read_on_its_own() {
+    // The first request's answer waits 400 ms before its token, the
+    // second's comes at once; the third is refused. Each call is a task
+    // of its own (issue 39), and the results still follow the requests.
+    let server = FakeServer::respond(std::sync::Arc::new(|req: &str, _| {
+        if req.starts_with("GET /v1/models") {
+            return models();
+        }
+        let answer = |pause: u64, text: &str| {
+            Script::sse()
+                .pause(std::time::Duration::from_millis(pause))
+                .data(&openai::content(text))
+                .data(&openai::finish("stop"))
+                .done()
+        };
+        if req.contains("first") {
+            answer(400, "one")
+        } else if req.contains("second") {
+            answer(0, "two")
+        } else {
+            Script::json(400, r#"{"error":"too long"}"#)
+        }
+    }))
+    .await;
+    let e = Endpoint::connect(client(&server.url()), None).await.unwrap();
+    let ask = |text: &str| {
+        let mut req = request(true);
+        req.messages = vec![sparktest_endpoint::Message::text(sparktest_endpoint::Role::User, text)];
+        req
+    };
+    let results = e.chat_concurrent(&[ask("first"), ask("second"), ask("third")]).await;
+    assert_eq!(results.len(), 3);
+    let (one, two) = (results[0].as_ref().unwrap(), results[1].as_ref().unwrap());
+    assert_eq!((one.text.as_str(), two.text.as_str()), ("one", "two"), "{results:?}");
+    assert!(matches!(results[2], Err(CallError::Rejected { status: 400, .. })), "{:?}", results[2]);
+    // Each stream's time is its own: the second's token did not wait for
+    // the first's.
+    let ttft = |r: &sparktest_endpoint::Reply| r.timing.ttft_ms.unwrap_or(f64::NAN);
+    assert!(ttft(one) >= 390.0 && ttft(two) < 300.0, "ttft {} and {}", ttft(one), ttft(two));
+}
+
+#[tokio::test]
 async fn refused_credentials_at_the_probe_stop_before_any_case() {
     let server = FakeServer::start(Script::json(401, r#"{"error":"missing key"}"#)).await;
     match Endpoint::connect(client(&server.url()), None).await {
