@@ -128,13 +128,37 @@ struct FastChunk<'a> {
     #[serde(borrow, default)]
     model: Option<std::borrow::Cow<'a, str>>,
     #[serde(borrow, default)]
-    choices: Vec<FastChoice<'a>>,
+    choices: FirstChoice<'a>,
     #[serde(default)]
     usage: Option<serde::de::IgnoredAny>,
     #[serde(default)]
     timings: Option<serde::de::IgnoredAny>,
     #[serde(default)]
     error: Option<serde::de::IgnoredAny>,
+}
+
+/// The first of a chunk's choices, the others skipped unread: both paths
+/// read only the first (`/choices/0`), and a `Vec` cost an allocation per
+/// chunk.
+#[derive(Default)]
+struct FirstChoice<'a>(Option<FastChoice<'a>>);
+
+impl<'de: 'a, 'a> serde::Deserialize<'de> for FirstChoice<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(de: D) -> Result<Self, D::Error> {
+        struct First<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> serde::de::Visitor<'de> for First<'a> {
+            type Value = FirstChoice<'a>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a list of choices")
+            }
+            fn visit_seq<S: serde::de::SeqAccess<'de>>(self, mut seq: S) -> Result<Self::Value, S::Error> {
+                let first = seq.next_element()?;
+                while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+                Ok(FirstChoice(first))
+            }
+        }
+        de.deserialize_seq(First(std::marker::PhantomData))
+    }
 }
 
 #[derive(serde::Deserialize)]
@@ -164,7 +188,7 @@ impl FastChunk<'_> {
         self.usage.is_none()
             && self.timings.is_none()
             && self.error.is_none()
-            && self.choices.iter().all(|c| c.delta.as_ref().is_none_or(|d| d.tool_calls.is_none()))
+            && self.choices.0.as_ref().is_none_or(|c| c.delta.as_ref().is_none_or(|d| d.tool_calls.is_none()))
     }
 }
 
@@ -277,7 +301,7 @@ impl StreamAcc<'_> {
         if let Some(name) = &f.model {
             self.saw_model(name);
         }
-        let Some(choice) = f.choices.into_iter().next() else {
+        let Some(choice) = f.choices.0 else {
             return;
         };
         let late = self.finish_reason.is_some();
@@ -443,6 +467,10 @@ mod tests {
             r#"{"model":"m","choices":[{"index":0,"delta":{"reasoning":" ok"}}]}"#,
             r#"{"model":"m","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c","function":{"name":"f","arguments":"{}"}}]}}]}"#,
             r#"{"model":7,"choices":[{"delta":{"content":"odd model"}}]}"#,
+            // Only the first choice counts, on both paths: a second one,
+            // with a tool call or not a choice at all, adds nothing.
+            r#"{"model":"m","choices":[{"delta":{"content":" two"}},{"delta":{"tool_calls":[{"index":0,"id":"d","function":{"name":"g","arguments":"{}"}}]}},7]}"#,
+            r#"{"model":"m","choices":[{"delta":{"content":","}},"not a choice"]}"#,
             r#"{"model":"m","choices":[{"index":0,"delta":{"content":"!"},"finish_reason":"stop"}],"error":null}"#,
             r#"{"model":"m","choices":[],"usage":{"prompt_tokens":3,"completion_tokens":2},"timings":{"prompt_ms":1.5,"predicted_ms":2.5}}"#,
         ];
@@ -454,7 +482,7 @@ mod tests {
         }
         let (fast, tree) = (fast.finish(), tree.finish());
         assert_eq!(fast.text, tree.text);
-        assert_eq!(fast.text, "Hi \"you\" \u{e9}odd model!");
+        assert_eq!(fast.text, "Hi \"you\" \u{e9}odd model two,!");
         assert_eq!(fast.reasoning, tree.reasoning);
         assert_eq!(fast.reasoning.as_deref(), Some("hm ok"), "both spellings of the reasoning field");
         assert_eq!(fast.tool_calls, tree.tool_calls);
