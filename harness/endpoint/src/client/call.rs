@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::body::{chat_body, completion_body};
 use super::reply::{bound_counts, completion_cap, parse_whole};
-use super::transport::{Answered, ClientConfig, Sends, classify_status, http_builder, redact_url, redirected};
+use super::transport::{Answered, ClientConfig, Sends, after, classify_status, http_builder, redact_url, redirected};
 use crate::types::*;
 
 /// An OpenAI-compatible server at a base URL, serving one model.
@@ -54,7 +54,6 @@ impl Client {
         let build = |pooled: bool| {
             http_builder()
                 .connect_timeout(config.timeouts.connect)
-                .timeout(config.timeouts.request)
                 .default_headers(headers.clone())
                 .redirect(reqwest::redirect::Policy::none())
                 .pool_idle_timeout(Duration::from_secs(3))
@@ -141,6 +140,7 @@ impl Client {
     /// auxiliary time limit and an 8 MiB cap; 4xx and 5xx are errors.
     pub async fn get_text(&self, path: &str) -> Result<String, CallError> {
         let url = format!("{}{path}", self.base_url);
+        let whole = after(Instant::now(), self.config.timeouts.aux);
         let resp = self.http.get(&url).timeout(self.config.timeouts.aux).send().await.map_err(|err| self.lost(err))?;
         self.answered.note(&resp);
         let status = resp.status().as_u16();
@@ -148,29 +148,29 @@ impl Client {
             return Err(err);
         }
         if !(200..300).contains(&status) {
-            let body = self.error_body(resp).await;
+            let body = self.error_body(resp, whole).await;
             return Err(classify_status(status, &body).expect_err("a non-2xx status is an error"));
         }
         unrequested_encoding(&resp)?;
-        let bytes = self.read_body(resp, 8 << 20).await?;
+        let bytes = self.read_body(resp, 8 << 20, whole).await?;
         Ok(String::from_utf8_lossy(&bytes).into_owned())
     }
 
     /// `POST` a JSON body to a path and return the JSON answer; 4xx is
     /// `Rejected`, 5xx, a dropped connection or non-JSON is lost.
     pub async fn post_json(&self, path: &str, body: &Value) -> Result<Value, CallError> {
-        let (resp, attempts, _) = self.send(path, body, Sends::Retrying).await?;
-        self.json_answer(resp).await.map_err(|err| err.sent(attempts))
+        let (resp, attempts, sent) = self.send(path, body, Sends::Retrying).await?;
+        self.json_answer(resp, after(sent, self.config.timeouts.request)).await.map_err(|err| err.sent(attempts))
     }
 
-    async fn json_answer(&self, resp: reqwest::Response) -> Result<Value, CallError> {
+    async fn json_answer(&self, resp: reqwest::Response, whole: Instant) -> Result<Value, CallError> {
         let status = resp.status().as_u16();
         if !(200..300).contains(&status) {
-            let body = self.error_body(resp).await;
+            let body = self.error_body(resp, whole).await;
             return Err(classify_status(status, &body).expect_err("a non-2xx status is an error"));
         }
         unrequested_encoding(&resp)?;
-        let bytes = self.read_body(resp, self.config.max_reply_bytes).await?;
+        let bytes = self.read_body(resp, self.config.max_reply_bytes, whole).await?;
         let text = String::from_utf8_lossy(&bytes);
         let value: Value = serde_json::from_str(&text)
             .map_err(|err| CallError::lost(format!("malformed JSON in the response ({err}): {}", clip(&text))))?;
@@ -210,13 +210,14 @@ impl Client {
             .get(reqwest::header::CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
             .is_some_and(|v| v.starts_with("text/event-stream"));
+        let whole = after(started, self.config.timeouts.request);
         if !(200..300).contains(&status) {
-            let body = self.error_body(resp).await;
+            let body = self.error_body(resp, whole).await;
             return Err(classify_status(status, &body).expect_err("a non-2xx status is an error"));
         }
         unrequested_encoding(&resp)?;
         let mut reply = if !stream || !is_sse {
-            let bytes = self.read_body(resp, self.config.max_reply_bytes).await?;
+            let bytes = self.read_body(resp, self.config.max_reply_bytes, whole).await?;
             let text = String::from_utf8_lossy(&bytes);
             let value: Value = serde_json::from_str(&text)
                 .map_err(|err| CallError::lost(format!("malformed JSON in the response ({err}): {}", clip(&text))))?;

@@ -5,7 +5,7 @@ use std::time::Instant;
 use serde_json::Value;
 
 use super::reply::{server_timings, usage_of};
-use super::transport::{Idle, refusal, too_large};
+use super::transport::{Idle, after, ran_out, refusal, too_large};
 use super::{Client, Shape, another_model, clip, millis};
 use crate::sse;
 use crate::types::*;
@@ -34,9 +34,11 @@ impl Client {
         // The head and the first content share one limit from the send:
         // a server may spend its prefill before the head or after it,
         // silent or sending keep-alive comments, and is judged alike.
-        let mut idle = Idle::stream(cfg.timeouts.idle, started + cfg.timeouts.head);
+        let mut idle =
+            Idle::stream(cfg.timeouts.idle, after(started, cfg.timeouts.head), after(started, cfg.timeouts.request));
         while !done {
             let chunk = match idle.next(&mut resp).await {
+                None if idle.ran_out() => return Err(ran_out(cfg.timeouts, read)),
                 None if !idle.started() => {
                     return Err(CallError::lost(format!(
                         "no content within {:.0} s of the send (head-timeout-secs bounds the head and the first content together) after {read} bytes and {} keep-alive comments",

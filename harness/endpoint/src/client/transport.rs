@@ -18,7 +18,7 @@ use crate::types::*;
 pub struct Timeouts {
     /// To open the connection.
     pub connect: Duration,
-    /// For the whole call, first byte to last.
+    /// For the whole call, from its send to the last byte of its reply.
     pub request: Duration,
     /// The longest silence between two reads of a reply once it has started
     /// (a stalled stream is lost after this, not after `request`). For a
@@ -296,23 +296,31 @@ impl Client {
         loop {
             let sent = Instant::now();
             let http = if resent_fresh { &self.fresh } else { &self.http };
-            let sending = http.post(&url).json(body).send();
+            let timeouts = self.config.timeouts;
             let answer = if streamed {
-                match tokio::time::timeout(self.config.timeouts.head, sending).await {
+                // A stream's whole-call limit is kept by its read
+                // (`Idle`): reqwest's would poll a timer per token.
+                let sending = http.post(&url).json(body).send();
+                match tokio::time::timeout(timeouts.head.min(timeouts.request), sending).await {
                     Ok(answer) => answer,
                     Err(_) => {
-                        return Err(CallError::Lost {
-                            reason: format!(
-                                "no complete response head within {:.0} s (head-timeout-secs){}",
-                                self.config.timeouts.head.as_secs_f64(),
-                                if attempt > 1 { format!(" (after {attempt} sends)") } else { String::new() }
-                            ),
-                            attempts: attempt,
-                        });
+                        let sends = if attempt > 1 { format!(" (after {attempt} sends)") } else { String::new() };
+                        let reason = if timeouts.request < timeouts.head {
+                            format!(
+                                "timed out (connect {:?}, request {:?}): no complete response head within request-timeout-secs{sends}",
+                                timeouts.connect, timeouts.request
+                            )
+                        } else {
+                            format!(
+                                "no complete response head within {:.0} s (head-timeout-secs){sends}",
+                                timeouts.head.as_secs_f64()
+                            )
+                        };
+                        return Err(CallError::Lost { reason, attempts: attempt });
                     }
                 }
             } else {
-                sending.await
+                http.post(&url).json(body).timeout(timeouts.request).send().await
             };
             let resp = match answer {
                 Ok(resp) => {
@@ -354,7 +362,7 @@ impl Client {
             }
             let asked = resp.headers().get(RETRY_AFTER).and_then(|v| v.to_str().ok()).and_then(retry_after);
             if mode == Sends::Once {
-                let body = self.error_body(resp).await;
+                let body = self.error_body(resp, after(sent, self.config.timeouts.request)).await;
                 let asked = asked.map_or(String::new(), |a| {
                     format!(" (Retry-After: {} s; a scheduled request is not sent again)", a.as_secs())
                 });
@@ -375,7 +383,7 @@ impl Client {
             // not waited for, rather than asked again too soon.
             let too_long = asked.is_some_and(|a| a > retry.max_backoff);
             if too_long || attempt >= retry.max_attempts || !retry.take(wait) {
-                let body = self.error_body(resp).await;
+                let body = self.error_body(resp, after(sent, self.config.timeouts.request)).await;
                 let why = if too_long {
                     format!(
                         "the server asked to wait {} s, more than a retry waits ({} s)",
@@ -404,22 +412,28 @@ impl Client {
 
     /// An error answer's body, as far as it can be read: its status decides
     /// the class, whatever happens to the body.
-    pub(super) async fn error_body(&self, resp: reqwest::Response) -> String {
-        let bytes = self.read_body(resp, 64 << 10).await.unwrap_or_default();
+    pub(super) async fn error_body(&self, resp: reqwest::Response, whole: Instant) -> String {
+        let bytes = self.read_body(resp, 64 << 10, whole).await.unwrap_or_default();
         String::from_utf8_lossy(&bytes).into_owned()
     }
 
     /// Read a whole body within `cap` bytes and the idle limit (which starts
     /// at the first byte: a server may send its headers before it has
-    /// generated anything).
-    pub(super) async fn read_body(&self, mut resp: reqwest::Response, cap: usize) -> Result<Vec<u8>, CallError> {
+    /// generated anything), and the whole call's, which ends at `whole`.
+    pub(super) async fn read_body(
+        &self,
+        mut resp: reqwest::Response,
+        cap: usize,
+        whole: Instant,
+    ) -> Result<Vec<u8>, CallError> {
         if resp.content_length().is_some_and(|n| n > cap as u64) {
             return Err(too_large(cap));
         }
         let mut out = Vec::new();
-        let mut idle = Idle::body(self.config.timeouts.idle);
+        let mut idle = Idle::body(self.config.timeouts.idle, whole);
         loop {
             let chunk = match idle.next(&mut resp).await {
+                None if idle.ran_out() => return Err(ran_out(self.config.timeouts, out.len())),
                 None => return Err(stalled(self.config.timeouts.idle, out.len())),
                 Some(Err(err)) => return Err(self.lost(err)),
                 Some(Ok(None)) => return Ok(out),
@@ -433,54 +447,78 @@ impl Client {
     }
 }
 
-/// The idle limit on a body or a stream. A body: before its first byte
-/// only the total limit applies (a long prompt's prefill may take minutes);
-/// after it, silence longer than the idle limit is a stall. A stream: until
-/// its first progress (content, a tool call, a finish, the counts) one
-/// deadline applies however the server spends the wait, silent or sending
-/// keep-alive comments; after it, the idle limit counts from the last
-/// progress. One timer serves the whole read: it is re-armed only when it
-/// fires early, not once per read, which would cost a timer-wheel insert
-/// and removal per streamed token.
+/// The idle limit on a body or a stream, and the whole call's limit. A
+/// body: before its first byte only the whole call's limit applies (a long
+/// prompt's prefill may take minutes); after it, silence longer than the
+/// idle limit is a stall. A stream: until its first progress (content, a
+/// tool call, a finish, the counts) one deadline applies however the server
+/// spends the wait, silent or sending keep-alive comments; after it, the
+/// idle limit counts from the last progress. Neither outlasts the whole
+/// call's limit (`request`), which this timer keeps for a stream: reqwest's
+/// own would poll a second timer per streamed token. One timer serves the
+/// whole read: it is re-armed only when it fires early, not once per read,
+/// which would cost a timer-wheel insert and removal per streamed token.
 pub(super) struct Idle {
     limit: Duration,
     last: tokio::time::Instant,
     /// A stream's deadline for its first progress; `None` for a body.
     first: Option<tokio::time::Instant>,
+    /// The whole call's end: the send plus `request`.
+    whole: tokio::time::Instant,
     /// Something that counts arrived (a body's byte, a stream's progress).
     counted: bool,
-    timer: Option<Pin<Box<tokio::time::Sleep>>>,
+    timer: Pin<Box<tokio::time::Sleep>>,
+    /// The read stopped at the whole call's limit, not at a silence.
+    ran_out: bool,
 }
 
 impl Idle {
-    /// For a whole body: every byte counts.
-    pub(super) fn body(limit: Duration) -> Self {
-        Idle { limit, last: tokio::time::Instant::now(), first: None, counted: false, timer: None }
+    /// For a whole body: every byte counts; `whole` ends the call.
+    pub(super) fn body(limit: Duration, whole: Instant) -> Self {
+        Idle::new(limit, None, whole)
     }
 
     /// For a stream: only [`Idle::progress`] counts (a keep-alive comment
     /// is bytes, not progress), and the first must come by `first`.
-    pub(super) fn stream(limit: Duration, first: Instant) -> Self {
-        let first = tokio::time::Instant::from_std(first);
-        Idle {
+    pub(super) fn stream(limit: Duration, first: Instant, whole: Instant) -> Self {
+        Idle::new(limit, Some(tokio::time::Instant::from_std(first)), whole)
+    }
+
+    fn new(limit: Duration, first: Option<tokio::time::Instant>, whole: Instant) -> Self {
+        let whole = tokio::time::Instant::from_std(whole);
+        let mut idle = Idle {
             limit,
             last: tokio::time::Instant::now(),
-            first: Some(first),
+            first,
+            whole,
             counted: false,
-            timer: Some(Box::pin(tokio::time::sleep_until(first))),
-        }
+            timer: Box::pin(tokio::time::sleep_until(whole)),
+            ran_out: false,
+        };
+        let at = idle.deadline();
+        idle.timer.as_mut().reset(at);
+        idle
+    }
+
+    /// When the read is lost if nothing more counts by then.
+    fn deadline(&self) -> tokio::time::Instant {
+        let own = match self.first {
+            Some(first) if !self.counted => first,
+            None if !self.counted => self.whole,
+            _ => self.last.checked_add(self.limit).unwrap_or(self.whole),
+        };
+        own.min(self.whole)
     }
 
     /// Something that counts arrived.
     pub(super) fn progress(&mut self) {
         self.last = tokio::time::Instant::now();
-        if !self.counted
-            && let Some(timer) = self.timer.as_mut()
-        {
+        if !self.counted {
+            self.counted = true;
             // The first-content deadline may lie past the idle one.
-            timer.as_mut().reset(self.last + self.limit);
+            let at = self.deadline();
+            self.timer.as_mut().reset(at);
         }
-        self.counted = true;
     }
 
     /// Whether anything that counts has arrived: a stall before it is the
@@ -489,36 +527,32 @@ impl Idle {
         self.counted
     }
 
-    /// The next chunk of the body; `None` when it stalled.
+    /// Whether the read stopped at the whole call's limit
+    /// (request-timeout-secs) rather than at a silence.
+    pub(super) fn ran_out(&self) -> bool {
+        self.ran_out
+    }
+
+    /// The next chunk of the body; `None` when it stalled or the whole
+    /// call's limit passed ([`Idle::ran_out`] says which).
     pub(super) async fn next(&mut self, resp: &mut reqwest::Response) -> Option<reqwest::Result<Option<bytes::Bytes>>> {
-        let Idle { limit, last, first, counted, timer } = self;
-        let (first, limit) = (*first, *limit);
-        let deadline = move |last: tokio::time::Instant, counted: bool| match first {
-            Some(first) if !counted => first,
-            _ => last + limit,
-        };
         let got = loop {
-            let Some(timer) = timer.as_mut() else {
-                break resp.chunk().await;
-            };
             tokio::select! {
                 biased;
                 got = resp.chunk() => break got,
-                () = timer.as_mut() => {
-                    let at = deadline(*last, *counted);
-                    if tokio::time::Instant::now() >= at {
+                () = self.timer.as_mut() => {
+                    let (at, now) = (self.deadline(), tokio::time::Instant::now());
+                    if now >= at {
+                        self.ran_out = now >= self.whole;
                         return None;
                     }
-                    timer.as_mut().reset(at);
+                    self.timer.as_mut().reset(at);
                 }
             }
         };
-        if first.is_none() {
-            *last = tokio::time::Instant::now();
-            *counted = true;
-        }
-        if timer.is_none() {
-            *timer = Some(Box::pin(tokio::time::sleep_until(deadline(*last, *counted))));
+        if self.first.is_none() {
+            self.last = tokio::time::Instant::now();
+            self.counted = true;
         }
         Some(got)
     }
@@ -576,6 +610,21 @@ fn http_date(value: &str) -> Option<std::time::SystemTime> {
 
 pub(super) fn too_large(cap: usize) -> CallError {
     CallError::lost(format!("reply too large: more than {} bytes (max-reply-mib)", cap))
+}
+
+/// `limit` after `from`, or as good as never where a limit from a user's
+/// file is too long to add.
+pub(super) fn after(from: Instant, limit: Duration) -> Instant {
+    from.checked_add(limit).unwrap_or_else(|| from + Duration::from_secs(30 * 365 * 86_400))
+}
+
+/// A read stopped at the whole call's limit: lost as a timeout, as
+/// reqwest's own limit on a send says.
+pub(super) fn ran_out(timeouts: Timeouts, read: usize) -> CallError {
+    CallError::lost(format!(
+        "timed out (connect {:?}, request {:?}): the reply was not whole within request-timeout-secs, after {read} bytes",
+        timeouts.connect, timeouts.request
+    ))
 }
 
 fn stalled(idle: Duration, read: usize) -> CallError {

@@ -80,3 +80,50 @@ async fn a_slow_but_steady_stream_is_not_a_stall() {
     let reply = crate::ok(client_with(&server.url(), tiny).chat(&request(true)).await);
     assert_eq!(reply.text, "xxxxxx");
 }
+
+#[tokio::test]
+async fn a_steady_stream_past_the_whole_call_limit_times_out() {
+    // Progress every 100 ms never trips the idle limit; the whole call's
+    // limit (kept by the stream's own read, not reqwest's) still ends it.
+    let tiny = Timeouts { request: Duration::from_millis(600), ..crate::TIMEOUTS };
+    let mut script = Script::sse().data(&openai::role());
+    for _ in 0..100 {
+        script = script.pause(Duration::from_millis(100)).data(&openai::content("x"));
+    }
+    let server = FakeServer::start(script.data(&openai::finish("stop"))).await;
+    let started = std::time::Instant::now();
+    let reason = lost(client_with(&server.url(), tiny).chat(&request(true)).await);
+    assert!(reason.starts_with("timed out") && reason.contains("request-timeout-secs"), "{reason}");
+    assert!(started.elapsed() < Duration::from_secs(5), "lost at the whole call's limit, not the stream's end");
+}
+
+#[tokio::test]
+async fn a_streamed_calls_error_body_that_stops_coming_times_out_whole() {
+    // A 500's body, promised 100 bytes, stops after 9: its status decides
+    // the class, and the whole call's limit ends the read, not the idle one.
+    let tiny = Timeouts { request: Duration::from_millis(600), ..crate::TIMEOUTS };
+    let script = Script::status(500)
+        .header("Content-Type", "application/json")
+        .framing(Framing::Length(100))
+        .bytes(r#"{"error":"#)
+        .end(End::Stall);
+    let server = FakeServer::start(script).await;
+    let started = std::time::Instant::now();
+    let err = client_with(&server.url(), tiny).chat(&request(true)).await.expect_err("a 500 is no reply");
+    assert!(matches!(err, sparktest_endpoint::CallError::Unanswered { status: 500, .. }), "{err:?}");
+    assert!(started.elapsed() < Duration::from_secs(4), "read until the whole call's limit, not the idle one");
+}
+
+#[tokio::test]
+async fn limits_too_long_to_add_are_never() {
+    // A user's file may say any number of seconds: none is a panic.
+    let never = Timeouts { request: Duration::MAX, idle: Duration::MAX, head: Duration::MAX, ..crate::TIMEOUTS };
+    let script = Script::sse().data(&openai::role()).data(&openai::content("Hi")).data(&openai::finish("stop"));
+    let server = FakeServer::start(script).await;
+    let reply = crate::ok(client_with(&server.url(), never).chat(&request(true)).await);
+    assert_eq!(reply.text, "Hi");
+    let body = r#"{"choices":[{"message":{"role":"assistant","content":"Hi"},"finish_reason":"stop"}]}"#;
+    let server = FakeServer::start(Script::json(200, body)).await;
+    let reply = crate::ok(client_with(&server.url(), never).chat(&request(false)).await);
+    assert_eq!(reply.text, "Hi");
+}
