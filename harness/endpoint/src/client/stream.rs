@@ -66,7 +66,9 @@ impl Client {
                 }
                 Some(Ok(Some(chunk))) => chunk,
             };
-            let at = millis(started);
+            // One clock read a chunk: its arrival time, and the idle limit's.
+            let now = Instant::now();
+            let at = now.duration_since(started).as_secs_f64() * 1000.0;
             read += chunk.len();
             if read > cfg.max_reply_bytes {
                 return Err(too_large(cfg.max_reply_bytes));
@@ -80,7 +82,7 @@ impl Client {
                 }
             }
             if acc.progress() != before {
-                idle.progress();
+                idle.progress(now);
             }
         }
         if !done && acc.finish_reason.is_none() {

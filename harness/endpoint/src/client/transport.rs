@@ -510,9 +510,9 @@ impl Idle {
         own.min(self.whole)
     }
 
-    /// Something that counts arrived.
-    pub(super) fn progress(&mut self) {
-        self.last = tokio::time::Instant::now();
+    /// Something that counts arrived, `at` (the clock read that timed it).
+    pub(super) fn progress(&mut self, at: Instant) {
+        self.last = tokio::time::Instant::from_std(at);
         if !self.counted {
             self.counted = true;
             // The first-content deadline may lie past the idle one.
