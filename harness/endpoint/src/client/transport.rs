@@ -552,7 +552,12 @@ impl Idle {
         };
         if self.first.is_none() {
             self.last = tokio::time::Instant::now();
-            self.counted = true;
+            if !self.counted {
+                self.counted = true;
+                // Until the first byte only the whole call's limit applied.
+                let at = self.deadline();
+                self.timer.as_mut().reset(at);
+            }
         }
         Some(got)
     }

@@ -127,3 +127,20 @@ async fn limits_too_long_to_add_are_never() {
     let reply = crate::ok(client_with(&server.url(), never).chat(&request(false)).await);
     assert_eq!(reply.text, "Hi");
 }
+
+#[tokio::test]
+async fn a_whole_body_stalled_after_its_first_byte_is_lost_at_the_idle_limit() {
+    // Before its first byte only the whole call's limit bounds a body;
+    // after it, silence longer than the idle limit is a stall.
+    let tiny = Timeouts { idle: Duration::from_millis(300), request: Duration::from_secs(30), ..crate::TIMEOUTS };
+    let script = Script::status(200)
+        .header("Content-Type", "application/json")
+        .framing(Framing::Length(100))
+        .bytes(r#"{"choices":"#)
+        .end(End::Stall);
+    let server = FakeServer::start(script).await;
+    let started = std::time::Instant::now();
+    let reason = lost(client_with(&server.url(), tiny).chat(&request(false)).await);
+    assert!(reason.starts_with("stream stalled: no byte"), "{reason}");
+    assert!(started.elapsed() < Duration::from_secs(10), "lost at the idle limit, not the whole call's");
+}
