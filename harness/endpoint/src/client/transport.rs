@@ -211,7 +211,7 @@ impl Answered {
     fn reused(&self, err: &reqwest::Error, request: Duration) -> bool {
         let Some(addr) = connection_of(err) else { return false };
         let mut map = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        map.remove(&addr).is_some_and(|at| at.elapsed() < request + ANSWERED_FOR)
+        map.remove(&addr).is_some_and(|at| at.elapsed() < request.saturating_add(ANSWERED_FOR))
     }
 }
 

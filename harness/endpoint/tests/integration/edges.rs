@@ -185,6 +185,20 @@ async fn a_pooled_connection_the_server_closed_is_sent_again_on_a_fresh_one() {
 }
 
 #[tokio::test]
+async fn a_closed_pooled_connection_under_a_limit_too_long_to_add_is_sent_again() {
+    // Whether the connection answered within the last whole call adds the
+    // request limit to a margin: a user's file may say any number of seconds.
+    let (url, answered, task) = closes_reused_connections().await;
+    let client = client_with(&url, Timeouts { request: Duration::MAX, ..crate::TIMEOUTS });
+    for i in 0..2 {
+        let reply = ok(client.chat(&request(true)).await);
+        assert_eq!(reply.attempts, i + 1, "call {i}");
+    }
+    assert_eq!(answered.load(std::sync::atomic::Ordering::SeqCst), 2);
+    task.abort();
+}
+
+#[tokio::test]
 async fn a_refused_connection_is_not_sent_again() {
     let url = crate::fake_server::closed_port_url().await;
     let reason = lost(client(&url).chat(&request(true)).await);
