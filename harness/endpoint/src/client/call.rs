@@ -31,7 +31,12 @@ pub struct Client {
 }
 
 pub(crate) fn millis(since: Instant) -> f64 {
-    since.elapsed().as_secs_f64() * 1000.0
+    millis_at(since, Instant::now())
+}
+
+/// Milliseconds from `since` to `now`, a clock read already taken.
+pub(crate) fn millis_at(since: Instant, now: Instant) -> f64 {
+    now.duration_since(since).as_secs_f64() * 1000.0
 }
 
 // Sending and reading a body are in `transport`, reading a stream in `stream`.

@@ -27,6 +27,6 @@ mod transport;
 
 pub use body::{chat_body, completion_body};
 pub use call::Client;
-pub(crate) use call::millis;
 use call::{Shape, another_model, clip};
+pub(crate) use call::{millis, millis_at};
 pub use transport::{ClientConfig, RetryBudget, Secret, Sends, Timeouts, http_builder, redact_url};

@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use super::reply::{server_timings, usage_of};
 use super::transport::{Idle, after, ran_out, refusal, too_large};
-use super::{Client, Shape, another_model, clip, millis};
+use super::{Client, Shape, another_model, clip, millis, millis_at};
 use crate::sse;
 use crate::types::*;
 
@@ -68,7 +68,7 @@ impl Client {
             };
             // One clock read a chunk: its arrival time, and the idle limit's.
             let now = Instant::now();
-            let at = now.duration_since(started).as_secs_f64() * 1000.0;
+            let at = millis_at(started, now);
             read += chunk.len();
             if read > cfg.max_reply_bytes {
                 return Err(too_large(cfg.max_reply_bytes));

@@ -307,8 +307,8 @@ impl Client {
                         let sends = if attempt > 1 { format!(" (after {attempt} sends)") } else { String::new() };
                         let reason = if timeouts.request < timeouts.head {
                             format!(
-                                "timed out (connect {:?}, request {:?}): no complete response head within request-timeout-secs{sends}",
-                                timeouts.connect, timeouts.request
+                                "{}: no complete response head within request-timeout-secs{sends}",
+                                timed_out(timeouts)
                             )
                         } else {
                             format!(
@@ -627,9 +627,14 @@ pub(super) fn after(from: Instant, limit: Duration) -> Instant {
 /// reqwest's own limit on a send says.
 pub(super) fn ran_out(timeouts: Timeouts, read: usize) -> CallError {
     CallError::lost(format!(
-        "timed out (connect {:?}, request {:?}): the reply was not whole within request-timeout-secs, after {read} bytes",
-        timeouts.connect, timeouts.request
+        "{}: the reply was not whole within request-timeout-secs, after {read} bytes",
+        timed_out(timeouts)
     ))
+}
+
+/// The head of every whole-call timeout's reason, ours or reqwest's.
+fn timed_out(timeouts: Timeouts) -> String {
+    format!("timed out (connect {:?}, request {:?})", timeouts.connect, timeouts.request)
 }
 
 fn stalled(idle: Duration, read: usize) -> CallError {
@@ -643,7 +648,7 @@ fn stalled(idle: Duration, read: usize) -> CallError {
 /// connection, cut body, with its source chain.
 fn lost_reason(err: reqwest::Error, timeouts: Timeouts) -> String {
     let what = if err.is_timeout() {
-        format!("timed out (connect {:?}, request {:?})", timeouts.connect, timeouts.request)
+        timed_out(timeouts)
     } else if err.is_connect() {
         "connection failed".to_string()
     } else if err.is_body() || err.is_decode() {

@@ -68,15 +68,20 @@ async fn stream_stalled_mid_body_is_lost_after_the_idle_limit() {
     assert!(started.elapsed() < Duration::from_secs(4), "lost at the idle limit, not the total one");
 }
 
+/// A stream of `tokens` "x" tokens, each after a pause of `gap`, then its finish.
+fn steady(tokens: usize, gap: Duration) -> Script {
+    let mut script = Script::sse().data(&openai::role());
+    for _ in 0..tokens {
+        script = script.pause(gap).data(&openai::content("x"));
+    }
+    script.data(&openai::finish("stop"))
+}
+
 #[tokio::test]
 async fn a_slow_but_steady_stream_is_not_a_stall() {
     // Gaps shorter than the idle limit, a total longer than it.
     let tiny = Timeouts { idle: Duration::from_millis(400), ..crate::TIMEOUTS };
-    let mut script = Script::sse().data(&openai::role());
-    for _ in 0..6 {
-        script = script.pause(Duration::from_millis(150)).data(&openai::content("x"));
-    }
-    let server = FakeServer::start(script.data(&openai::finish("stop"))).await;
+    let server = FakeServer::start(steady(6, Duration::from_millis(150))).await;
     let reply = crate::ok(client_with(&server.url(), tiny).chat(&request(true)).await);
     assert_eq!(reply.text, "xxxxxx");
 }
@@ -86,11 +91,7 @@ async fn a_steady_stream_past_the_whole_call_limit_times_out() {
     // Progress every 100 ms never trips the idle limit; the whole call's
     // limit (kept by the stream's own read, not reqwest's) still ends it.
     let tiny = Timeouts { request: Duration::from_millis(600), ..crate::TIMEOUTS };
-    let mut script = Script::sse().data(&openai::role());
-    for _ in 0..100 {
-        script = script.pause(Duration::from_millis(100)).data(&openai::content("x"));
-    }
-    let server = FakeServer::start(script.data(&openai::finish("stop"))).await;
+    let server = FakeServer::start(steady(100, Duration::from_millis(100))).await;
     let started = std::time::Instant::now();
     let reason = lost(client_with(&server.url(), tiny).chat(&request(true)).await);
     assert!(reason.starts_with("timed out") && reason.contains("request-timeout-secs"), "{reason}");
