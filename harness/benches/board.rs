@@ -83,7 +83,7 @@ fn main() {
     let config = Config::discover(&repo).unwrap();
     let (mut read, mut build, mut render, mut write) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let host = PluginHost::new(
-        Some(&config.path(Path::new("target/sparktest/wasmtime-cache"))),
+        Some(&sparktest_harness::plugin::compile_cache_dir()),
         sparktest_harness::runner::prepare::limits(&config),
     )
     .unwrap();

@@ -263,10 +263,7 @@ pub fn board(args: BoardArgs) -> Result<i32, Error> {
     if let Some(j) = judgements {
         inputs.insert("judgements.json".to_string(), j.into_bytes());
     }
-    let host = PluginHost::new(
-        Some(&config.path(Path::new("target/sparktest/wasmtime-cache"))),
-        crate::runner::prepare::limits(&config),
-    )?;
+    let host = PluginHost::new(Some(&crate::plugin::compile_cache_dir()), crate::runner::prepare::limits(&config))?;
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

@@ -340,3 +340,67 @@ fn a_config_or_data_an_instrument_refuses_stops_before_any_case_with_exit_3() {
     let said = text(&out);
     assert!(said.contains("suite.toml") && said.contains("p.json") && said.contains("not UTF-8"), "{said}");
 }
+
+/// Every compiled artifact in a compile cache, by path, with its bytes.
+fn compiled(home: &std::path::Path) -> std::collections::BTreeMap<std::path::PathBuf, Vec<u8>> {
+    let mut found = std::collections::BTreeMap::new();
+    let root = home.join(".cache/sparktest/compiled");
+    for engine in std::fs::read_dir(&root).unwrap() {
+        for f in std::fs::read_dir(engine.unwrap().path()).unwrap() {
+            let p = f.unwrap().path();
+            if p.extension().is_some_and(|x| x == "cwasm") {
+                let bytes = std::fs::read(&p).unwrap();
+                found.insert(p, bytes);
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn a_swapped_flipped_or_foreign_compiled_component_is_compiled_again_from_its_pin() {
+    let home = tempfile::tempdir().unwrap();
+    let p = Project::new("");
+    let list = |name: &str| {
+        let out = p.command(&["--suite", name, "--list"]).env("HOME", home.path()).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let context = list("context");
+    let context_artifacts = compiled(home.path());
+    let footprint = list("footprint");
+    assert!(context.contains("context::") && footprint.contains("footprint::"), "{context}\n{footprint}");
+    let all = compiled(home.path());
+    let mode = std::os::unix::fs::PermissionsExt::mode(
+        &std::fs::metadata(home.path().join(".cache/sparktest/compiled")).unwrap().permissions(),
+    );
+    assert_eq!(mode & 0o777, 0o700, "the cache is the user's alone");
+    let (c_path, c_bytes) = context_artifacts.iter().next().unwrap();
+    let (f_path, f_bytes) = all.iter().find(|(p, _)| !context_artifacts.contains_key(*p)).unwrap();
+
+    // Swapped: context's slot holds footprint's code and the other way round.
+    std::fs::write(c_path, f_bytes).unwrap();
+    std::fs::write(f_path, c_bytes).unwrap();
+    assert_eq!(list("context"), context, "context's own cases, not footprint's");
+    assert_eq!(list("footprint"), footprint);
+    assert!(&std::fs::read(c_path).unwrap() == c_bytes, "compiled again from the pinned bytes");
+    assert!(&std::fs::read(f_path).unwrap() == f_bytes, "compiled again from the pinned bytes");
+
+    // One byte flipped.
+    let mut flipped = c_bytes.clone();
+    let mid = flipped.len() / 2;
+    flipped[mid] ^= 0x40;
+    std::fs::write(c_path, &flipped).unwrap();
+    assert_eq!(list("context"), context);
+    assert!(&std::fs::read(c_path).unwrap() == c_bytes, "compiled again from the pinned bytes");
+
+    // A file of another wasmtime version: the major version the artifact's
+    // engine section names (a length byte, then "48") changed, as a cache
+    // shared with an older cargo-sparktest would hold.
+    let mut foreign = c_bytes.clone();
+    let at = foreign.windows(3).position(|w| w == b"\x0248").expect("the artifact names its wasmtime");
+    foreign[at + 2] = b'7';
+    std::fs::write(c_path, &foreign).unwrap();
+    assert_eq!(list("context"), context);
+    assert!(&std::fs::read(c_path).unwrap() == c_bytes, "compiled again from the pinned bytes");
+}

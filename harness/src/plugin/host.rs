@@ -19,11 +19,12 @@ use std::time::{Duration, Instant};
 
 use sparktest_record::InstrumentInfo;
 use wasmtime::component::{Component, HasSelf, Linker, ResourceTable};
-use wasmtime::{Cache, CacheConfig, Config, Engine, Store, StoreLimitsBuilder, Trap};
+use wasmtime::{Config, Engine, Store, StoreLimitsBuilder, Trap};
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::{HostMonotonicClock, HostWallClock, WasiCtxBuilder};
 
 use super::adapter::{Finding, GuestInfo};
+use super::cache::CompileCache;
 use super::state::RunLimits;
 use super::state::{CallLog, CaseState, Judge, Restarter};
 use super::{v1, v2, v3, v4, v5};
@@ -72,6 +73,7 @@ pub struct PluginHost {
     reporter_engine: Engine,
     reporter_linker: Linker<CaseState>,
     limits: Limits,
+    cache: CompileCache,
 }
 
 /// The CPU bound of a store: fuel (instruments), or the epoch ticks of
@@ -259,23 +261,23 @@ fn plugin_err(message: String) -> Error {
 
 impl PluginHost {
     /// An engine with fuel metering and, when `cache_dir` is given, the
-    /// on-disk compilation cache.
+    /// compile cache there ([`CompileCache`]: a folder private to this
+    /// user; one that is not is left unused, said once on stderr).
     pub fn new(cache_dir: Option<&Path>, limits: Limits) -> Result<Self, Error> {
         let err = |what: &str, e: wasmtime::Error| plugin_err(format!("{what}: {e:#}"));
-        let cache = match cache_dir {
-            Some(dir) => {
-                let mut cache = CacheConfig::new();
-                cache.with_directory(dir);
-                Some(Cache::new(cache).map_err(|e| err("failed to open the component cache", e))?)
+        let cache = match cache_dir.map(CompileCache::open) {
+            Some(Ok(cache)) => cache,
+            Some(Err(why)) => {
+                eprintln!("note: compiled components are not cached this run: {why}");
+                CompileCache::none()
             }
-            None => None,
+            None => CompileCache::none(),
         };
         let engine_for = |meter: Meter| {
             let mut config = Config::new();
             config.wasm_component_model(true);
             config.consume_fuel(meter == Meter::Fuel);
             config.epoch_interruption(meter == Meter::Epoch);
-            config.cache(cache.clone());
             Engine::new(&config).map_err(|e| err("failed to start wasmtime", e))
         };
         let engine = engine_for(Meter::Fuel)?;
@@ -307,7 +309,7 @@ impl PluginHost {
             .map_err(|e| err("failed to link the 0.4.0 reporter imports", e))?;
         v5::reporter::Reporter::add_to_linker::<_, HasSelf<_>>(&mut reporter_linker, |s| s)
             .map_err(|e| err("failed to link the 0.5.0 reporter imports", e))?;
-        Ok(PluginHost { engine, linker, reporter_engine, reporter_linker, limits })
+        Ok(PluginHost { engine, linker, reporter_engine, reporter_linker, limits, cache })
     }
 
     fn store(
@@ -382,8 +384,9 @@ impl PluginHost {
         (store, stderr, in_call)
     }
 
-    /// Read a component and compile it (or fetch it from the cache); with a
-    /// pin, the bytes compiled are the bytes checked.
+    /// Read a component and compile it (or fetch what this user compiled
+    /// from the same bytes); with a pin, the bytes compiled are the bytes
+    /// checked.
     fn compile(&self, engine: &Engine, wasm: &Path, pin: Option<&str>) -> Result<(Vec<u8>, Component), Error> {
         let bytes =
             std::fs::read(wasm).map_err(|e| plugin_err(format!("failed to read component {}: {e}", wasm.display())))?;
@@ -395,7 +398,9 @@ impl PluginHost {
                 format!("component {} changed after its pin was checked", wasm.display()),
             ));
         }
-        let component = Component::new(engine, &bytes)
+        let (component, _) = self
+            .cache
+            .component(engine, &bytes)
             .map_err(|e| plugin_err(format!("failed to compile component {}: {e:#}", wasm.display())))?;
         Ok((bytes, component))
     }

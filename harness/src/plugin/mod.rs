@@ -10,6 +10,7 @@
 #[macro_use]
 mod adapter;
 mod build;
+mod cache;
 mod host;
 mod names;
 mod state;
@@ -21,6 +22,7 @@ mod v5;
 
 pub use adapter::Finding;
 pub use build::{component_for, own_workspace, trusted_workspaces};
+pub use cache::compile_cache_dir;
 pub use host::{CaseInfo, CaseResult, Ended, INTERFACES, InstrumentPlugin, Limits, PluginHost, Reach};
 pub use names::check_segments;
 pub use state::{CallLog, Judge, Restarter, RunLimits};

@@ -113,7 +113,7 @@ pub fn prepare(
     files: &Arc<BTreeMap<String, Vec<u8>>>,
     arm_overrides: &[(String, String)],
 ) -> Result<Prepared, Error> {
-    let host = PluginHost::new(Some(&super::connect::cache_dir(config).join("wasmtime-cache")), limits(config))?;
+    let host = PluginHost::new(Some(&crate::plugin::compile_cache_dir()), limits(config))?;
     let mut instruments: Vec<Instrument> = Vec::new();
     let mut broken = Vec::new();
     let trusted = plugin::trusted_workspaces(&config.root);
