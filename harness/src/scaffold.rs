@@ -221,95 +221,175 @@ base-url = "http://127.0.0.1:8000"     # with or without /v1
 "#;
 
 /// Write every sha256 of a suite from its files as they are: each
-/// `[[instrument]]`'s `wasm` component and each `[files]` entry. The
-/// file's text is kept, comments and order; only the pins change. Returns
-/// what changed, a line each.
+/// `[[instrument]]`'s `wasm` component and each `[files]` entry. The file
+/// is edited as TOML, comments, order, spacing and quoting kept; only the
+/// pins change. The edit is loaded as a run loads the suite before it is
+/// written, so a pin written here is one the run accepts, and "every pin
+/// already matches" is said only of a suite the run accepts. Returns what
+/// changed, a line each.
 pub fn pin(suite_file: &Path) -> Result<Vec<String>, Error> {
     let text = std::fs::read_to_string(suite_file)
         .map_err(|e| setup(format!("failed to read suite {}: {e}", suite_file.display())))?;
-    let dir = suite_file.parent().unwrap_or(Path::new("."));
-    let sha_of = |rel: &str, line: usize| -> Result<String, Error> {
-        let path = dir.join(rel);
-        let bytes = std::fs::read(&path)
-            .map_err(|e| setup(format!("{}:{line}: {rel}: {e} (build the component first?)", suite_file.display())))?;
-        Ok(sha256_hex(&bytes))
-    };
-    let quoted = |s: &str| -> Option<String> {
-        let s = s.trim();
-        s.strip_prefix('"')?.strip_suffix('"').map(str::to_string)
-    };
-    let mut out: Vec<String> = Vec::new();
-    let mut said = Vec::new();
-    let mut table = String::new();
-    // In an [[instrument]] table: its wasm path, and where its sha256 line is.
-    let mut wasm: Option<(String, usize)> = None;
-    let mut sha_line: Option<usize> = None;
-    let finish = |out: &mut Vec<String>,
-                  wasm: &mut Option<(String, usize)>,
-                  sha_line: &mut Option<usize>,
-                  said: &mut Vec<String>|
-     -> Result<(), Error> {
-        if let Some((rel, at)) = wasm.take() {
-            let sha = sha_of(&rel, at + 1)?;
-            let line = format!("sha256 = \"{sha}\"");
-            match sha_line.take() {
-                Some(i) if out[i] != line => {
-                    out[i] = line;
-                    said.push(format!("{rel}: {sha}"));
-                }
-                Some(_) => {}
-                None => {
-                    out.insert(at + 1, line);
-                    said.push(format!("{rel}: {sha}"));
-                }
-            }
-        }
-        *sha_line = None;
-        Ok(())
-    };
-    for (i, line) in text.lines().enumerate() {
-        let trimmed = line.trim();
-        if trimmed.starts_with('[') {
-            finish(&mut out, &mut wasm, &mut sha_line, &mut said)?;
-            table = trimmed.to_string();
-            out.push(line.to_string());
-            continue;
-        }
-        let kv = trimmed.split_once('=').filter(|_| !trimmed.starts_with('#'));
-        match (table.as_str(), kv) {
-            ("[[instrument]]", Some((k, v))) if k.trim() == "wasm" => {
-                wasm = quoted(v).map(|rel| (rel, out.len()));
-                out.push(line.to_string());
-            }
-            ("[[instrument]]", Some((k, _))) if k.trim() == "sha256" => {
-                sha_line = Some(out.len());
-                out.push(line.to_string());
-            }
-            ("[files]", Some((k, v))) if quoted(k).is_some() && quoted(v).is_some() => {
-                let rel = quoted(k).unwrap_or_default();
-                let sha = sha_of(&rel, i + 1)?;
-                let pinned = format!("\"{rel}\" = \"{sha}\"");
-                if quoted(v).as_deref() != Some(sha.as_str()) {
-                    said.push(format!("{rel}: {sha}"));
-                }
-                out.push(pinned);
-            }
-            _ => out.push(line.to_string()),
-        }
-    }
-    finish(&mut out, &mut wasm, &mut sha_line, &mut said)?;
-    let mut written = out.join("\n");
-    if text.ends_with('\n') {
-        written.push('\n');
-    }
-    toml::from_str::<toml::Table>(&written).map_err(|e| {
-        setup(format!("{}: pinned, the file would not parse ({e}); left as it was", suite_file.display()))
-    })?;
+    let parsed =
+        toml_edit::Document::parse(text.clone()).map_err(|e| setup(format!("{}: {e}", suite_file.display())))?;
+    let pins = Pins::read(&parsed, suite_file)?;
+    let mut doc = parsed.into_mut();
+    let said = pins.write(&mut doc);
+    let written = doc.to_string();
+    accepted(suite_file, &written)
+        .map_err(|e| setup(format!("{}; pinning cannot mend that, so the file is left as it was", e.message)))?;
     if written != text {
         crate::campaign::lock::replace(suite_file, written.as_bytes())
             .map_err(|e| io(format!("write {}", suite_file.display()), e))?;
     }
     Ok(said)
+}
+
+/// The digests [`pin`] writes, read from the files as they are: each
+/// instrument's component (by the instrument's place; `None` for one
+/// without `wasm`) and each `[files]` entry (by its key), with the path.
+struct Pins {
+    components: Vec<Option<(String, String)>>,
+    files: Vec<(String, String)>,
+}
+
+impl Pins {
+    fn read(doc: &toml_edit::Document<String>, file: &Path) -> Result<Pins, Error> {
+        let dir = file.parent().unwrap_or(Path::new("."));
+        // Spans are byte offsets into the text: a key is named by its line.
+        let at = |item: &toml_edit::Item| {
+            let line = item.span().map_or(0, |s| doc.raw()[..s.start].matches('\n').count() + 1);
+            format!("{}:{line}", file.display())
+        };
+        let digest = |rel: &str, item: &toml_edit::Item, hint: &str| -> Result<String, Error> {
+            let bytes = std::fs::read(dir.join(rel)).map_err(|e| setup(format!("{}: {rel}: {e}{hint}", at(item))))?;
+            Ok(sha256_hex(&bytes))
+        };
+        let mut components = Vec::new();
+        for (i, table) in instruments(doc.as_table().get("instrument")).into_iter().enumerate() {
+            let Some(item) = table.and_then(|t| t.get("wasm")) else {
+                components.push(None);
+                continue;
+            };
+            let rel = item
+                .as_str()
+                .ok_or_else(|| setup(format!("{}: instrument #{}: wasm is not a string (a path)", at(item), i + 1)))?;
+            let sha = digest(rel, item, " (build the component first?)")?;
+            components.push(Some((rel.to_string(), sha)));
+        }
+        let mut files = Vec::new();
+        if let Some(table) = doc.as_table().get("files").and_then(toml_edit::Item::as_table_like) {
+            for (rel, item) in table.iter() {
+                files.push((rel.to_string(), digest(rel, item, "")?));
+            }
+        }
+        Ok(Pins { components, files })
+    }
+
+    /// Write each digest where it differs from its pin; returns what
+    /// changed, `path: sha256` a line.
+    fn write(&self, doc: &mut toml_edit::DocumentMut) -> Vec<String> {
+        let mut said = Vec::new();
+        if let Some(item) = doc.get_mut("instrument") {
+            for (table, pin) in instruments_mut(item).into_iter().zip(&self.components) {
+                if let (Some(table), Some((rel, sha))) = (table, pin)
+                    && set_digest(table, "sha256", sha)
+                {
+                    said.push(format!("{rel}: {sha}"));
+                }
+            }
+        }
+        if let Some(table) = doc.get_mut("files").and_then(toml_edit::Item::as_table_like_mut) {
+            for (rel, sha) in &self.files {
+                if set_digest(table, rel, sha) {
+                    said.push(format!("{rel}: {sha}"));
+                }
+            }
+        }
+        said
+    }
+}
+
+/// A suite's instrument tables, `[[instrument]]` or an inline array, each
+/// in its place (`None` for an entry that is not a table: the loader
+/// refuses it).
+fn instruments(item: Option<&toml_edit::Item>) -> Vec<Option<&dyn toml_edit::TableLike>> {
+    match item {
+        Some(toml_edit::Item::ArrayOfTables(a)) => a.iter().map(|t| Some(t as &dyn toml_edit::TableLike)).collect(),
+        Some(toml_edit::Item::Value(toml_edit::Value::Array(a))) => {
+            a.iter().map(|v| v.as_inline_table().map(|t| t as &dyn toml_edit::TableLike)).collect()
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// [`instruments`], to edit.
+fn instruments_mut(item: &mut toml_edit::Item) -> Vec<Option<&mut dyn toml_edit::TableLike>> {
+    match item {
+        toml_edit::Item::ArrayOfTables(a) => a.iter_mut().map(|t| Some(t as &mut dyn toml_edit::TableLike)).collect(),
+        toml_edit::Item::Value(toml_edit::Value::Array(a)) => {
+            a.iter_mut().map(|v| v.as_inline_table_mut().map(|t| t as &mut dyn toml_edit::TableLike)).collect()
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// Pin `key` of `table` to `sha` unless it holds it already (in either
+/// case, as the loader compares). Returns whether it changed.
+fn set_digest(table: &mut dyn toml_edit::TableLike, key: &str, sha: &str) -> bool {
+    let old = table.get(key).and_then(toml_edit::Item::as_value);
+    if old.and_then(toml_edit::Value::as_str).is_some_and(|v| v.eq_ignore_ascii_case(sha)) {
+        return false;
+    }
+    let new = toml_edit::Item::Value(digest_value(old, sha));
+    match table.get_mut(key) {
+        Some(item) => *item = new,
+        None => {
+            table.insert(key, new);
+        }
+    }
+    true
+}
+
+/// A digest written where `old` was: its spacing and trailing comment
+/// kept, and its quotes (a literal string, `'…'`, stays one).
+fn digest_value(old: Option<&toml_edit::Value>, sha: &str) -> toml_edit::Value {
+    let literal = match old {
+        Some(toml_edit::Value::String(s)) => {
+            s.as_repr().and_then(|r| r.as_raw().as_str()).is_some_and(|raw| raw.starts_with('\''))
+        }
+        _ => false,
+    };
+    let mut new = if literal {
+        format!("'{sha}'").parse().unwrap_or_else(|_| toml_edit::Value::from(sha))
+    } else {
+        toml_edit::Value::from(sha)
+    };
+    if let Some(old) = old {
+        *new.decor_mut() = old.decor().clone();
+    }
+    new
+}
+
+/// Whether a run accepts the suite as `text`: it loads as a run loads it
+/// (every data pin checked, every component's path and pin in place), and
+/// each component matches its pin as the run checks it.
+fn accepted(file: &Path, text: &str) -> Result<(), Error> {
+    let suite = crate::suite::load_bytes(file, text.as_bytes())?;
+    for (i, entry) in suite.instruments.iter().enumerate() {
+        if let crate::suite::Source::Wasm { path, sha256: Some(pin) } = &entry.source {
+            let bytes = std::fs::read(path).map_err(|e| io(format!("read {}", path.display()), e))?;
+            if !sha256_hex(&bytes).eq_ignore_ascii_case(pin) {
+                return Err(setup(format!(
+                    "{}: instrument #{}: {} does not match its pin",
+                    file.display(),
+                    i + 1,
+                    path.display()
+                )));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// `--version`, and with `--verbose` the interface versions this binary
@@ -411,6 +491,7 @@ mod tests {
         let before = std::fs::read_to_string(&file).unwrap();
         let err = pin(&file).unwrap_err();
         assert!(err.message.contains("x.wasm") && err.message.contains("build the component first"), "{err}");
+        assert!(err.message.contains("suite.toml:7: x.wasm: "), "named by its line: {err}");
         assert_eq!(std::fs::read_to_string(&file).unwrap(), before);
     }
 
@@ -430,5 +511,72 @@ mod tests {
         let config = crate::config::Config::load(root.path(), Some(&init_at)).unwrap();
         assert!(config.targets.contains_key("my-server"), "{}", init_at.display());
         assert!(init(root.path()).unwrap_err().message.contains("already exists"));
+    }
+
+    #[test]
+    fn pin_edits_toml_as_toml_keeping_quotes_and_comments_and_the_pinned_suite_loads() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("data")).unwrap();
+        std::fs::write(dir.path().join("data/a.json"), "[1]").unwrap();
+        std::fs::write(dir.path().join("data/b.json"), "[2]").unwrap();
+        std::fs::write(dir.path().join("x.wasm"), "x-bytes").unwrap();
+        std::fs::write(dir.path().join("y.wasm"), "y-bytes").unwrap();
+        let file = dir.path().join("suite.toml");
+        // Single quotes and trailing comments on the very lines pin edits:
+        // read as text, these said "every pin already matches".
+        let text = "# written by hand\n[suite]\nname = 't'\nversion = \"1\"\n\n[[instrument]]\nwasm = 'x.wasm'   # built by hand\nsha256 = 'old'   # the component's pin\n[instrument.config]\nn = 1\n\n[[instrument]] # no pin yet\nwasm = \"y.wasm\"\n\n[files]\n'data/a.json' = \"0000\"  # the words\n\"data/b.json\" = '0000'\n";
+        std::fs::write(&file, text).unwrap();
+        let (x, y) = (sha256_hex(b"x-bytes"), sha256_hex(b"y-bytes"));
+        let (a, b) = (sha256_hex(b"[1]"), sha256_hex(b"[2]"));
+        let said = pin(&file).unwrap();
+        assert_eq!(
+            said,
+            [format!("x.wasm: {x}"), format!("y.wasm: {y}"), format!("data/a.json: {a}"), format!("data/b.json: {b}")]
+        );
+        let pinned = std::fs::read_to_string(&file).unwrap();
+        let want = text
+            .replace("sha256 = 'old'", &format!("sha256 = '{x}'"))
+            .replace("wasm = \"y.wasm\"\n", &format!("wasm = \"y.wasm\"\nsha256 = \"{y}\"\n"))
+            .replace("'data/a.json' = \"0000\"", &format!("'data/a.json' = \"{a}\""))
+            .replace("\"data/b.json\" = '0000'", &format!("\"data/b.json\" = '{b}'"));
+        assert_eq!(pinned, want, "only the pins changed, each in its own quotes, every comment kept");
+        // The pinned suite loads, and its components match their pins as a run checks them.
+        let suite = crate::suite::load(&file).unwrap();
+        assert_eq!(suite.files["data/b.json"], b"[2]");
+        let pins: Vec<_> = suite
+            .instruments
+            .iter()
+            .map(|i| match &i.source {
+                crate::suite::Source::Wasm { sha256, .. } => sha256.clone().unwrap(),
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(pins, [x, y]);
+        // Pinned again: nothing to say, nothing written; a pin in capitals
+        // matches too, as the run compares.
+        assert!(pin(&file).unwrap().is_empty());
+        std::fs::write(&file, pinned.replace(&a, &a.to_uppercase())).unwrap();
+        assert!(pin(&file).unwrap().is_empty());
+        assert!(std::fs::read_to_string(&file).unwrap().contains(&a.to_uppercase()));
+    }
+
+    #[test]
+    fn pin_writes_nothing_a_run_would_refuse() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("o.json"), "[1]").unwrap();
+        std::os::unix::fs::symlink(outside.path().join("o.json"), dir.path().join("o.json")).unwrap();
+        let file = dir.path().join("suite.toml");
+        let text = "[suite]\nname = \"t\"\nversion = \"1\"\n[files]\n\"o.json\" = \"0000\"\n";
+        std::fs::write(&file, text).unwrap();
+        // A data file that resolves out of the suite: pinned, the run still
+        // refuses it, so nothing is written.
+        let err = pin(&file).unwrap_err();
+        assert_eq!(err.kind, ErrorKind::Setup);
+        assert!(err.message.contains("outside the suite folder") && err.message.contains("left as it was"), "{err}");
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), text);
+        // A file that is not TOML is named, and left alone.
+        std::fs::write(&file, "[suite\n").unwrap();
+        assert!(pin(&file).unwrap_err().message.contains("suite.toml"));
     }
 }

@@ -273,8 +273,15 @@ fn resolved_inside(file: &Path, real_dir: &Path, path: &Path, what: &str) -> Res
 /// Load a suite and check every pinned file against its sha256.
 pub fn load(file: &Path) -> Result<Suite, Error> {
     let text = std::fs::read(file).map_err(|err| setup(format!("failed to read suite {}: {err}", file.display())))?;
+    load_bytes(file, &text)
+}
+
+/// [`load`] on the bytes the suite file holds, or would hold: `pin`
+/// checks its edit with it before writing, so that a pin it writes is one
+/// a run accepts.
+pub(crate) fn load_bytes(file: &Path, text: &[u8]) -> Result<Suite, Error> {
     let parsed: SuiteFile =
-        toml::from_str(&String::from_utf8_lossy(&text)).map_err(|err| setup(format!("{}: {err}", file.display())))?;
+        toml::from_str(&String::from_utf8_lossy(text)).map_err(|err| setup(format!("{}: {err}", file.display())))?;
     let dir = file.parent().unwrap_or(Path::new(".")).to_path_buf();
 
     let mut files = BTreeMap::new();
@@ -354,7 +361,7 @@ pub fn load(file: &Path) -> Result<Suite, Error> {
 
     // The suite digest covers its manifest and every pinned file.
     let mut hasher = Sha256::new();
-    hasher.update(&text);
+    hasher.update(text);
     for pin in &pins {
         hasher.update(pin.path.as_bytes());
         hasher.update([0]);
