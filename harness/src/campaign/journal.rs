@@ -16,9 +16,11 @@
 //!
 //! `--resume ID` (and a requeued Slurm task) reads the configurations'
 //! journals back ([`read_all`]) and goes on where each stands. A damaged
-//! last line (a disk that lost the end) is named and dropped; a damaged
-//! line with whole lines after it is refused, naming it, and `--force`
-//! drops just that line, keeping the journal as it was beside it.
+//! line is any that does not read as a line of this version, whatever its
+//! bytes (cut short, not UTF-8, not JSON). A damaged last line (a disk
+//! that lost the end) is named and dropped; a damaged line with whole
+//! lines after it is refused, naming it, and `--force` drops just that
+//! line, keeping the journal as it was beside it.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -334,36 +336,32 @@ pub fn read_all(dir: &Path) -> Result<BTreeMap<String, Read>, Error> {
 }
 
 /// Read a configuration's journal back, as far as it is whole; an absent
-/// one is empty.
+/// one is empty. It is read as bytes: a line that is not UTF-8 is a
+/// damaged line like any other, never a journal that cannot be read.
 pub fn read(path: &Path) -> Result<Read, Error> {
-    match std::fs::read_to_string(path) {
-        Ok(text) => parse(&text).map_err(|e| setup(format!("{}: {e}", path.display()))),
+    match std::fs::read(path) {
+        Ok(bytes) => Ok(parse(&bytes)),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Read::default()),
         Err(e) => Err(io(path, "read", e)),
     }
 }
 
-/// [`read`] on text. A damaged last line is named and left out
-/// ([`Read::damage`]); a damaged line with whole lines after it is named
-/// and kept apart ([`Read::damaged`]), its neighbours read.
-pub fn parse(text: &str) -> Result<Read, String> {
+/// [`read`] on the journal's bytes. A damaged last line is named and left
+/// out ([`Read::damage`]); a damaged line with whole lines after it is
+/// named and kept apart ([`Read::damaged`]), its neighbours read.
+pub fn parse(bytes: &[u8]) -> Read {
     let mut r = Read::default();
     let mut whole_bytes = 0;
     let mut bad: Vec<(usize, String, std::ops::Range<usize>)> = Vec::new();
     let mut at = 0;
-    for (i, raw) in text.split_inclusive('\n').enumerate() {
+    for (i, raw) in bytes.split_inclusive(|b| *b == b'\n').enumerate() {
         let range = at..at + raw.len();
         at += raw.len();
-        if raw.trim().is_empty() {
+        if raw.trim_ascii().is_empty() {
             whole_bytes = range.end;
             continue;
         }
-        let line = if !raw.ends_with('\n') {
-            Err("the line is cut short (no newline at its end)".to_string())
-        } else {
-            serde_json::from_str::<Line>(raw).map_err(|e| e.to_string())
-        };
-        match line {
+        match line(raw) {
             Ok(Line::Session(s)) => r.sessions.push(s),
             Ok(Line::Step(s)) => r.steps.push(s),
             Ok(Line::End(e)) => r.ends.push(e),
@@ -377,7 +375,29 @@ pub fn parse(text: &str) -> Result<Read, String> {
     let (tail, damaged): (Vec<_>, Vec<_>) = bad.into_iter().partition(|(_, _, r)| r.start >= whole_bytes);
     r.damage = tail.first().map(|(n, why, _)| format!("line {n}: {why}"));
     r.damaged = damaged;
-    Ok(r)
+    r
+}
+
+/// One line of a journal, with its newline: or why it is damaged (cut
+/// short, not UTF-8, not a line of this version).
+fn line(raw: &[u8]) -> Result<Line, String> {
+    let Some(body) = raw.strip_suffix(b"\n") else {
+        return Err("the line is cut short (no newline at its end)".to_string());
+    };
+    let text = std::str::from_utf8(body)
+        .map_err(|e| format!("the line is not UTF-8 (byte {} of it is not valid UTF-8)", e.valid_up_to() + 1))?;
+    serde_json::from_str::<Line>(text).map_err(|e| e.to_string())
+}
+
+/// The journal's lines that read whole, as they are written: what a
+/// process taking the configuration up keeps (a damaged tail is left out).
+fn whole_lines(bytes: &[u8]) -> Vec<String> {
+    bytes
+        .split(|b| *b == b'\n')
+        .filter_map(|l| std::str::from_utf8(l.strip_suffix(b"\r").unwrap_or(l)).ok())
+        .filter(|l| !l.trim().is_empty() && serde_json::from_str::<Line>(l).is_ok())
+        .map(str::to_string)
+        .collect()
 }
 
 /// A configuration's journal held by this process: its lock, and its
@@ -425,12 +445,11 @@ impl ConfigJournal {
                 path.display()
             );
         }
-        let text = std::fs::read_to_string(&path).unwrap_or_default();
-        let lines: Vec<String> = text
-            .lines()
-            .filter(|l| !l.trim().is_empty() && serde_json::from_str::<Line>(l).is_ok())
-            .map(str::to_string)
-            .collect();
+        let lines = match std::fs::read(&path) {
+            Ok(bytes) => whole_lines(&bytes),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+            Err(e) => return Err(io(&path, "read", e)),
+        };
         let mut j = ConfigJournal { path, lines, _lock: lock };
         j.append(&Line::Session(session))?;
         Ok((j, read))
@@ -573,6 +592,61 @@ mod tests {
             .filter(|e| e.file_name().to_string_lossy().contains(".damaged-"))
             .collect();
         assert_eq!(std::fs::read(kept[0].path()).unwrap(), text, "the journal as it was, kept");
+    }
+
+    #[test]
+    fn a_line_that_is_not_utf8_is_a_damaged_line_refused_by_number_and_dropped_alone_when_forced() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut j, _) = ConfigJournal::open(dir.path(), "a", session(), false).unwrap();
+        for suite in ["smoke", "speed"] {
+            j.step(step(suite, State::Started)).unwrap();
+            j.step(step(suite, State::Done)).unwrap();
+        }
+        drop(j);
+        let p = path(dir.path(), "a");
+        let whole = std::fs::read(&p).unwrap();
+        let lines: Vec<&[u8]> = whole.split_inclusive(|b| *b == b'\n').collect();
+        // A byte that is no UTF-8 in line 3, whole lines after it.
+        let mut text = whole.clone();
+        text[lines[0].len() + lines[1].len() + 3] = 0xff;
+        std::fs::write(&p, &text).unwrap();
+        let r = read(&p).unwrap();
+        assert_eq!((r.damaged.len(), r.damaged[0].0), (1, 3), "{:?}", r.damaged);
+        assert!(r.damaged[0].1.contains("not UTF-8"), "{:?}", r.damaged);
+        assert_eq!(r.steps.len(), 3, "its neighbours read");
+        let err = ConfigJournal::open(dir.path(), "a", session(), false).err().unwrap();
+        assert_eq!(err.kind, ErrorKind::Setup, "refused as a damaged line, not as an unreadable journal: {err}");
+        assert!(
+            err.message.contains("line 3 is damaged (the line is not UTF-8") && err.message.contains("--force"),
+            "{err}"
+        );
+        assert_eq!(std::fs::read(&p).unwrap(), text, "nothing deleted");
+        // --force drops that line alone: every other line kept byte for
+        // byte, then this session's line.
+        let (j, r) = ConfigJournal::open(dir.path(), "a", session(), true).unwrap();
+        drop(j);
+        assert!(r.damaged.is_empty() && r.damage.is_none(), "{r:?}");
+        assert_eq!(r.steps.len(), 3);
+        let kept: Vec<u8> = lines.iter().enumerate().filter(|(i, _)| *i != 2).flat_map(|(_, l)| l.to_vec()).collect();
+        let after = std::fs::read(&p).unwrap();
+        assert!(after.starts_with(&kept), "{}", String::from_utf8_lossy(&after));
+        let added = std::str::from_utf8(&after[kept.len()..]).unwrap();
+        assert!(matches!(serde_json::from_str::<Line>(added.trim_end()), Ok(Line::Session(_))), "{added}");
+        let copy = std::fs::read_dir(dir.path())
+            .unwrap()
+            .flatten()
+            .find(|e| e.file_name().to_string_lossy().contains(".damaged-"))
+            .unwrap();
+        assert_eq!(std::fs::read(copy.path()).unwrap(), text, "the journal as it was, kept");
+        // Not UTF-8 in the last line: a damaged end, named and dropped.
+        let mut text = std::fs::read(&p).unwrap();
+        let last = text.len() - 5;
+        text[last] = 0xfe;
+        std::fs::write(&p, &text).unwrap();
+        let r = read(&p).unwrap();
+        assert!(r.damaged.is_empty(), "{:?}", r.damaged);
+        assert!(r.damage.as_deref().is_some_and(|d| d.contains("not UTF-8")), "{:?}", r.damage);
+        assert!(ConfigJournal::open(dir.path(), "a", session(), false).is_ok());
     }
 
     #[test]
