@@ -433,3 +433,51 @@ fn a_grid_named_as_a_target_is_refused_and_a_positional_port_makes_no_column_of_
     assert!(html.contains("~/.cache/sparktest/reference/"), "the server's path, from the home folder");
     assert!(!html.contains(&format!("{home}/.cache")), "no absolute home folder on the board");
 }
+
+/// A journal line that is not UTF-8 is a damaged line like any other
+/// (issue 46): a resume refuses it by its number and deletes nothing, and
+/// `--force` drops that line alone, the others kept byte for byte and the
+/// journal as it was kept beside it. A configuration whose launch fails
+/// writes a journal of several lines with no server.
+#[test]
+fn a_journal_line_that_is_not_utf8_is_refused_by_number_and_dropped_alone_with_force() {
+    let p = Project::new(
+        "[target.broken]\nmodel = \"nothing\"\n[target.broken.launch]\ncommand = [\"/bin/false\", \"--port\", \"{port}\"]\nstartup-timeout-secs = 5\n",
+    );
+    std::fs::write(
+        p.path().join("campaign.toml"),
+        format!(
+            "[campaign]\nname = \"bytes\"\nsuites = [\"{}\"]\n\n[[configuration]]\ntarget = \"broken\"\n",
+            test_suite("campaign-probe")
+        ),
+    )
+    .unwrap();
+    let first = p.run(&["campaign", "campaign.toml", "--id", "b-1"]);
+    let path = journal_file(&p, "b-1", "broken");
+    let whole = std::fs::read(&path).unwrap_or_else(|e| panic!("{e}: {}", text(&first)));
+    let lines: Vec<&[u8]> = whole.split_inclusive(|b| *b == b'\n').collect();
+    assert!(lines.len() >= 3, "{}", String::from_utf8_lossy(&whole));
+    let mut damaged = whole.clone();
+    damaged[lines[0].len() + 3] = 0xff;
+    std::fs::write(&path, &damaged).unwrap();
+
+    let out = p.run(&["campaign", "campaign.toml", "--resume", "b-1"]);
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(3), "{said}");
+    assert!(said.contains("line 2 is damaged (the line is not UTF-8") && said.contains("--force"), "{said}");
+    assert_eq!(std::fs::read(&path).unwrap(), damaged, "nothing deleted");
+
+    let out = p.run(&["campaign", "campaign.toml", "--resume", "b-1", "--force"]);
+    let said = text(&out);
+    assert_eq!(out.status.code(), first.status.code(), "as the first run ended: {said}");
+    assert!(said.contains("--force dropped 1 damaged line(s) (line 2: the line is not UTF-8"), "{said}");
+    let kept: Vec<u8> = lines.iter().enumerate().filter(|(i, _)| *i != 1).flat_map(|(_, l)| l.to_vec()).collect();
+    let after = std::fs::read(&path).unwrap();
+    assert!(after.starts_with(&kept) && after.len() > kept.len(), "{}", String::from_utf8_lossy(&after));
+    let copy = std::fs::read_dir(path.parent().unwrap())
+        .unwrap()
+        .flatten()
+        .find(|e| e.file_name().to_string_lossy().starts_with("broken.jsonl.damaged-"))
+        .expect("the journal as it was, kept beside it");
+    assert_eq!(std::fs::read(copy.path()).unwrap(), damaged);
+}
