@@ -149,8 +149,8 @@ enum NewWhat {
     /// An instrument: a crate depending on `sparktest-sdk` by version, its
     /// folder also its suite (the component it builds, pinned).
     Instrument {
-        /// Its name: lowercase letters, digits and '-' (the crate's, the
-        /// instrument's and its cases' first segment).
+        /// Its name: lowercase letters, digits and '-', no Rust keyword
+        /// (the crate's, the instrument's and its cases' first segment).
         name: String,
         /// The folder to write (default: ./NAME).
         #[arg(long, value_name = "DIR")]

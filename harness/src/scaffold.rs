@@ -27,24 +27,10 @@ const SDK_VERSION: &str = env!("CARGO_PKG_VERSION");
 /// is pinned and whose component is pinned by [`pin`] once built. Returns
 /// what to do next, in words.
 pub fn new_instrument(dir: &Path, name: &str) -> Result<String, Error> {
-    let mut chars = name.chars();
-    let ok = chars.next().is_some_and(|c| c.is_ascii_lowercase())
-        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
-        && !name.ends_with('-')
-        && !name.contains("--");
-    if !ok {
-        return Err(setup(format!(
-            "new instrument: {name:?}: a crate and instrument name in lowercase letters, digits and single '-', \
-             starting with a letter (it names the crate, the component and the cases)"
-        )));
+    if let Some(why) = name_refusal(name) {
+        return Err(setup(format!("new instrument: {name:?}: {why}")));
     }
-    let camel: String = name
-        .split('-')
-        .map(|w| {
-            let mut c = w.chars();
-            c.next().map_or_else(String::new, |f| f.to_ascii_uppercase().to_string() + c.as_str())
-        })
-        .collect();
+    let camel = type_name(name);
     if dir.exists() {
         return Err(setup(format!("new instrument: {} already exists; give a new folder", dir.display())));
     }
@@ -59,7 +45,7 @@ pub fn new_instrument(dir: &Path, name: &str) -> Result<String, Error> {
             SUITE_TOML.replace("{name}", name).replace("{lib}", &lib).replace("{words}", &sha256_hex(words.as_bytes())),
         ),
         (".gitignore", "/target\n".to_string()),
-        ("README.md", README_MD.replace("{name}", name).replace("{lib}", &lib)),
+        ("README.md", README_MD.replace("{name}", name).replace("{lib}", &lib).replace("{sdk_patch}", &sdk_patch())),
     ];
     for (rel, text) in &files {
         let path = dir.join(rel);
@@ -71,9 +57,97 @@ pub fn new_instrument(dir: &Path, name: &str) -> Result<String, Error> {
     Ok(format!(
         "wrote instrument crate {name} in {dir}; next:\n  cd {dir}\n  cargo build --target wasm32-wasip2 --release   \
          # rustup target add wasm32-wasip2, once\n  cargo sparktest pin .                           # writes the \
-         component's sha256 into suite.toml\n  cargo sparktest --suite . --endpoint http://127.0.0.1:8000 --model MODEL",
-        dir = dir.display()
+         component's sha256 into suite.toml\n  cargo sparktest --suite . --endpoint http://127.0.0.1:8000 --model MODEL\n\
+         sparktest-sdk {SDK_VERSION} is taken from crates.io; to build against a local SDK instead (a checkout \
+         of cargo-sparktest), add to Cargo.toml:\n  [patch.crates-io]\n  {patch}",
+        dir = dir.display(),
+        patch = sdk_patch()
     ))
+}
+
+/// The `[patch.crates-io]` line that points `sparktest-sdk` at a local
+/// SDK: this build's own source tree when it is still there (a CLI built
+/// from a checkout), else where a checkout keeps it.
+fn sdk_patch() -> String {
+    let sdk = Path::new(env!("CARGO_MANIFEST_DIR")).join("../plugins/lib/sdk");
+    let path = match std::fs::canonicalize(&sdk) {
+        Ok(found) if found.join("Cargo.toml").is_file() => found.display().to_string(),
+        _ => "/path/to/cargo-sparktest/plugins/lib/sdk".to_string(),
+    };
+    // Quoted as TOML: a path may hold a quote or a backslash.
+    format!("sparktest-sdk = {{ path = {} }}", toml_edit::Value::from(path))
+}
+
+/// Rust's keywords, strict and reserved (2024 edition): none can name a
+/// crate or a type.
+const KEYWORDS: [&str; 52] = [
+    "as", "async", "await", "break", "const", "continue", "crate", "dyn", "else", "enum", "extern", "false", "fn",
+    "for", "if", "impl", "in", "let", "loop", "match", "mod", "move", "mut", "pub", "ref", "return", "self", "Self",
+    "static", "struct", "super", "trait", "true", "type", "unsafe", "use", "where", "while", "abstract", "become",
+    "box", "do", "final", "gen", "macro", "override", "priv", "try", "typeof", "unsized", "virtual", "yield",
+];
+
+/// Crates of Rust's own, which cargo refuses as a new package's name.
+const RUST_CRATES: [&str; 5] = ["std", "core", "alloc", "proc_macro", "test"];
+
+/// The names the generated `src/lib.rs` uses beside its type: a type of
+/// one of these names would shadow it and the crate would not build.
+const TEMPLATE_NAMES: [&str; 13] = [
+    "Case",
+    "ChatRequest",
+    "Config",
+    "Deserialize",
+    "Err",
+    "Finding",
+    "Info",
+    "Instrument",
+    "Message",
+    "Ok",
+    "Result",
+    "String",
+    "Vec",
+];
+
+/// Why `name` cannot name a new instrument, if it cannot. It names the
+/// crate, its library (`-` as `_`) and its type (each word capitalised),
+/// so each must be a name cargo and rustc take.
+fn name_refusal(name: &str) -> Option<String> {
+    let mut chars = name.chars();
+    let plain = chars.next().is_some_and(|c| c.is_ascii_lowercase())
+        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+        && !name.ends_with('-')
+        && !name.contains("--");
+    if !plain {
+        return Some(
+            "a crate and instrument name is lowercase letters, digits and single '-', starting with a letter (it \
+             names the crate, the component and the cases)"
+                .into(),
+        );
+    }
+    let lib = name.replace('-', "_");
+    let ty = type_name(name);
+    if let Some(word) = [&lib, &ty].into_iter().find(|w| KEYWORDS.contains(&w.as_str())) {
+        Some(format!(
+            "`{word}` is a Rust keyword (the crate would be `{lib}` and its type `{ty}`), and a keyword names no \
+             crate or type"
+        ))
+    } else if RUST_CRATES.contains(&lib.as_str()) {
+        Some(format!("`{lib}` is the name of a crate of Rust's own, which cargo refuses for a package"))
+    } else if TEMPLATE_NAMES.contains(&ty.as_str()) {
+        Some(format!("the crate's type would be `{ty}`, a name its src/lib.rs already uses; choose another name"))
+    } else {
+        None
+    }
+}
+
+/// The instrument's type: each `-`-separated word capitalised.
+fn type_name(name: &str) -> String {
+    name.split('-')
+        .map(|w| {
+            let mut c = w.chars();
+            c.next().map_or_else(String::new, |f| f.to_ascii_uppercase().to_string() + c.as_str())
+        })
+        .collect()
 }
 
 const CARGO_TOML: &str = r#"[package]
@@ -175,6 +249,14 @@ cargo sparktest pin .                                # the component's and data'
 cargo sparktest --suite . --list                     # its cases
 cargo sparktest --suite .                            # on the reference target (local)
 cargo sparktest --suite . --endpoint http://127.0.0.1:8000 --model MODEL
+```
+
+`sparktest-sdk` comes from crates.io. To build against a local SDK instead
+(a checkout of cargo-sparktest), add to `Cargo.toml`:
+
+```toml
+[patch.crates-io]
+{sdk_patch}
 ```
 "#;
 
@@ -507,6 +589,12 @@ mod tests {
         assert!(pin(&dir.join("suite.toml")).unwrap_err().message.contains("echo_words.wasm"));
         assert!(new_instrument(&dir, "echo-words").unwrap_err().message.contains("already exists"));
         assert!(new_instrument(&root.path().join("x"), "Bad Name").is_err());
+        // Where the SDK is not on a registry: how to build against this
+        // checkout's, in the output and the crate's README.
+        let patch = format!("[patch.crates-io]\n  {}", sdk_patch());
+        assert!(said.contains(&patch) && sdk_patch().contains("/plugins/lib/sdk\""), "{said}");
+        let readme = std::fs::read_to_string(dir.join("README.md")).unwrap();
+        assert!(readme.contains(&format!("[patch.crates-io]\n{}", sdk_patch())), "{readme}");
         let init_at = init(root.path()).unwrap();
         let config = crate::config::Config::load(root.path(), Some(&init_at)).unwrap();
         assert!(config.targets.contains_key("my-server"), "{}", init_at.display());
@@ -578,5 +666,47 @@ mod tests {
         // A file that is not TOML is named, and left alone.
         std::fs::write(&file, "[suite\n").unwrap();
         assert!(pin(&file).unwrap_err().message.contains("suite.toml"));
+    }
+
+    #[test]
+    fn a_new_instrument_s_name_must_make_a_crate_and_a_type_that_build() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("x");
+        for (name, why) in [
+            ("self", "`self` is a Rust keyword (the crate would be `self` and its type `Self`)"),
+            ("crate", "`crate` is a Rust keyword"),
+            ("super", "`super` is a Rust keyword"),
+            ("fn", "`fn` is a Rust keyword"),
+            ("async", "`async` is a Rust keyword"),
+            ("yield", "`yield` is a Rust keyword"),
+            ("gen", "`gen` is a Rust keyword"),
+            ("std", "a crate of Rust's own"),
+            ("proc-macro", "`proc_macro` is the name of a crate of Rust's own"),
+            ("config", "type would be `Config`, a name its src/lib.rs already uses"),
+            ("chat-request", "`ChatRequest`"),
+            ("ok", "`Ok`"),
+            ("Self", "lowercase letters"),
+            ("r#fn", "lowercase letters"),
+            ("a_b", "lowercase letters"),
+            ("a--b", "lowercase letters"),
+            ("9lives", "lowercase letters"),
+        ] {
+            let err = new_instrument(&dir, name).unwrap_err();
+            assert_eq!(err.kind, ErrorKind::Setup, "{name}: exit 3: {err}");
+            assert!(err.message.contains(&format!("new instrument: {name:?}: ")), "{err}");
+            assert!(err.message.contains(why), "{name}: {err}");
+            assert!(!dir.exists(), "{name}: nothing written");
+        }
+        // A keyword as one word of several is a name like any other.
+        for name in ["self-check", "type-speed", "r2"] {
+            assert!(new_instrument(&root.path().join(name), name).is_ok(), "{name}");
+        }
+        let lib = std::fs::read_to_string(root.path().join("self-check/src/lib.rs")).unwrap();
+        assert!(lib.contains("struct SelfCheck;") && lib.contains("register_instrument!(SelfCheck);"), "{lib}");
+        // Every name the list guards is one the template uses.
+        for used in TEMPLATE_NAMES {
+            let word = |w: &str| w == used;
+            assert!(LIB_RS.split(|c: char| !c.is_ascii_alphanumeric()).any(word), "{used}");
+        }
     }
 }
