@@ -646,7 +646,13 @@ mod tests {
         let r = read(&p).unwrap();
         assert!(r.damaged.is_empty(), "{:?}", r.damaged);
         assert!(r.damage.as_deref().is_some_and(|d| d.contains("not UTF-8")), "{:?}", r.damage);
-        assert!(ConfigJournal::open(dir.path(), "a", session(), false).is_ok());
+        // Taken up again: the whole lines are kept, only the damaged end is
+        // left out.
+        let (j, _) = ConfigJournal::open(dir.path(), "a", session(), false).unwrap();
+        drop(j);
+        let r = read(&p).unwrap();
+        assert!(r.damage.is_none(), "{:?}", r.damage);
+        assert_eq!((r.sessions.len(), r.steps.len()), (2, 3), "{r:?}");
     }
 
     #[test]
