@@ -1,0 +1,237 @@
+//! One measurement file read as far as it is whole, and the files of a
+//! folder.
+
+use std::path::{Path, PathBuf};
+
+use serde::de::DeserializeOwned;
+
+use super::Run;
+use crate::read::first_line;
+use crate::{CallRecord, Line, ReadError};
+
+/// One measurement file read as far as it is whole.
+#[derive(Debug)]
+pub struct File<C = CallRecord> {
+    /// Its run.
+    pub run: Run<C>,
+    /// The first line that could not be read, if any: a file cut by a
+    /// crash or a full disk ends in half a line; a second manifest ends the
+    /// file too. The lines before it were read.
+    pub damage: Option<ReadError>,
+    /// How many bytes of the text are whole lines before the damage:
+    /// `&text[..whole_bytes]` is what a strict reader can take.
+    pub whole_bytes: usize,
+}
+
+impl<C: DeserializeOwned> File<C> {
+    /// Parse a file's text, each line once. A file whose manifest is
+    /// missing, damaged or of another major version is an error; damage
+    /// after it is kept in [`File::damage`].
+    pub fn parse(text: &str) -> Result<File<C>, ReadError> {
+        let mut run: Option<Run<C>> = None;
+        let mut whole_bytes = 0;
+        let mut damage = None;
+        for (i, raw) in text.split_inclusive('\n').enumerate() {
+            let at = i + 1;
+            let line = if !raw.ends_with('\n') {
+                Err("the line is cut short (no newline at its end: the run crashed or the disk filled)".to_string())
+            } else if raw.trim().is_empty() {
+                Ok(None)
+            } else {
+                serde_json::from_str::<Line<C>>(raw).map(Some).map_err(|e| e.to_string())
+            };
+            let kept = match (line, &mut run) {
+                (Ok(None), _) => Ok(()),
+                (Ok(Some(line)), None) => {
+                    first_line(&line, at)?;
+                    if let Line::Manifest(m) = line {
+                        run = Some(Run::new(m));
+                    }
+                    Ok(())
+                }
+                (Ok(Some(Line::Manifest(_))), Some(_)) => Err("a second manifest".to_string()),
+                (Ok(Some(Line::Case(c))), Some(r)) => {
+                    r.cases.push(c);
+                    Ok(())
+                }
+                (Ok(Some(Line::Summary(s))), Some(r)) => {
+                    r.summary = Some(s);
+                    Ok(())
+                }
+                (Err(message), _) => Err(message),
+            };
+            match kept {
+                Ok(()) => whole_bytes += raw.len(),
+                Err(message) => {
+                    damage = Some(ReadError { line: at, message });
+                    break;
+                }
+            }
+        }
+        match run {
+            Some(run) => Ok(File { run, damage, whole_bytes }),
+            None => Err(damage.unwrap_or(ReadError { line: 1, message: "empty measurement file".into() })),
+        }
+    }
+
+    /// Read and parse a file. Valid UTF-8 (every file the harness writes)
+    /// is taken as it is; anything else is read with replacement
+    /// characters.
+    pub fn read(path: &Path) -> Result<File<C>, FileError> {
+        let (file, _) = Self::read_text(path)?;
+        Ok(file)
+    }
+
+    /// [`File::read`], handing back the text too (what the board's host
+    /// passes on to its reporter).
+    pub fn read_text(path: &Path) -> Result<(File<C>, String), FileError> {
+        let bytes = std::fs::read(path).map_err(|e| FileError::io(path, e))?;
+        let text = String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+        let file = Self::parse(&text).map_err(|e| FileError::format(path, e))?;
+        Ok((file, text))
+    }
+}
+
+/// Why a file could not be read at all.
+#[derive(Debug)]
+pub struct FileError {
+    /// The file.
+    pub path: PathBuf,
+    /// What was wrong.
+    pub kind: FileErrorKind,
+}
+
+/// What was wrong with a file.
+#[derive(Debug)]
+pub enum FileErrorKind {
+    /// It could not be read.
+    Io(std::io::Error),
+    /// It is not a measurement file this reader knows: no manifest, a
+    /// damaged one, or another major version.
+    Format(ReadError),
+}
+
+impl FileError {
+    pub(super) fn io(path: &Path, e: std::io::Error) -> FileError {
+        FileError { path: path.to_path_buf(), kind: FileErrorKind::Io(e) }
+    }
+
+    pub(super) fn format(path: &Path, e: ReadError) -> FileError {
+        FileError { path: path.to_path_buf(), kind: FileErrorKind::Format(e) }
+    }
+
+    /// Whether the file is of a major format version this reader refuses
+    /// (as opposed to one with no readable manifest).
+    pub fn is_other_version(&self) -> bool {
+        matches!(&self.kind, FileErrorKind::Format(e) if e.message.contains("format version"))
+    }
+}
+
+impl std::fmt::Display for FileError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.kind {
+            FileErrorKind::Io(e) => write!(f, "failed to read {}: {e}", self.path.display()),
+            FileErrorKind::Format(e) => write!(f, "{}: {e}", self.path.display()),
+        }
+    }
+}
+
+impl std::error::Error for FileError {}
+
+/// The measurement files (`*.jsonl`) of a folder, sorted by name.
+pub fn list(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .collect();
+    files.sort();
+    Ok(files)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::fixtures::manifest;
+    use super::*;
+    use crate::Summary;
+
+    fn parse(text: &str) -> Result<File, ReadError> {
+        File::parse(text)
+    }
+
+    #[test]
+    fn line_is_tagged_type_and_data() {
+        let line: Line = Line::Summary(Summary {
+            finished_at: "2026-01-01T00:00:00Z".into(),
+            seconds: 1.5,
+            passed: 1,
+            failed: 2,
+            lost: 3,
+            not_applicable: 0,
+            instruments: vec![],
+            gate: None,
+            stopped: None,
+            interrupted: None,
+            interrupted_cases: 0,
+        });
+        let json = serde_json::to_value(&line).unwrap();
+        assert_eq!(json["type"], "summary");
+        assert_eq!(json["data"]["lost"], 3);
+    }
+
+    #[test]
+    fn a_1_0_file_without_the_1_1_fields_still_loads() {
+        let v10 = r#"{"type":"manifest","data":{"format_version":"1.0","run_id":"r","started_at":"t","harness":{"version":"0.1.0","git_revision":null},"suite":{"name":"s","version":"1","sha256":"00","files":[]},"target":{"name":"t","base_url":"u","model_id":"m","engine":"llama.cpp","build":null,"model_path":null,"model_sha256":null,"launch_command":null,"facts":[]},"client_host":{"hostname":null,"cpu_model":null,"cores":2,"memory_bytes":1,"memory_available_bytes":1,"os":null,"kernel":null},"route":"direct","instruments":[]}}
+{"type":"case","data":{"id":"a::b","instrument":"a","case":"b","tags":[],"outcome":"pass","reason":null,"metrics":[],"notes":[],"started_at":"t","seconds":1.0,"endpoint_seconds":0.5,"calls":[{"kind":"chat","result":"ok","status":200,"total_ms":1.0,"ttft_ms":null,"decode_ms":null,"prompt_tokens":1,"completion_tokens":1,"token_source":"server-usage"}],"prompt_tokens":1,"completion_tokens":1,"transcript_sha256":"00","snapshots":[]}}
+{"type":"summary","data":{"finished_at":"t","seconds":1.0,"passed":1,"failed":0,"lost":0,"not_applicable":0}}
+"#;
+        let file = parse(v10).unwrap();
+        assert!(file.damage.is_none() && file.run.summary.is_some());
+        let c = &file.run.cases[0];
+        assert_eq!((c.arm.as_deref(), c.calls[0].server_load.as_ref()), (None, None));
+    }
+
+    #[test]
+    fn reads_its_own_version_and_refuses_another_major() {
+        let ok = serde_json::to_string(&manifest("1.3")).unwrap() + "\n";
+        assert_eq!(parse(&ok).unwrap().run.manifest.format_version, "1.3");
+        let future = serde_json::to_string(&manifest("2.0")).unwrap() + "\n";
+        let err = parse(&future).unwrap_err();
+        assert_eq!(err.line, 1);
+        assert!(err.message.contains("format version 2.0"), "{err}");
+    }
+
+    #[test]
+    fn the_first_line_must_be_a_manifest() {
+        let err = parse("{\"type\":\"summary\",\"data\":{\"finished_at\":\"x\",\"seconds\":0,\"passed\":0,\"failed\":0,\"lost\":0,\"not_applicable\":0}}\n")
+            .unwrap_err();
+        assert!(err.message.contains("not a manifest"), "{err}");
+    }
+
+    #[test]
+    fn a_cut_file_keeps_every_whole_line_and_names_the_cut() {
+        let m = serde_json::to_string(&manifest("1.2")).unwrap();
+        let whole = format!("{m}\n");
+        let cut = format!("{m}\n{{\"type\":\"case\",\"data\":{{\"id\":\"a");
+        let p = parse(&cut).unwrap();
+        assert_eq!((p.run.cases.len(), p.whole_bytes), (0, whole.len()));
+        let damage = p.damage.unwrap();
+        assert_eq!(damage.line, 2);
+        assert!(damage.message.contains("cut short"), "{damage}");
+        assert!(parse(&whole).unwrap().damage.is_none());
+        // A damaged line in the middle ends what is read there too, and so
+        // does a second manifest.
+        let mid = format!("{m}\nnot json\n{m}\n");
+        assert_eq!(parse(&mid).unwrap().damage.unwrap().line, 2);
+        let twice = format!("{m}\n{m}\n");
+        let d = parse(&twice).unwrap().damage.unwrap();
+        assert_eq!((d.line, d.message.as_str()), (2, "a second manifest"));
+        // Without a manifest there is nothing to keep.
+        assert!(parse("{\"type\":\"sum").is_err());
+    }
+
+    #[test]
+    fn garbage_names_its_line() {
+        let err = parse("\n{not json").unwrap_err();
+        assert_eq!(err.line, 2);
+    }
+}

@@ -1,0 +1,58 @@
+//! One measurement file's run as the run log shows it.
+
+use super::Run;
+use crate::{Outcome, Summary};
+
+/// One measurement file's run as a run log shows it: its own counts and
+/// summary, and how it was read with others.
+#[derive(Debug, Clone)]
+pub struct Logged {
+    /// Its run id.
+    pub run_id: String,
+    /// Its start time.
+    pub started_at: String,
+    /// `name version` of the suite.
+    pub suite: String,
+    /// `model (engine on target, route)`.
+    pub target: String,
+    /// Its own cases' outcomes, in order.
+    pub outcomes: Vec<Outcome>,
+    /// Its first failed or lost cases, `id: reason`.
+    pub failures: Vec<String>,
+    /// Its own summary line.
+    pub summary: Option<Summary>,
+    /// How it was read with other files ("part 2/5 of run group G, read as
+    /// one run with R"), in the order found.
+    pub read_as: Vec<String>,
+    /// The batch job it ran in, in words (`Slurm job 7_2 on vm (requeued 1
+    /// time)`).
+    pub job: Option<String>,
+}
+
+impl Logged {
+    pub(super) fn of<C>(r: &Run<C>) -> Logged {
+        let m = &r.manifest;
+        Logged {
+            run_id: m.run_id.clone(),
+            started_at: m.started_at.clone(),
+            suite: format!("{} {}", m.suite.name, m.suite.version),
+            target: format!("{} ({} on {}, {})", m.target.model_id, m.target.engine, m.target.name, m.route),
+            outcomes: r.cases.iter().map(|c| c.outcome).collect(),
+            failures: r
+                .cases
+                .iter()
+                .filter(|c| matches!(c.outcome, Outcome::Fail | Outcome::Lost))
+                .take(5)
+                .map(|c| format!("{}: {}", c.id, c.reason.as_deref().unwrap_or("")))
+                .collect(),
+            summary: r.summary.clone(),
+            read_as: Vec::new(),
+            job: m.job.as_ref().map(crate::JobRef::describe),
+        }
+    }
+
+    /// Cases of this outcome in the file.
+    pub fn count(&self, o: Outcome) -> usize {
+        self.outcomes.iter().filter(|x| **x == o).count()
+    }
+}
