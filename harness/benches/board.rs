@@ -90,7 +90,7 @@ fn main() {
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     for i in 0..=RUNS {
         let t = Instant::now();
-        let (files, _, _) = sparktest_harness::board::read_measurements(&measurements).unwrap();
+        let files = sparktest_harness::board::read_measurements(&measurements).unwrap().files;
         let t_read = t.elapsed();
         let t = Instant::now();
         let wasm =

@@ -91,24 +91,62 @@ pub struct Damage {
     pub kept: bool,
 }
 
-/// Measurement files as read: each readable one's path and text (its
-/// whole lines), what was damaged, and the transcripts the records name.
-pub type Measurements = (Vec<(PathBuf, String)>, Vec<Damage>, std::collections::BTreeSet<String>);
+/// A whole measurement file of a run another file already gave: the run
+/// is read once, from the first file by name; this one is named apart from
+/// the damaged files (it is not damaged).
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ReadOnce {
+    /// The file's name.
+    pub file: String,
+    /// The file the run was read from.
+    pub first: String,
+    /// The run both files hold.
+    pub run_id: String,
+    /// Whether it holds the same bytes as `first` (else it is another file
+    /// of the same run id, and its records are not used).
+    pub identical: bool,
+}
+
+impl ReadOnce {
+    /// What is said of the file, on stderr and on the board.
+    pub fn words(&self) -> String {
+        let (first, run) = (&self.first, &self.run_id);
+        if self.identical {
+            format!("an identical copy of {first} (run {run}, the same bytes): read once")
+        } else {
+            format!(
+                "a second file of run {run} (the first is {first}), not the same bytes: the run is read once, from {first}"
+            )
+        }
+    }
+}
+
+/// Measurement files as read.
+#[derive(Debug, Default)]
+pub struct Measurements {
+    /// Each readable file's path and text (its whole lines).
+    pub files: Vec<(PathBuf, String)>,
+    /// The files that could not be read whole.
+    pub damage: Vec<Damage>,
+    /// The files of a run another file already gave.
+    pub read_once: Vec<ReadOnce>,
+    /// The transcripts the records name.
+    pub transcripts: std::collections::BTreeSet<String>,
+}
 
 /// Every `*.jsonl` in `dir`, by name. A file cut by a crash or a full disk
 /// keeps every record up to its last whole line; a file with no readable
 /// manifest is left out; both are reported, never blanking the board. A
-/// file of another major format version is refused, naming file and line.
-/// The files are read and checked on every core; what is said of them is
-/// said in name order.
+/// second file of a run (an identical copy, most often) is read once and
+/// named as such. A file of another major format version is refused,
+/// naming file and line. The files are read and checked on every core;
+/// what is said of them is said in name order.
 pub fn read_measurements(dir: &Path) -> Result<Measurements, Error> {
     let files = measurement_files(dir)?;
     if files.is_empty() {
         return Err(setup(format!("no measurement files (*.jsonl) in {}", dir.display())));
     }
-    let mut read = Vec::new();
-    let mut damage = Vec::new();
-    let mut transcripts = std::collections::BTreeSet::new();
+    let mut read = Measurements::default();
     // Run id → the file that holds it and its text's digest: a run given
     // twice is read once.
     let mut runs: BTreeMap<String, (String, String)> = BTreeMap::new();
@@ -117,13 +155,10 @@ pub fn read_measurements(dir: &Path) -> Result<Measurements, Error> {
         match checked? {
             Checked::Kept { run_id, text, .. } if runs.contains_key(&run_id) => {
                 let (first, digest) = &runs[&run_id];
-                let message = if *digest == crate::suite::sha256_hex(text.as_bytes()) {
-                    format!("an identical copy of {first} (run {run_id}, the same bytes): read once")
-                } else {
-                    format!("a second file of run {run_id} (the first is {first}): the run is read once")
-                };
-                eprintln!("sparktest: warning: {name}: {message}; this file is left out");
-                damage.push(Damage { file: name, line: 1, message, kept: false });
+                let identical = *digest == crate::suite::sha256_hex(text.as_bytes());
+                let once = ReadOnce { file: name, first: first.clone(), run_id, identical };
+                eprintln!("sparktest: note: {}: {}", once.file, once.words());
+                read.read_once.push(once);
             }
             Checked::Kept { text, damaged, named, run_id } => {
                 runs.insert(run_id, (name.clone(), crate::suite::sha256_hex(text.as_bytes())));
@@ -132,21 +167,21 @@ pub fn read_measurements(dir: &Path) -> Result<Measurements, Error> {
                         "sparktest: warning: {name}: line {}: {}; the records before it are used",
                         d.line, d.message
                     );
-                    damage.push(Damage { file: name, line: d.line, message: d.message, kept: true });
+                    read.damage.push(Damage { file: name, line: d.line, message: d.message, kept: true });
                 }
-                transcripts.extend(named);
-                read.push((f.clone(), text));
+                read.transcripts.extend(named);
+                read.files.push((f.clone(), text));
             }
             Checked::Left(e) => {
                 eprintln!("sparktest: warning: {name}: line {}: {}; the file is left out", e.line, e.message);
-                damage.push(Damage { file: name, line: e.line, message: e.message, kept: false });
+                read.damage.push(Damage { file: name, line: e.line, message: e.message, kept: false });
             }
         }
     }
-    if read.is_empty() {
+    if read.files.is_empty() {
         return Err(setup(format!("no readable measurement file in {}", dir.display())));
     }
-    Ok((read, damage, transcripts))
+    Ok(read)
 }
 
 /// One measurement file, read and checked.
@@ -244,11 +279,14 @@ pub fn board(args: BoardArgs) -> Result<i32, Error> {
         let wasm = reporter(&args, &config);
         (reading.join().unwrap_or_else(|e| std::panic::resume_unwind(e)), wasm)
     });
-    let (files, damage, named) = read?;
+    let Measurements { files, damage, read_once, transcripts: named } = read?;
     let (wasm, pin) = wasm?;
     let mut inputs = BTreeMap::new();
     if !damage.is_empty() {
         inputs.insert("damage.json".to_string(), serde_json::to_vec(&damage).unwrap_or_default());
+    }
+    if !read_once.is_empty() {
+        inputs.insert("read-once.json".to_string(), serde_json::to_vec(&read_once).unwrap_or_default());
     }
     // The transcripts the records name, copied beside the board so that
     // each cell's records link to them.

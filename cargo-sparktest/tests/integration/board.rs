@@ -1398,6 +1398,61 @@ fn write_stopped(dir: &Path, name: &str, m: Manifest, cases: Vec<CaseRecord>, wh
     std::fs::write(dir.join(name), text).unwrap();
 }
 
+/// An identical copy of a file, and another file of the same run id
+/// (issue 46): both whole, the run read once from the first by name, each
+/// named as such under "Files read once" on both boards, never as damaged
+/// ("nothing: no readable manifest"); a damaged file beside them still is.
+#[test]
+fn an_identical_copy_is_named_as_read_once_never_as_damaged() {
+    let p = Project::new("");
+    let m = p.path().join("m");
+    std::fs::create_dir_all(&m).unwrap();
+    let alpha = || manifest("alpha", "m1", "llama.cpp", "2026-04-01T00:00:00Z");
+    write(&m, "a.jsonl", alpha(), probes(12, 0, 12), true);
+    std::fs::copy(m.join("a.jsonl"), m.join("copy-of-a.jsonl")).unwrap();
+    write(&m, "other-a.jsonl", alpha(), probes(0, 0, 12), true);
+    std::fs::write(m.join("z-cut.jsonl"), "not json\n").unwrap();
+
+    let out = board(&p, &m, "out");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let said = text(&out);
+    let run = "2026-04-01T00:00:00Z-alpha";
+    assert!(
+        said.contains(&format!(
+            "note: copy-of-a.jsonl: an identical copy of a.jsonl (run {run}, the same bytes): read once"
+        )),
+        "{said}"
+    );
+    assert!(said.contains("note: other-a.jsonl: a second file of run"), "{said}");
+    assert!(said.contains("warning: z-cut.jsonl: line 1"), "{said}");
+    // The run is read once, from the first file by name.
+    let s = standings(&p.path().join("out"));
+    assert_eq!(cell(&s, "Corruption probe", A)["raw"], "12/12 correct");
+
+    let md = std::fs::read_to_string(p.path().join("out/board.md")).unwrap();
+    // A section: its heading and the paragraphs after it, `n` in all.
+    let section = |head: &str, n: usize| {
+        let at = md.find(head).unwrap_or_else(|| panic!("no {head}: {md}"));
+        md[at..].split("\n\n").take(n).collect::<Vec<_>>().join("\n\n")
+    };
+    let damaged = section("### Damaged measurement files", 2);
+    assert!(damaged.contains("z-cut.jsonl") && !damaged.contains("a.jsonl"), "{damaged}");
+    let once = section("### Files read once", 3);
+    assert!(
+        once.contains(&format!(
+            "| copy-of-a.jsonl | {run} | a.jsonl | read once: an identical copy of a.jsonl \\(the same bytes\\) |"
+        )),
+        "{once}"
+    );
+    assert!(once.contains("| other-a.jsonl |") && once.contains("not used: another file of the same run"), "{once}");
+    let html = std::fs::read_to_string(p.path().join("out/board.html")).unwrap();
+    let html_once = &html[html.find("<h3>Files read once</h3>").expect("the HTML section")..];
+    assert!(html_once.contains("read once: an identical copy of a.jsonl (the same bytes)"), "{html_once}");
+    let html_damaged = &html[html.find("<h3>Damaged measurement files</h3>").unwrap()..];
+    let html_damaged = &html_damaged[..html_damaged.find("<h3>Files read once</h3>").unwrap()];
+    assert!(!html_damaged.contains("copy-of-a.jsonl") && html_damaged.contains("z-cut.jsonl"), "{html_damaged}");
+}
+
 #[test]
 fn lost_is_never_a_score_and_a_dead_later_run_replaces_no_measurement() {
     let p = Project::new("");

@@ -704,6 +704,10 @@ pub fn render(board: &Board, runs: &crate::run::Runs, extras: &Extras) -> String
         out.push_str("<h3>Damaged measurement files</h3><p>Cut by a crash or a full disk, or not measurement files at all: each record up to the damage is used where the file's manifest was readable.</p>");
         table_html(&mut out, "damage", &sections::damage(&extras.damage), false);
     }
+    if !extras.read_once.is_empty() {
+        out.push_str("<h3>Files read once</h3><p>Whole files of a run that an earlier file (by name) already gave: the run is read once, from that file. An identical copy adds nothing and is not damaged.</p>");
+        table_html(&mut out, "read-once", &sections::read_once(&extras.read_once), false);
+    }
     if let Some((table, missing)) = sections::campaigns(runs) {
         out.push_str("<h2>Campaigns</h2><p>Each configuration of a campaign as its own record says: its launch, the memory its server gave back after the stop, and the suites not run with why.</p>");
         table_html(&mut out, "campaigns", &table, false);

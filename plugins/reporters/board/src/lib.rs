@@ -123,12 +123,17 @@ fn check_references(board: &model::Board, refs: &References) -> Result<(), Strin
 }
 
 /// What the host adds besides the measurement files: files it could not
-/// read whole, and the transcripts it has for the records.
+/// read whole, files it read once, and the transcripts it has for the
+/// records.
 #[derive(Debug, Clone, Default, serde::Deserialize)]
 pub struct Extras {
     /// Damaged measurement files: `{file, line, message, kept}`.
     #[serde(default)]
     pub damage: Vec<Damage>,
+    /// Whole files of a run another file already gave, read once:
+    /// `{file, first, run_id, identical}`.
+    #[serde(default)]
+    pub read_once: Vec<ReadOnce>,
     /// Transcript addresses available beside the board (`transcripts/<sha>.json`).
     #[serde(default)]
     pub transcripts: std::collections::BTreeSet<String>,
@@ -145,6 +150,18 @@ pub struct Damage {
     pub message: String,
     /// Its whole lines before the damage were used.
     pub kept: bool,
+}
+
+/// A whole measurement file of a run another file already gave: the run
+/// was read once, from `first`. Not damage: named apart.
+#[derive(Debug, Clone, serde::Deserialize, serde::Serialize)]
+pub struct ReadOnce {
+    pub file: String,
+    pub first: String,
+    pub run_id: String,
+    /// The same bytes as `first` (else another file of the same run id,
+    /// whose records were not used).
+    pub identical: bool,
 }
 
 /// The three files of the board, the config given as JSON text (empty for
@@ -212,6 +229,9 @@ mod component {
             let mut extras = super::Extras::default();
             if let Some(d) = text("damage.json")? {
                 extras.damage = serde_json::from_str(&d).map_err(|e| format!("damage.json: {e}"))?;
+            }
+            if let Some(r) = text("read-once.json")? {
+                extras.read_once = serde_json::from_str(&r).map_err(|e| format!("read-once.json: {e}"))?;
             }
             if let Some(r) = text("references.json")? {
                 extras.references = Some(serde_json::from_str(&r).map_err(|e| format!("references: {e}"))?);

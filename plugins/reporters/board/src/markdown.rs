@@ -178,6 +178,10 @@ pub fn render(board: &Board, runs: &crate::run::Runs, extras: &Extras) -> String
         out.push_str("### Damaged measurement files\n\n");
         table(&mut out, &sections::damage(&extras.damage));
     }
+    if !extras.read_once.is_empty() {
+        out.push_str("### Files read once\n\nWhole files of a run that an earlier file (by name) already gave: the run is read once, from that file.\n\n");
+        table(&mut out, &sections::read_once(&extras.read_once));
+    }
     if let Some((campaigns, missing)) = sections::campaigns(runs) {
         out.push_str("## Campaigns\n\n");
         table(&mut out, &campaigns);

@@ -493,6 +493,26 @@ pub fn damage(list: &[crate::Damage]) -> Table {
     }
 }
 
+/// The whole files the host read once: an identical copy of another file,
+/// or another file of the same run.
+pub fn read_once(list: &[crate::ReadOnce]) -> Table {
+    Table {
+        headings: vec!["File", "Run", "Read from", "Used"],
+        numeric: vec![false; 4],
+        rows: list
+            .iter()
+            .map(|r| {
+                let used = if r.identical {
+                    format!("read once: an identical copy of {} (the same bytes)", r.first)
+                } else {
+                    format!("not used: another file of the same run, not the same bytes as {}", r.first)
+                };
+                vec![r.file.clone(), r.run_id.clone(), r.first.clone(), used]
+            })
+            .collect(),
+    }
+}
+
 /// Each instrument's own description, newest version first seen.
 pub fn methodology(runs: &[Run]) -> Vec<(String, String, String)> {
     let mut seen: BTreeMap<String, (String, String, String)> = BTreeMap::new();
