@@ -260,3 +260,105 @@ fn the_configuration_line_says_each_thing_once_and_two_machines_caches_share_a_c
         [vllm_key];
     assert!(cell["records"][0].as_str().unwrap().starts_with("2026-05-02T00:00:00Z-local-vllm#"), "{cell}");
 }
+
+/// A column measured on two boxes (issue 46): its corruption probe on one
+/// node, its speed row on a node of another kind after the Slurm task was
+/// requeued. The column names both boxes and the rows each gave and is
+/// marked as from unlike hardware; the run log names each file's box and
+/// rows. A run resumed on a second box of the same kind names both boxes,
+/// unmarked.
+#[test]
+fn a_column_measured_on_two_boxes_names_both_and_unlike_ones_are_marked() {
+    let p = Project::new("");
+    let m = p.path().join("m");
+    std::fs::create_dir_all(&m).unwrap();
+    let on = |target: &str, started: &str, node: &str, gpu: &str, requeued: u32| {
+        let mut man = manifest(target, "m1", "vllm", started);
+        man.run_id = format!("{started}-{target}-{node}");
+        man.target.host = Some(sparktest_record::HostInfo {
+            hostname: Some(node.into()),
+            cpu_model: Some("Intel Xeon".into()),
+            cores: 16,
+            memory_bytes: 128 << 30,
+            memory_available_bytes: 64 << 30,
+            os: None,
+            kernel: None,
+            accelerators: vec![sparktest_record::Accelerator {
+                name: gpu.into(),
+                driver: Some("580".into()),
+                memory_total_mib: Some(81_559),
+                memory_used_mib: Some(0),
+                unified_memory: false,
+            }],
+        });
+        man.job = Some(sparktest_record::JobRef {
+            scheduler: "slurm".into(),
+            job_id: "12".into(),
+            array_job_id: Some("10".into()),
+            array_task_id: Some("2".into()),
+            restart_count: requeued,
+            node: Some(node.into()),
+            ..Default::default()
+        });
+        man
+    };
+    let probe = |id: &str| vec![case("corruption", id, Outcome::Pass, &[], None)];
+    write(&m, "a1.jsonl", on("alpha", "2026-06-01T00:00:00Z", "node-1", "NVIDIA H200", 0), probe("cjk::x"), true);
+    write(&m, "a2.jsonl", on("alpha", "2026-06-01T01:00:00Z", "node-7", "NVIDIA A100", 1), prose(50.0), true);
+    // beta: a run cut on node-1, resumed by its requeued task on node-2, a
+    // box of the same kind.
+    let first = on("beta", "2026-06-01T00:00:00Z", "node-1", "NVIDIA H200", 0);
+    let mut resumed = on("beta", "2026-06-01T02:00:00Z", "node-2", "NVIDIA H200", 1);
+    resumed.resumes = Some(first.run_id.clone());
+    write(&m, "b1.jsonl", first, probe("cjk::x"), false);
+    write(&m, "b2.jsonl", resumed, probe("cjk::y"), true);
+
+    let out = board(&p, &m, "out", &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let s = standings(&p.path().join("out"));
+    assert_eq!(s["board"]["hardware_kinds"].as_array().map(Vec::len), Some(2), "{}", s["board"]["hardware_kinds"]);
+    let col = |key: &str| s["board"]["columns"].as_array().unwrap().iter().find(|c| c["key"] == key).unwrap().clone();
+    let (a, b) = (col("alpha · m1"), col("beta · m1"));
+    let h200 = "Intel Xeon × 16 cores, 128 GiB, 1× NVIDIA H200";
+    let a100 = "Intel Xeon × 16 cores, 128 GiB, 1× NVIDIA A100";
+    assert_eq!(
+        a["boxes"],
+        serde_json::json!([
+            format!("node-1: {h200}; Slurm job 10_2 on node-1 (rows: Corruption probe)"),
+            format!("node-7: {a100}; Slurm job 10_2 on node-7 (requeued 1 time) (rows: Prose speed)"),
+        ]),
+        "{a}"
+    );
+    assert_eq!(
+        a["measured_on"],
+        a["boxes"].as_array().unwrap().iter().map(|b| b.as_str().unwrap()).collect::<Vec<_>>().join(" + ")
+    );
+    assert_eq!((a["hardware"].as_str(), a["unlike"].as_bool()), (Some("A + B"), Some(true)), "{a}");
+    // The resumed run: both boxes, each with the rows its records gave; alike, so unmarked.
+    assert_eq!(
+        b["boxes"],
+        serde_json::json!([
+            format!("node-1: {h200}; Slurm job 10_2 on node-1 (rows: Corruption probe)"),
+            format!("node-2: {h200}; Slurm job 10_2 on node-2 (requeued 1 time) (rows: Corruption probe)"),
+        ]),
+        "{b}"
+    );
+    assert_eq!((b["hardware"].as_str(), b.get("unlike")), (Some("A"), None), "{b}");
+
+    let md = std::fs::read_to_string(p.path().join("out/board.md")).unwrap();
+    assert!(md.contains("hardware A + B (rows from unlike boxes), measured on node-1"), "{md}");
+    assert!(md.contains(r"**alpha \(hardware A + B\) was measured on unlike boxes"), "{md}");
+    // The run log: each file's box and the rows it gave.
+    let log_row = |file_started: &str| {
+        md.lines().find(|l| l.starts_with(&format!("| {file_started} "))).unwrap_or_else(|| panic!("{md}")).to_string()
+    };
+    assert!(log_row("2026-06-01T01:00:00Z").contains(&format!("node-7: {a100}; rows: Prose speed")), "{md}");
+    assert!(log_row("2026-06-01T02:00:00Z").contains(&format!("node-2: {h200}; rows: Corruption probe")), "{md}");
+    let html = std::fs::read_to_string(p.path().join("out/board.html")).unwrap();
+    assert!(
+        html.contains("<div class=\"box unlike\"><b>hardware A + B: rows from unlike boxes</b> · measured on node-1"),
+        "{html}"
+    );
+    assert!(html.contains(&format!("<br>+ node-7: {a100}")), "each box a line");
+    assert!(html.contains("<div class=\"box\"><b>hardware A</b> · measured on node-1"), "beta unmarked");
+}

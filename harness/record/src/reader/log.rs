@@ -1,7 +1,7 @@
 //! One measurement file's run as the run log shows it.
 
 use super::Run;
-use crate::{Outcome, Summary};
+use crate::{HostInfo, Outcome, Summary};
 
 /// One measurement file's run as a run log shows it: its own counts and
 /// summary, and how it was read with others.
@@ -27,6 +27,13 @@ pub struct Logged {
     /// The batch job it ran in, in words (`Slurm job 7_2 on vm (requeued 1
     /// time)`).
     pub job: Option<String>,
+    /// The box it was measured on: its server's where the harness saw it
+    /// (a server it launched), else the client's. The parts and resumes of
+    /// a run may each have run on another box.
+    pub host: HostInfo,
+    /// Whether [`Logged::host`] is the server's box (else the client's:
+    /// the server's was not seen).
+    pub server_seen: bool,
 }
 
 impl Logged {
@@ -48,6 +55,8 @@ impl Logged {
             summary: r.summary.clone(),
             read_as: Vec::new(),
             job: m.job.as_ref().map(crate::JobRef::describe),
+            host: m.target.host.clone().unwrap_or_else(|| m.client_host.clone()),
+            server_seen: m.target.host.is_some(),
         }
     }
 

@@ -553,9 +553,10 @@ pub fn render(board: &Board, runs: &crate::run::Runs, extras: &Extras) -> String
         let _ = write!(
             out,
             "<p class=\"unlike\"><b>These columns were measured on {} kinds of hardware</b>: standings compare \
-             like with like only within a kind, and each column names its kind and its box. {}</p>",
+             like with like only within a kind, and each column names its kind and its box. {}{}</p>",
             board.hardware_kinds.len(),
-            esc(&board.hardware_kinds.join("; "))
+            esc(&board.hardware_kinds.join("; ")),
+            crate::boxes::unlike_columns(&board.columns).map_or(String::new(), |u| format!(" {}", esc(&u)))
         );
     }
     // The table scrolls sideways in its own box, never the page; the box is
@@ -572,7 +573,7 @@ pub fn render(board: &Board, runs: &crate::run::Runs, extras: &Extras) -> String
         let _ = write!(
             out,
             "<th class=\"col{}\" data-col=\"{k}\" data-admitted=\"{admitted}\"><button class=\"model\" data-col=\"{k}\" title=\"remove this column\">{}</button>\
-             <div class=\"sub\">{}{} · {}</div>{}<div class=\"marks\">{}</div><div class=\"box\">{}measured on {}</div>{gate}<div class=\"blend\"></div><div class=\"missing\"></div></th>",
+             <div class=\"sub\">{}{} · {}</div>{}<div class=\"marks\">{}</div>{}{gate}<div class=\"blend\"></div><div class=\"missing\"></div></th>",
             if admitted { "" } else { " unadmitted" },
             esc(&c.label),
             c.note.as_deref().map_or(String::new(), |n| format!("{} · ", esc(n))),
@@ -580,8 +581,7 @@ pub fn render(board: &Board, runs: &crate::run::Runs, extras: &Extras) -> String
             esc(&c.engine),
             c.differs.as_deref().map_or(String::new(), |d| format!("<div class=\"differs\">differs: {}</div>", esc(d))),
             esc(&c.marks.join(" · ")),
-            c.hardware.as_deref().map_or(String::new(), |k| format!("<b>hardware {}</b> · ", esc(k))),
-            esc(&c.measured_on),
+            column_boxes(c),
             k = esc(&c.key),
         );
     }
@@ -699,7 +699,7 @@ pub fn render(board: &Board, runs: &crate::run::Runs, extras: &Extras) -> String
     out.push_str("<h2>Tokens per second, by tested combination</h2><p>Single-stream decode and aggregate output are different measurements and never share a column. Decode excludes the time to first token.</p>");
     table_html(&mut out, "tokens", &sections::tokens_per_second(runs), false);
     out.push_str("<h2>Every run, including the failures</h2><p>Historical failures are kept, never replaced by later passes, and a run that failed never replaces a measurement. Every file is its own row; the parts of a partitioned run and the runs that resumed one are read as one run, each case once, and their rows say so.</p>");
-    table_html(&mut out, "runs", &sections::every_run(runs), false);
+    table_html(&mut out, "runs", &sections::every_run(board, runs), false);
     if !extras.damage.is_empty() {
         out.push_str("<h3>Damaged measurement files</h3><p>Cut by a crash or a full disk, or not measurement files at all: each record up to the damage is used where the file's manifest was readable.</p>");
         table_html(&mut out, "damage", &sections::damage(&extras.damage), false);
@@ -729,6 +729,23 @@ pub fn render(board: &Board, runs: &crate::run::Runs, extras: &Extras) -> String
     }
     let _ = writeln!(out, "</ul></section><script>{JS}</script></body></html>");
     out
+}
+
+/// Under a column's name: its kind of hardware where the board has more
+/// than one, and every box it was measured on, one a line; marked as the
+/// board's head is where its own boxes are unlike.
+fn column_boxes(c: &crate::model::Column) -> String {
+    let kind = match (&c.hardware, c.unlike) {
+        (Some(k), true) => format!("<b>hardware {}: rows from unlike boxes</b> · ", esc(k)),
+        (Some(k), false) => format!("<b>hardware {}</b> · ", esc(k)),
+        (None, _) => String::new(),
+    };
+    let on = if c.boxes.is_empty() {
+        esc(&c.measured_on)
+    } else {
+        c.boxes.iter().map(|b| esc(b)).collect::<Vec<_>>().join("<br>+ ")
+    };
+    format!("<div class=\"box{}\">{kind}measured on {on}</div>", if c.unlike { " unlike" } else { "" })
 }
 
 /// The mark of a leading column its interval cannot tell from the best.

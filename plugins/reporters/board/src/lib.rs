@@ -6,6 +6,7 @@
 //!   cells with a 0–10 standing within the row, the raw figure, the
 //!   configuration line and the records behind it, or N/A with its reason.
 //! - [`rows`]: which records feed each row and its scoring rule.
+//! - [`boxes`]: the boxes each column and each file was measured on.
 //! - [`sections`]: efficiency readout, tokens/s by combination, every run,
 //!   pinned configurations, hardware, methodology, plot data.
 //! - [`html`], [`markdown`]: rendering; `standings.json` is [`model::Board`].
@@ -13,6 +14,7 @@
 //! The output depends only on the records (no clock, no randomness, runs
 //! sorted by start time): the same files give the same bytes.
 
+pub mod boxes;
 pub mod config;
 pub mod figure;
 pub mod frontier;

@@ -52,9 +52,10 @@ pub fn render(board: &Board, runs: &crate::run::Runs, extras: &Extras) -> String
     if !board.hardware_kinds.is_empty() {
         let _ = writeln!(
             out,
-            "**These columns were measured on {} kinds of hardware**: standings compare like with like only within a kind, and each column names its kind and its box. {}\n",
+            "**These columns were measured on {} kinds of hardware**: standings compare like with like only within a kind, and each column names its kind and its box. {}{}\n",
             board.hardware_kinds.len(),
-            cell(&board.hardware_kinds.join("; "))
+            cell(&board.hardware_kinds.join("; ")),
+            crate::boxes::unlike_columns(&board.columns).map_or(String::new(), |u| format!(" **{}**", cell(&u)))
         );
     }
     out.push_str("## Scorecard\n\n");
@@ -67,7 +68,11 @@ pub fn render(board: &Board, runs: &crate::run::Runs, extras: &Extras) -> String
             _ => String::new(),
         };
         let differs = c.differs.as_deref().map_or(String::new(), |d| format!(" differs: {}", cell(d)));
-        let kind = c.hardware.as_deref().map_or(String::new(), |k| format!(" hardware {k},"));
+        let kind = match (&c.hardware, c.unlike) {
+            (Some(k), true) => format!(" hardware {k} (rows from unlike boxes),"),
+            (Some(k), false) => format!(" hardware {k},"),
+            (None, _) => String::new(),
+        };
         let _ = write!(
             out,
             " {} ({} · {}; {}){differs}{gate};{kind} measured on {} |",
@@ -173,7 +178,7 @@ pub fn render(board: &Board, runs: &crate::run::Runs, extras: &Extras) -> String
     out.push_str("## Tokens per second, by tested combination\n\nSingle-stream decode and aggregate output never share a column.\n\n");
     table(&mut out, &sections::tokens_per_second(runs));
     out.push_str("## Every run, including the failures\n\n");
-    table(&mut out, &sections::every_run(runs));
+    table(&mut out, &sections::every_run(board, runs));
     if !extras.damage.is_empty() {
         out.push_str("### Damaged measurement files\n\n");
         table(&mut out, &sections::damage(&extras.damage));

@@ -40,46 +40,23 @@ pub struct Column {
     /// Whether its numbers are admitted: the configuration battery is the
     /// gate a configuration passes before its numbers count.
     pub admission: Admission,
-    /// The box that measured it: where its server ran (the harness's own
-    /// box for a server it launched), its hardware, and the batch job.
+    /// Every box that measured it ([`crate::boxes`]): where its server ran
+    /// (the harness's own box for a server it launched), its hardware, and
+    /// the batch job; where there is more than one, each with the rows it
+    /// gave, joined by ` + `.
     pub measured_on: String,
-    /// Its kind of hardware (`A`, `B` …) where the board's columns come
-    /// from more than one: standings compare like with like only within one.
+    /// Each box with the rows it gave, where there is more than one.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub boxes: Vec<String>,
+    /// Its kinds of hardware (`A`, `B`, `A + B` …) where the board's boxes
+    /// are of more than one: standings compare like with like only within
+    /// one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hardware: Option<String>,
-}
-
-/// A box's hardware, as a column's records name it: what makes two boxes
-/// alike (CPU model and cores, memory, accelerators), and its name.
-fn hardware(info: &sparktest_record::HostInfo) -> String {
-    let mut parts = vec![format!(
-        "{} × {} cores, {:.0} GiB",
-        info.cpu_model.as_deref().unwrap_or("unknown CPU"),
-        info.cores,
-        info.memory_bytes as f64 / f64::from(1u32 << 30)
-    )];
-    let mut gpus: BTreeMap<&str, usize> = BTreeMap::new();
-    for a in &info.accelerators {
-        *gpus.entry(a.name.as_str()).or_default() += 1;
-    }
-    for (name, n) in gpus {
-        parts.push(format!("{n}× {name}"));
-    }
-    parts.join(", ")
-}
-
-/// Where a run was measured, in words: the box (its server's where the
-/// harness launched it), its hardware, and the batch job it ran in.
-fn measured_on(r: &crate::run::Run) -> (String, Option<String>) {
-    let t = &r.manifest.target;
-    let (info, whose) = match &t.host {
-        Some(h) => (h, ""),
-        None => (&r.manifest.client_host, " (the client's box: the server's was not seen)"),
-    };
-    let name = info.hostname.clone().unwrap_or_else(|| "an unnamed box".into());
-    let hw = hardware(info);
-    let job = r.manifest.job.as_ref().map_or(String::new(), |j| format!("; {}", j.describe()));
-    (format!("{name}: {hw}{whose}{job}"), t.host.is_some().then_some(hw).or(Some(hardware(info))))
+    /// Its own boxes are unlike hardware: its rows do not compare like
+    /// with like with each other.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub unlike: bool,
 }
 
 /// A column's standing with the configuration battery.
@@ -322,32 +299,15 @@ pub fn build(runs: &Runs, config: &Config, judgements: &Judgements) -> Board {
                     marks: Vec::new(),
                     differs: None,
                     admission: Admission::NotRun,
-                    measured_on: measured_on(r).0,
-                    hardware: measured_on(r).1,
+                    // Named once the rows are built ([`crate::boxes::name`]).
+                    measured_on: String::new(),
+                    boxes: Vec::new(),
+                    hardware: None,
+                    unlike: false,
                 },
             );
         }
     }
-    // Columns from unlike hardware: each kind a letter, said in the head.
-    let mut kinds: Vec<String> = Vec::new();
-    for col in columns.values() {
-        if let Some(hw) = &col.hardware
-            && !kinds.contains(hw)
-        {
-            kinds.push(hw.clone());
-        }
-    }
-    let letter = |i: usize| char::from(b'A' + (i % 26) as u8).to_string();
-    for col in columns.values_mut() {
-        col.hardware = match kinds.len() {
-            0 | 1 => None,
-            _ => col.hardware.as_ref().and_then(|hw| kinds.iter().position(|k| k == hw)).map(letter),
-        };
-    }
-    let hardware_kinds: Vec<String> = match kinds.len() {
-        0 | 1 => Vec::new(),
-        _ => kinds.iter().enumerate().map(|(i, k)| format!("{}: {k}", letter(i))).collect(),
-    };
     for (key, col) in columns.iter_mut() {
         col.marks = vec![vision_mark(runs, key)];
         col.marks.extend(audio_mark(runs, key));
@@ -420,6 +380,9 @@ pub fn build(runs: &Runs, config: &Config, judgements: &Judgements) -> Board {
             .map_or(rows.len(), |i| i + 1);
         rows.insert(at, row);
     }
+    // Columns from unlike hardware: each kind a letter, said in the head;
+    // each column names every box it was measured on.
+    let hardware_kinds = crate::boxes::name(&mut columns, &rows, runs);
     let keys: Vec<String> = columns.keys().cloned().collect();
     Board {
         title: config.title.clone().unwrap_or_else(|| "cargo-sparktest board".into()),

@@ -202,7 +202,8 @@ pub fn tokens_per_second(runs: &[Run]) -> Table {
 /// Every run, failures included, oldest first, each file its own row
 /// (the parts of a partition and the resumes of a run too, each saying
 /// what it was read with); a later pass never replaces an earlier failure.
-pub fn every_run(runs: &crate::run::Runs) -> Table {
+pub fn every_run(board: &crate::model::Board, runs: &crate::run::Runs) -> Table {
+    let fed = crate::boxes::rows_by_run(&board.rows, runs.log());
     let rows = runs
         .log()
         .iter()
@@ -234,6 +235,10 @@ pub fn every_run(runs: &crate::run::Runs) -> Table {
                 r.target.clone(),
                 outcome,
                 r.failures.join("; "),
+                match fed.get(&r.run_id) {
+                    Some(rows) => format!("{}; rows: {}", crate::boxes::words(r), rows.join(", ")),
+                    None => format!("{}; no row on the board", crate::boxes::words(r)),
+                },
                 std::iter::once(r.run_id.clone())
                     .chain(r.job.iter().map(|j| format!("in {j}")))
                     .chain(r.read_as.iter().cloned())
@@ -243,8 +248,16 @@ pub fn every_run(runs: &crate::run::Runs) -> Table {
         })
         .collect();
     Table {
-        headings: vec!["Started", "Suite", "Model / route", "Outcome", "Evidence / boundary (first failures)", "Run"],
-        numeric: vec![false; 6],
+        headings: vec![
+            "Started",
+            "Suite",
+            "Model / route",
+            "Outcome",
+            "Evidence / boundary (first failures)",
+            "Box (the rows it gave)",
+            "Run",
+        ],
+        numeric: vec![false; 7],
         rows,
     }
 }
