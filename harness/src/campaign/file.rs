@@ -771,6 +771,20 @@ mod tests {
     }
 
     #[test]
+    fn the_book_lists_the_default_suites_the_code_runs() {
+        let book = include_str!("../../../docs/campaigns.md");
+        let at = book.find("Without `suites`, the list is").expect("the book's paragraph on the default suites");
+        let paragraph = &book[at..at + book[at..].find("\n\n").unwrap_or(book.len() - at)];
+        let listed = &paragraph[paragraph.find("row order:").expect("row order:")..];
+        let listed = &listed[..listed.find("(`BOARD_SUITES`").expect("(`BOARD_SUITES`")];
+        let names: Vec<&str> = listed.split('`').skip(1).step_by(2).collect();
+        assert_eq!(names, BOARD_SUITES, "docs/campaigns.md lists other default suites than BOARD_SUITES");
+        for suite in BOARD_SUITES {
+            assert!(!book.contains(&format!("`{suite}` is not in that list")), "the book leaves {suite} out");
+        }
+    }
+
+    #[test]
     fn a_grid_or_configuration_named_as_a_target_is_refused_and_a_varied_value_replaces_any_old_one() {
         let err = |text: &str| parse(text).unwrap_err();
         // `local-draft` is a built-in target: a grid of that name would
