@@ -506,6 +506,20 @@ impl Campaign {
         let mut names: BTreeMap<String, std::ops::Range<usize>> = BTreeMap::new();
         let mut unique = |name: &str, span: std::ops::Range<usize>, key: &str| -> Result<(), Error> {
             check_name("configuration", name).map_err(|e| at(file, text, span.clone(), key, e))?;
+            // `--configuration N` reads digits as an index (SLURM_ARRAY_TASK_ID
+            // gives one): a name of digits could never be chosen by name.
+            if name.bytes().all(|b| b.is_ascii_digit()) {
+                return Err(at(
+                    file,
+                    text,
+                    span,
+                    key,
+                    format!(
+                        "configuration name {name:?} reads as an index (`--configuration {name}` chooses the \
+                         configuration at that place): give it a name with a letter"
+                    ),
+                ));
+            }
             if names.insert(name.to_string(), span.clone()).is_some() {
                 return Err(at(file, text, span, key, format!("a second configuration named {name:?}")));
             }
@@ -782,6 +796,32 @@ mod tests {
         for suite in BOARD_SUITES {
             assert!(!book.contains(&format!("`{suite}` is not in that list")), "the book leaves {suite} out");
         }
+    }
+
+    #[test]
+    fn a_configuration_name_that_reads_as_an_index_is_refused() {
+        let e = parse(
+            "[campaign]\nname = \"n\"\nsuites = [\"smoke\"]\n[[configuration]]\ntarget = \"local\"\n\
+             [[configuration]]\ntarget = \"local\"\nname = \"0\"\n",
+        )
+        .unwrap_err();
+        assert_eq!(e.kind, ErrorKind::Setup);
+        assert!(
+            e.message.starts_with("campaign.toml:8: configuration[2].name: configuration name \"0\" reads as an index"),
+            "{e}"
+        );
+        let e = parse(
+            "[campaign]\nname = \"n\"\nsuites = [\"smoke\"]\n[[grid]]\nbase = \"local\"\nname = \"{parallel}\"\n\
+             [grid.vary]\n\"--parallel\" = [\"1\", \"2\"]\n",
+        )
+        .unwrap_err();
+        assert!(e.message.contains("grid[1].name: configuration name \"1\" reads as an index"), "{e}");
+        assert!(
+            parse(
+                "[campaign]\nname = \"n\"\nsuites = [\"smoke\"]\n[[configuration]]\ntarget = \"local\"\nname = \"0b\"\n"
+            )
+            .is_ok()
+        );
     }
 
     #[test]
