@@ -300,7 +300,13 @@ pub fn campaign(args: CampaignArgs) -> Result<i32, Error> {
         }
     }
     crate::runner::signal::cases_running(false);
-    let code = steps::exit_code(&results, signal);
+    // A Slurm array task's code says whether it ran its configuration,
+    // not how the cases went: Slurm calls any other FAILED.
+    let array_task = job.as_ref().is_some_and(|j| j.scheduler == "slurm" && j.array_task_id.is_some());
+    let code = match args.configuration.is_some() && array_task {
+        true => steps::task_exit_code(&results, signal),
+        false => steps::exit_code(&results, signal),
+    };
     let table = steps::table(&campaign, &results, &mine);
     eprint!("{table}");
     // The whole campaign's summary, every configuration's journal read:

@@ -808,6 +808,27 @@ pub fn exit_code(results: &[ConfigOutcome], signal: Option<i32>) -> i32 {
     if bad { sparktest_record::exit_code::CASES_FAILED } else { sparktest_record::exit_code::OK }
 }
 
+/// The exit code of a Slurm array task (`--configuration` in a Slurm
+/// array job): 0 when its configuration ran, every suite to its end or
+/// skipped by the gate's verdict, whatever its cases' verdicts (the
+/// journal, `campaign status` and the board keep them), since Slurm calls
+/// a non-zero task FAILED, the word for a dead node. 4 when it could not
+/// run its configuration (the launch failed, the server died or stopped
+/// answering, a suite stopped before its end); 128 + the signal when
+/// interrupted.
+pub fn task_exit_code(results: &[ConfigOutcome], signal: Option<i32>) -> i32 {
+    if let Some(s) = signal {
+        return 128 + s;
+    }
+    let ran = |r: &ConfigOutcome| {
+        !matches!(r.launch, Some(Err(_)))
+            && r.died.is_none()
+            && r.interrupted.is_none()
+            && r.suites.iter().all(|s| !matches!(s.state, State::Failed | State::Interrupted | State::Started))
+    };
+    if results.iter().all(ran) { sparktest_record::exit_code::OK } else { sparktest_record::exit_code::TARGET }
+}
+
 /// The whole campaign's table, from every configuration's journal (each
 /// suite as its last step left it): what `summary.md` holds, whichever box
 /// or task wrote last.
@@ -906,4 +927,45 @@ pub fn table(campaign: &Campaign, results: &[ConfigOutcome], mine: &[String]) ->
         let _ = writeln!(out, "\nnot reached (interrupted before them): {}", left.join(", "));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn suite(state: State, failed: u64) -> SuiteOutcome {
+        SuiteOutcome {
+            suite: "s".into(),
+            state,
+            counts: Some(Counts { failed, ..Counts::default() }),
+            minutes: 0.0,
+            gate: None,
+            reason: None,
+            earlier: false,
+        }
+    }
+
+    fn ran(suites: Vec<SuiteOutcome>) -> ConfigOutcome {
+        ConfigOutcome { name: "c".into(), launch: Some(Ok(1.0)), suites, memory: None, interrupted: None, died: None }
+    }
+
+    #[test]
+    fn an_array_task_whose_suites_all_ran_exits_0_whatever_the_verdicts() {
+        // A failed case and a gate's skip are verdicts: the campaign's own
+        // code says 101, the task's 0.
+        let failed_case = ran(vec![
+            SuiteOutcome { gate: Some(false), ..suite(State::Done, 1) },
+            SuiteOutcome { counts: None, ..suite(State::Skipped, 0) },
+        ]);
+        assert_eq!(exit_code(std::slice::from_ref(&failed_case), None), 101);
+        assert_eq!(task_exit_code(std::slice::from_ref(&failed_case), None), 0);
+        // What could not run its configuration is a task that failed.
+        let launch = ConfigOutcome { launch: Some(Err("exited".into())), ..ran(vec![suite(State::Skipped, 0)]) };
+        let died = ConfigOutcome { died: Some("signal: 9".into()), ..ran(vec![suite(State::Failed, 0)]) };
+        let stopped = ran(vec![suite(State::Done, 0), suite(State::Failed, 0)]);
+        for r in [launch, died, stopped] {
+            assert_eq!(task_exit_code(std::slice::from_ref(&r), None), 4, "{r:?}");
+        }
+        assert_eq!(task_exit_code(&[failed_case], Some(15)), 143, "a requeue's SIGTERM");
+    }
 }
