@@ -472,18 +472,7 @@ impl Campaign {
         }
         let slurm = c.slurm.clone();
         if let Some(sl) = &slurm {
-            if sl.max_parallel == Some(0) {
-                return Err(setup(format!("{}: {ck}slurm.max-parallel: must be at least 1", file.display())));
-            }
-            if let Some(bad) = sl.extra.iter().find(|l| l.contains('\n') || !l.trim_start().starts_with('-')) {
-                return Err(setup(format!(
-                    "{}: {ck}slurm.extra: {bad:?} is not one sbatch option (write it as \"--qos=high\", without #SBATCH)",
-                    file.display()
-                )));
-            }
-            if let Some(bad) = sl.setup.iter().find(|l| l.contains('\n')) {
-                return Err(setup(format!("{}: {ck}slurm.setup: {bad:?}: one shell line each", file.display())));
-            }
+            check_slurm(sl).map_err(|(key, why)| setup(format!("{}: {ck}slurm.{key}: {why}", file.display())))?;
         }
         if !c.settle_gib.is_finite() || c.settle_gib < 0.0 {
             return Err(setup(format!("{}: {ck}settle-gib: must be a non-negative number", file.display())));
@@ -661,6 +650,45 @@ impl Campaign {
     }
 }
 
+/// `[campaign.slurm]`, checked before a script is written: each value
+/// that becomes an `#SBATCH` option is one sbatch reads whole (no newline
+/// or other control character, which would end the line and with it the
+/// `#SBATCH` block), and each `setup` entry one shell line. The error is
+/// the key and why.
+fn check_slurm(sl: &SlurmSettings) -> Result<(), (&'static str, String)> {
+    if sl.max_parallel == Some(0) {
+        return Err(("max-parallel", "must be at least 1".into()));
+    }
+    let options = [
+        ("partition", &sl.partition),
+        ("account", &sl.account),
+        ("gres", &sl.gres),
+        ("mem", &sl.mem),
+        ("time", &sl.time),
+    ];
+    for (key, value) in options {
+        if let Some(why) = value.as_deref().and_then(super::script::sbatch_refusal) {
+            return Err((key, why));
+        }
+    }
+    for e in &sl.extra {
+        if let Some(why) = super::script::sbatch_refusal(e.trim_matches(' ')) {
+            return Err(("extra", why));
+        }
+        if !e.trim_start().starts_with('-') {
+            return Err((
+                "extra",
+                format!("{e:?} is not one sbatch option (write it as \"--qos=high\", without #SBATCH)"),
+            ));
+        }
+    }
+    if let Some((l, c)) = sl.setup.iter().find_map(|l| l.chars().find(|c| c.is_control() && *c != '\t').map(|c| (l, c)))
+    {
+        return Err(("setup", format!("{l:?} holds the control character {c:?}: one shell line each")));
+    }
+    Ok(())
+}
+
 /// Every combination of a grid's values, flags in the grid's order.
 fn combinations(vary: &BTreeMap<String, Vec<String>>) -> Vec<Vec<(String, String)>> {
     let mut out: Vec<Vec<(String, String)>> = vec![Vec::new()];
@@ -796,6 +824,31 @@ mod tests {
         for suite in BOARD_SUITES {
             assert!(!book.contains(&format!("`{suite}` is not in that list")), "the book leaves {suite} out");
         }
+    }
+
+    #[test]
+    fn a_slurm_value_that_would_end_its_line_is_refused_by_its_key() {
+        for key in ["partition", "account", "gres", "mem", "time", "extra", "setup"] {
+            for bad in ["a\nb", "a\rb", "a\u{0}b", "a\u{1b}b", "a\u{7f}b"] {
+                let value = toml::Value::String(bad.to_string());
+                let value = if matches!(key, "extra" | "setup") { format!("[{value}]") } else { value.to_string() };
+                let text = format!(
+                    "[campaign]\nname = \"n\"\nsuites = [\"smoke\"]\n[campaign.slurm]\n{key} = {value}\n\
+                     [[configuration]]\ntarget = \"local\"\n"
+                );
+                let e = parse(&text).unwrap_err();
+                assert_eq!(e.kind, ErrorKind::Setup);
+                assert!(e.message.starts_with(&format!("campaign.toml: campaign.slurm.{key}: ")), "{e}");
+            }
+        }
+        let e =
+            parse("[campaign]\nname = \"n\"\n[campaign.slurm]\nmem = \"\"\n[[configuration]]\ntarget = \"local\"\n");
+        assert!(e.unwrap_err().message.contains("campaign.slurm.mem: empty"));
+        // Spaces, quotes, `$()` and backticks are values: the scripts quote them.
+        let text = "[campaign]\nname = \"n\"\nsuites = [\"smoke\"]\n[campaign.slurm]\n\
+                    account = \"a 'b' \\\"c\\\" $(d) `e`\"\nextra = [\"--comment=a b\"]\n\
+                    [[configuration]]\ntarget = \"local\"\n";
+        assert_eq!(parse(text).unwrap().slurm.account.as_deref(), Some("a 'b' \"c\" $(d) `e`"));
     }
 
     #[test]

@@ -13,7 +13,8 @@
 //! - [`plan`]: what `--plan` prints and the estimates from earlier runs.
 //! - [`steps`]: one configuration's launch, suites, stop and record.
 //! - [`slurm`]: the campaign as a Slurm job array, one task a configuration,
-//!   and the job that builds the board when it ends.
+//!   and the job that builds the board when it ends; its scripts are
+//!   templates whose slots `script` quotes.
 //! - [`status`]: where every configuration stands, from the journals and
 //!   from Slurm.
 
@@ -21,6 +22,7 @@ pub mod file;
 pub mod journal;
 pub mod lock;
 pub mod plan;
+mod script;
 pub mod slurm;
 pub mod status;
 pub mod steps;

@@ -14,15 +14,15 @@
 //! the tasks `scontrol` has forgotten (no accounting database is assumed;
 //! `sacct` answers only where one runs).
 
-use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde::{Deserialize, Serialize};
 
 use super::CampaignArgs;
-use super::file::{Campaign, SlurmSettings};
+use super::file::Campaign;
 use super::journal;
+use super::script::{self, SbatchOption, Slot};
 use crate::config::Config;
 use crate::error::{Error, ErrorKind};
 use crate::timestamp::rfc3339;
@@ -58,45 +58,54 @@ pub fn submitted(dir: &Path) -> Option<Submitted> {
     serde_json::from_str(&text).ok()
 }
 
-/// A word for a shell, quoted: `'it'\''s'`.
-fn quote(s: &str) -> String {
-    format!("'{}'", s.replace('\'', r"'\''"))
-}
-
 /// The `#SBATCH` lines the settings give (`gres`, `cpus`, `mem` and
-/// `time` for the array's tasks only).
-fn resources(s: &SlurmSettings, task: bool) -> String {
-    let mut out = String::new();
-    let mut line = |opt: &str| {
-        let _ = writeln!(out, "#SBATCH {opt}");
+/// `time` for the array's tasks only), each value named by its key.
+fn resources(campaign: &Campaign, task: bool) -> Vec<SbatchOption> {
+    let s = &campaign.slurm;
+    let key = |k: &str| format!("{}: [campaign.slurm] {k}", campaign.file.display());
+    let mut out = Vec::new();
+    let mut add = |flag: &'static str, k: &str, value: Option<String>| {
+        if let Some(value) = value {
+            out.push(SbatchOption { flag, key: key(k), value });
+        }
     };
-    if let Some(p) = &s.partition {
-        line(&format!("--partition={p}"));
-    }
-    if let Some(a) = &s.account {
-        line(&format!("--account={a}"));
-    }
+    add("--partition", "partition", s.partition.clone());
+    add("--account", "account", s.account.clone());
     if task {
-        if let Some(g) = &s.gres {
-            line(&format!("--gres={g}"));
-        }
-        if let Some(c) = s.cpus {
-            line(&format!("--cpus-per-task={c}"));
-        }
-        if let Some(m) = &s.mem {
-            line(&format!("--mem={m}"));
-        }
-        if let Some(t) = &s.time {
-            line(&format!("--time={t}"));
-        }
+        add("--gres", "gres", s.gres.clone());
+        add("--cpus-per-task", "cpus", s.cpus.map(|c| c.to_string()));
+        add("--mem", "mem", s.mem.clone());
+        add("--time", "time", s.time.clone());
     }
-    for e in &s.extra {
-        line(e.trim());
-    }
+    // Each `extra` entry is one argument of sbatch, written whole.
+    out.extend(s.extra.iter().map(|e| SbatchOption {
+        flag: "",
+        key: key("extra"),
+        value: e.trim_matches(' ').to_string(),
+    }));
     out
 }
 
-/// The two scripts: the array (a task per configuration) and the board job.
+/// `--output` in a folder: Slurm reads `%` in it as a pattern (`%%` is
+/// one `%`), and a backslash anywhere turns the patterns off, which would
+/// put every task's log in one file named `%A_%a.out`.
+fn output(logs: &Path, pattern: &str) -> Result<Slot, Error> {
+    let folder = logs.display().to_string();
+    if folder.contains('\\') {
+        return Err(setup(format!(
+            "the measurements folder (--measurements) {folder:?} holds a backslash, which turns off Slurm's \
+             %A/%a/%j in #SBATCH --output: give a folder without one"
+        )));
+    }
+    Ok(Slot::Value {
+        key: "the measurements folder (--measurements)".into(),
+        value: format!("{}/{pattern}", folder.replace('%', "%%")),
+    })
+}
+
+/// The two scripts: the array (a task per configuration) and the board
+/// job. A value that cannot be written so that sbatch and bash read it
+/// whole is refused, naming its key (exit 3).
 pub fn scripts(
     campaign: &Campaign,
     project: &Config,
@@ -104,63 +113,59 @@ pub fn scripts(
     id: &str,
     measurements: &Path,
     binary: &Path,
-) -> (String, String) {
+) -> Result<(String, String), Error> {
     let s = &campaign.slurm;
     let n = campaign.configurations.len();
     let m = s.max_parallel.map_or(n, |m| (m as usize).min(n)).max(1);
     let dir = journal::dir(measurements, id);
     let logs = folder(&dir).join("logs");
-    let list: Vec<String> =
-        campaign.configurations.iter().enumerate().map(|(i, c)| format!("#   {i}  {}", c.name)).collect();
-    let setup: String = s.setup.iter().map(|l| format!("{l}\n")).collect();
-    let common = format!("set -euo pipefail\n{setup}cd {}\n", quote(&project.root.display().to_string()));
-    let array = format!(
-        "#!/bin/bash\n\
-         # cargo-sparktest campaign {name}, id {id}: one array task per configuration,\n\
-         # written by `cargo sparktest campaign {file} --id {id} --slurm`. Review or edit\n\
-         # it, then submit it with `sbatch`, and the board job after it with\n\
-         # `sbatch --dependency=afterany:<this job's id> board.sbatch <this job's id>`.\n\
-         # A requeued task (node failure, preemption, `scontrol requeue`) takes its\n\
-         # configuration up where its journal stands.\n\
-         #\n\
-         # Task index and configuration:\n{list}\n\
-         #SBATCH --job-name=sparktest-{id}\n\
-         #SBATCH --array=0-{last}%{m}\n\
-         #SBATCH --requeue\n\
-         #SBATCH --open-mode=append\n\
-         #SBATCH --output={logs}/%A_%a.out\n\
-         {res}{common}\
-         exec {bin} sparktest campaign {file_q} --id {id_q} --measurements {m_q} --configuration \"$SLURM_ARRAY_TASK_ID\"\n",
-        name = campaign.name,
-        file = file_arg,
-        list = list.join("\n"),
-        last = n.saturating_sub(1),
-        logs = logs.display(),
-        res = resources(s, true),
-        bin = quote(&binary.display().to_string()),
-        file_q = quote(file_arg),
-        id_q = quote(id),
-        m_q = quote(&measurements.display().to_string()),
-    );
-    let board = format!(
-        "#!/bin/bash\n\
-         # The board of campaign {id}, once its array job has ended (whatever became of\n\
-         # each task): what Slurm says of the tasks that did not finish is recorded,\n\
-         # then the board is built into {board}. Its argument is the array job's id.\n\
-         #SBATCH --job-name=sparktest-{id}-board\n\
-         #SBATCH --output={logs}/board-%j.out\n\
-         {res}{common}\
-         {bin} sparktest campaign status {id_q} --measurements {m_q} --record --array-job \"${{1:-}}\"\n\
-         exec {bin} sparktest board --measurements {m_q} --out {board_q}\n",
-        board = dir.join("board").display(),
-        logs = logs.display(),
-        res = resources(s, false),
-        bin = quote(&binary.display().to_string()),
-        id_q = quote(id),
-        m_q = quote(&measurements.display().to_string()),
-        board_q = quote(&dir.join("board").display().to_string()),
-    );
-    (array, board)
+    let path = |p: &Path| Slot::Word(p.display().to_string());
+    let common = |task: bool| {
+        [
+            ("id", Slot::Comment(id.to_string())),
+            ("id-word", Slot::Word(id.to_string())),
+            ("resources", Slot::Options(resources(campaign, task))),
+            (
+                "setup",
+                Slot::Shell {
+                    key: format!("{}: [campaign.slurm] setup", campaign.file.display()),
+                    lines: s.setup.clone(),
+                },
+            ),
+            ("project", path(&project.root)),
+            ("binary", path(binary)),
+            ("measurements", path(measurements)),
+        ]
+    };
+    let mut array = common(true).to_vec();
+    array.extend([
+        ("name", Slot::Comment(campaign.name.clone())),
+        ("file", Slot::Comment(file_arg.to_string())),
+        ("file-word", Slot::Word(file_arg.to_string())),
+        (
+            "configurations",
+            Slot::CommentLines(
+                campaign.configurations.iter().enumerate().map(|(i, c)| format!("  {i}  {}", c.name)).collect(),
+            ),
+        ),
+        ("job-name", Slot::Value { key: "--id".into(), value: format!("sparktest-{id}") }),
+        (
+            "array",
+            Slot::Value {
+                key: "[campaign.slurm] max-parallel".into(),
+                value: format!("0-{}%{m}", n.saturating_sub(1)),
+            },
+        ),
+        ("output", output(&logs, "%A_%a.out")?),
+    ]);
+    let mut board = common(false).to_vec();
+    board.extend([
+        ("board", Slot::Comment(dir.join("board").display().to_string())),
+        ("board-word", path(&dir.join("board"))),
+        ("job-name", Slot::Value { key: "--id".into(), value: format!("sparktest-{id}-board") }),
+        ("output", output(&logs, "board-%j.out")?),
+    ]);
+    Ok((script::render(script::ARRAY, &array)?, script::render(script::BOARD, &board)?))
 }
 
 /// Write the scripts (and the campaign's plan), and submit them unless
@@ -174,9 +179,6 @@ pub fn submit(
 ) -> Result<i32, Error> {
     let measurements =
         std::path::absolute(measurements).map_err(|e| io(format!("resolve {}", measurements.display()), e))?;
-    let dir = journal::dir(&measurements, id);
-    let slurm = folder(&dir);
-    std::fs::create_dir_all(slurm.join("logs")).map_err(|e| io(format!("create {}", slurm.display()), e))?;
     // The campaign file as every task will find it: absolute where it is a
     // file, else the name of a [campaign.NAME] of the project's config.
     let given = args.cwd.join(&args.file);
@@ -186,7 +188,11 @@ pub fn submit(
         args.file.clone()
     };
     let binary = std::env::current_exe().map_err(|e| io("find this program's path".into(), e))?;
-    let (array, board) = scripts(campaign, project, &file_arg, id, &measurements, &binary);
+    // Written before anything is created: a value refused leaves nothing.
+    let (array, board) = scripts(campaign, project, &file_arg, id, &measurements, &binary)?;
+    let dir = journal::dir(&measurements, id);
+    let slurm = folder(&dir);
+    std::fs::create_dir_all(slurm.join("logs")).map_err(|e| io(format!("create {}", slurm.display()), e))?;
     let array_path = slurm.join("array.sbatch");
     let board_path = slurm.join("board.sbatch");
     for (path, text) in [(&array_path, &array), (&board_path, &board)] {
@@ -412,7 +418,158 @@ mod tests {
         assert_eq!(t.describe(), "CANCELLED on vm");
         let t = TaskState { state: "TIMEOUT".into(), reason: "TimeLimit".into(), node: None };
         assert_eq!(t.describe(), "TIMEOUT (TimeLimit)");
-        assert_eq!(quote("it's"), r"'it'\''s'");
+    }
+
+    /// The arguments sbatch reads from a script's `#SBATCH` lines, as its
+    /// parser does (Slurm 22.05, `_get_argument` of sbatch/opt.c): up to
+    /// the first line that is not a comment or blank; `"…"` and `'…'`
+    /// group, `\` takes the next character but a space, an unquoted `#`
+    /// ends the line.
+    fn sbatch_reads(script: &str) -> Vec<String> {
+        let mut args = Vec::new();
+        for line in script.lines().skip(1) {
+            let Some(rest) = line.strip_prefix("#SBATCH") else {
+                if line.trim().is_empty() || line.trim_start().starts_with('#') {
+                    continue;
+                }
+                break;
+            };
+            let (mut arg, mut quote, mut chars) = (None::<String>, None, rest.chars().peekable());
+            while let Some(c) = chars.next() {
+                match (quote, c) {
+                    (_, '\\') if chars.peek().is_some_and(|n| quote.is_some() || !n.is_whitespace()) => {
+                        arg.get_or_insert_default().extend(chars.next())
+                    }
+                    (Some(q), c) if c == q => quote = None,
+                    (None, '"' | '\'') => {
+                        quote = Some(c);
+                        arg.get_or_insert_default();
+                    }
+                    (None, '#') => break,
+                    (None, c) if c.is_whitespace() => args.extend(arg.take()),
+                    (_, c) => arg.get_or_insert_default().push(c),
+                }
+            }
+            args.extend(arg);
+        }
+        args
+    }
+
+    /// A campaign of two configurations under a hostile file path, with
+    /// `[campaign.slurm]` set to `value` for every key.
+    fn campaign(value: &str) -> Campaign {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let config = Config::load(&root, None).unwrap();
+        let text = "[campaign]\nname = \"n\"\nsuites = [\"smoke\"]\n[[configuration]]\ntarget = \"local\"\n\
+                    [[configuration]]\ntarget = \"local\"\nname = \"b\"\n";
+        let mut c = Campaign::parse(Path::new(&format!("/c/{value}.toml")), text, &config).unwrap();
+        let v = || Some(value.to_string());
+        c.slurm = crate::campaign::file::SlurmSettings {
+            partition: v(),
+            account: v(),
+            gres: v(),
+            cpus: Some(2),
+            mem: v(),
+            time: v(),
+            max_parallel: None,
+            extra: vec![format!("--comment={value}")],
+            setup: Vec::new(),
+        };
+        c
+    }
+
+    /// What bash runs of a script: its program's arguments, with a stand-in
+    /// program that prints them, NUL-separated.
+    fn bash_runs(script: &str, cwd: &Path) -> Vec<Vec<String>> {
+        let path = cwd.join("script");
+        std::fs::write(&path, script).unwrap();
+        let check = Command::new("bash").arg("-n").arg(&path).output().unwrap();
+        assert!(check.status.success(), "bash -n: {}\n{script}", String::from_utf8_lossy(&check.stderr));
+        let out = Command::new("bash").arg(&path).arg("77").env("SLURM_ARRAY_TASK_ID", "1").output().unwrap();
+        assert!(out.status.success(), "{}\n{script}", String::from_utf8_lossy(&out.stderr));
+        let text = String::from_utf8(out.stdout).unwrap();
+        text.split("\0\n").filter(|r| !r.is_empty()).map(|r| r.split('\0').map(str::to_string).collect()).collect()
+    }
+
+    #[test]
+    fn every_value_reaches_sbatch_and_bash_whole_or_is_refused_by_its_key() {
+        let tmp = tempfile::tempdir().unwrap();
+        let program = tmp.path().join("print args");
+        std::fs::write(&program, "#!/bin/sh\nfor a; do printf '%s\\0' \"$a\"; done; printf '\\n'\n").unwrap();
+        let mode = std::os::unix::fs::PermissionsExt::from_mode(0o755);
+        std::fs::set_permissions(&program, mode).unwrap();
+        let mut project = Config::load(tmp.path(), None).unwrap();
+        project.root = tmp.path().to_path_buf();
+        for value in ["a b", "it's \"q\"", "$(touch injected)", "`touch injected`", "#x %j 100%", "x\\y"] {
+            let c = campaign(value);
+            let file = c.file.display().to_string();
+            let measurements = tmp.path().join(format!("m {value}").replace('\\', ""));
+            let (array, board) = scripts(&c, &project, &file, "n-1", &measurements, &program).unwrap();
+            // sbatch reads every option whole, the resources after it too.
+            let args = sbatch_reads(&array);
+            let logs = measurements.join("campaigns/n-1/slurm/logs").display().to_string().replace('%', "%%");
+            for want in [
+                format!("--partition={value}"),
+                format!("--account={value}"),
+                format!("--gres={value}"),
+                "--cpus-per-task=2".into(),
+                format!("--mem={value}"),
+                format!("--time={value}"),
+                format!("--comment={value}"),
+                format!("--output={logs}/%A_%a.out"),
+                "--array=0-1%2".into(),
+            ] {
+                assert!(args.contains(&want), "{want:?} not in {args:?}\n{array}");
+            }
+            assert_eq!(args.len(), 12, "{args:?}");
+            let board_args = sbatch_reads(&board);
+            assert!(
+                board_args.contains(&format!("--account={value}"))
+                    && !board_args.iter().any(|a| a.starts_with("--mem"))
+            );
+            assert!(board_args.contains(&format!("--output={logs}/board-%j.out")), "{board_args:?}");
+            // bash runs the one command, each path one word, nothing injected.
+            let m = measurements.display().to_string();
+            let ran = bash_runs(&array, tmp.path());
+            assert_eq!(
+                ran,
+                [["sparktest", "campaign", &file, "--id", "n-1", "--measurements", &m, "--configuration", "1"]]
+            );
+            let ran = bash_runs(&board, tmp.path());
+            assert_eq!(ran.len(), 2, "{ran:?}");
+            assert_eq!(ran[1][..3], ["sparktest", "board", "--measurements"]);
+            assert_eq!(ran[1][3], m);
+            assert!(!tmp.path().join("injected").exists());
+        }
+        // A control character in any key is refused, naming it; in a
+        // comment it is escaped; in a word it is part of the word.
+        for key in ["partition", "account", "gres", "mem", "time", "extra"] {
+            let mut c = campaign("ok");
+            let bad = Some("x\n#SBATCH --mem=1".to_string());
+            match key {
+                "partition" => c.slurm.partition = bad,
+                "account" => c.slurm.account = bad,
+                "gres" => c.slurm.gres = bad,
+                "mem" => c.slurm.mem = bad,
+                "time" => c.slurm.time = bad,
+                _ => c.slurm.extra = vec!["--qos=x\r".into()],
+            }
+            let e = scripts(&c, &project, "f", "n-1", tmp.path(), &program).unwrap_err();
+            assert_eq!(e.kind, crate::error::ErrorKind::Setup);
+            assert!(e.message.contains(&format!("[campaign.slurm] {key}:")), "{e}");
+        }
+        let c = campaign("ok");
+        for bad in ["m\nx", "m\\x"] {
+            let e = scripts(&c, &project, "f", "n-1", &tmp.path().join(bad), &program).unwrap_err();
+            assert!(e.message.contains("the measurements folder (--measurements)"), "{e}");
+        }
+        let file = "/c/a\n#SBATCH --mem=1\necho injected > injected\n.toml";
+        let (array, _) = scripts(&c, &project, file, "n-1", tmp.path(), &program).unwrap();
+        assert!(array.contains("campaign /c/a\\n#SBATCH --mem=1\\necho injected"), "{array}");
+        assert!(!sbatch_reads(&array).iter().any(|a| a == "--mem=1"));
+        let ran = bash_runs(&array, tmp.path());
+        assert_eq!(ran[0][2], file);
+        assert!(!tmp.path().join("injected").exists());
     }
 
     #[test]
