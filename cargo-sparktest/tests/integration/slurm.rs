@@ -207,3 +207,71 @@ fn a_cancelled_task_is_on_the_board_as_not_run_with_slurm_s_word() {
     assert!(line.contains("failed") && line.contains("CANCELLED"), "{said}");
     let _ = Path::new("");
 }
+
+/// Issue 46: what a campaign file or a path holds reaches Slurm as values.
+/// An account with a space, quotes, `#`, `$()` and backticks comes before
+/// the memory and time; the measurements folder and the campaign file's
+/// name hold the same. Each task runs with every resource asked, its log
+/// lands in the folder given, and nothing injected runs. A task whose
+/// gate failed a case ran its configuration: COMPLETED, exit 0, the
+/// verdict on the board; a task whose launch failed could not: FAILED,
+/// exit 4.
+#[test]
+fn hostile_values_reach_slurm_whole_and_a_task_that_ran_its_suites_completes() {
+    let _one = one_cluster();
+    let cluster = Cluster::start();
+    let p = Project::new(
+        "[target.broken]\nmodel = \"nothing\"\n[target.broken.launch]\ncommand = [\"/bin/false\", \"--port\", \"{port}\"]\nstartup-timeout-secs = 5\n",
+    );
+    let hostile = "a b 'q' \"dq\" #h $(touch injected) `touch injected`";
+    let file = format!(
+        "[campaign]\nname = \"s\"\nsuites = [\"{}\", \"{}\"]\nsettle-secs = 30\n\n[campaign.slurm]\nmax-parallel = 2\n\
+         account = \"{}\"\ncpus = 1\nmem = \"700M\"\ntime = \"20:00\"\n\n[[configuration]]\ntarget = \"broken\"\n\n\
+         [[grid]]\nbase = \"local\"\nname = \"nometrics\"\n[grid.vary]\n\"--metrics\" = [\"absent\"]\n",
+        test_suite("campaign-gate"),
+        test_suite("campaign-probe"),
+        hostile.replace('"', "\\\""),
+    );
+    let name = "c $(touch injected) 'q' \"dq\".toml";
+    std::fs::write(p.path().join(name), file).unwrap();
+    let measurements = p.path().join("m $(touch injected) `touch injected` 'q' \"dq\" #h 100%x");
+    let m = measurements.display().to_string();
+    let out = p
+        .command(&["campaign", name, "--id", "s-1", "--slurm", "--measurements", &m])
+        .env("SLURM_CONF", &cluster.conf)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let dir = measurements.join("campaigns/s-1");
+    let s: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("slurm/submitted.json")).unwrap()).unwrap();
+    let (array, board) = (s["array_job"].as_str().unwrap(), s["board_job"].as_str().unwrap());
+    wait_for(Duration::from_secs(600), "the board job", || cluster.job(board).contains("JobState=COMPLETED"));
+    let jobs = cluster.job(array);
+    let task = |i: u32| {
+        jobs.lines().find(|l| l.contains(&format!(" ArrayTaskId={i} "))).unwrap_or_else(|| panic!("{jobs}")).to_string()
+    };
+    for (i, state, code) in [(0, "FAILED", "4:0"), (1, "COMPLETED", "0:0")] {
+        let t = task(i);
+        let log = std::fs::read_to_string(dir.join(format!("slurm/logs/{array}_{i}.out"))).unwrap_or_default();
+        assert!(t.contains(&format!("JobState={state} ")) && t.contains(&format!(" ExitCode={code} ")), "{t}\n{log}");
+        assert!(t.contains(&format!(" Account={hostile} QOS=")), "the account whole: {t}");
+        assert!(
+            t.contains(" MinMemoryNode=700M ") && t.contains(" TimeLimit=00:20:00 "),
+            "the resources after it: {t}"
+        );
+        assert!(dir.join(format!("slurm/logs/{array}_{i}.out")).is_file(), "its log in the folder given");
+    }
+    assert!(cluster.job(board).contains(&format!(" Account={hostile} QOS=")));
+    assert!(dir.join(format!("slurm/logs/board-{board}.out")).is_file());
+    assert!(!p.path().join("injected").exists(), "nothing injected ran");
+    // The gate's verdict is on the board; the failed launch too.
+    let md = std::fs::read_to_string(dir.join("board/board.md")).unwrap();
+    assert!(md.contains(r"campaign-probe: not run: the gate \(campaign-gate\) failed"), "{md}");
+    assert!(md.contains("failed to launch: target broken exited during startup"), "{md}");
+    // A newline is refused before anything is written.
+    std::fs::write(p.path().join("n.toml"), "[campaign]\nname = \"n\"\n[campaign.slurm]\nmem = \"1G\\n#SBATCH --mem=2G\"\n[[configuration]]\ntarget = \"local\"\n").unwrap();
+    let out =
+        p.command(&["campaign", "n.toml", "--id", "n-1", "--slurm"]).env("SLURM_CONF", &cluster.conf).output().unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    assert!(text(&out).contains("campaign.slurm.mem: "), "{}", text(&out));
+}
