@@ -261,7 +261,7 @@ fn plugin_err(message: String) -> Error {
 
 impl PluginHost {
     /// An engine with fuel metering and, when `cache_dir` is given, the
-    /// compile cache there ([`CompileCache`]: a folder private to this
+    /// compile cache there (`plugin/cache.rs`: a folder private to this
     /// user; one that is not is left unused, said once on stderr).
     pub fn new(cache_dir: Option<&Path>, limits: Limits) -> Result<Self, Error> {
         let err = |what: &str, e: wasmtime::Error| plugin_err(format!("{what}: {e:#}"));
