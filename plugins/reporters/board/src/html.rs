@@ -73,7 +73,7 @@ button.model{font-weight:700;border:none;background:none;cursor:pointer;text-dec
 .controls{margin:.6rem 0}.left-out{color:#555;font-size:.85rem}
 .box{color:#345;font-size:.68rem;overflow-wrap:anywhere}.unlike{background:#fff4d6;padding:.4rem .6rem;border-left:4px solid #c90}
 #runs{table-layout:fixed;width:100%}#runs td{overflow-wrap:anywhere}
-#runs th:nth-child(1){width:10%}#runs th:nth-child(2){width:10%}#runs th:nth-child(3){width:17%}#runs th:nth-child(4){width:19%}#runs th:nth-child(5){width:26%}#runs th:nth-child(6){width:18%}
+#runs th:nth-child(1){width:9%}#runs th:nth-child(2){width:8%}#runs th:nth-child(3){width:14%}#runs th:nth-child(4){width:17%}#runs th:nth-child(5){width:22%}#runs th:nth-child(6){width:16%}#runs th:nth-child(7){width:14%}
 svg text{font-size:11px;font-family:system-ui,sans-serif}
 "#;
 
