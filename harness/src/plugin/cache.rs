@@ -79,17 +79,18 @@ impl CompileCache {
         Ok(CompileCache { dir: Some(dir.to_path_buf()) })
     }
 
-    /// The component compiled from `bytes` for `engine`: the cached artifact
-    /// when its record vouches for it, else compiled now (and cached).
-    pub fn component(&self, engine: &Engine, bytes: &[u8]) -> wasmtime::Result<(Component, Fetched)> {
+    /// The component compiled from `bytes` (whose sha256 is `digest`, as the
+    /// caller computed it to check the pin) for `engine`: the cached
+    /// artifact when its record vouches for it, else compiled now (and
+    /// cached).
+    pub fn component(&self, engine: &Engine, bytes: &[u8], digest: &str) -> wasmtime::Result<(Component, Fetched)> {
         // Checked again at each load: the folder may have been replaced
         // since the cache was opened.
         let Some(dir) = self.dir.as_ref().filter(|d| private(d).is_ok()) else {
             return Ok((Component::new(engine, bytes)?, Fetched::Uncached));
         };
-        let source = sha256_hex(bytes);
         let config = engine_key(engine);
-        let slot = Slot { dir: dir.join(&config), source, config };
+        let slot = Slot { dir: dir.join(&config), source: digest.to_ascii_lowercase(), config };
         if let Some(component) = slot.load(engine) {
             return Ok((component, Fetched::Hit));
         }
@@ -219,6 +220,11 @@ mod tests {
         Engine::new(&config).unwrap()
     }
 
+    /// The cache's answer for `bytes`, with their digest as the host gives it.
+    fn fetch(cache: &CompileCache, e: &Engine, bytes: &[u8]) -> wasmtime::Result<(Component, Fetched)> {
+        cache.component(e, bytes, &sha256_hex(bytes))
+    }
+
     /// A component holding one core module whose one function returns `n`
     /// (`n` below 64: one LEB byte), so that each `n` compiles to other
     /// code.
@@ -241,8 +247,8 @@ mod tests {
         let cache = CompileCache::open(&dir.path().join("compiled")).unwrap();
         let e = engine();
         let a = returning(1);
-        assert_eq!(cache.component(&e, &a).unwrap().1, Fetched::Compiled);
-        assert_eq!(cache.component(&e, &a).unwrap().1, Fetched::Hit);
+        assert_eq!(fetch(&cache, &e, &a).unwrap().1, Fetched::Compiled);
+        assert_eq!(fetch(&cache, &e, &a).unwrap().1, Fetched::Hit);
         let mode = std::fs::metadata(dir.path().join("compiled")).unwrap().mode();
         assert_eq!(mode & 0o777, 0o700);
     }
@@ -276,8 +282,8 @@ mod tests {
         let cache = CompileCache::open(&root).unwrap();
         let e = engine();
         let (a, b) = (returning(1), returning(42));
-        cache.component(&e, &a).unwrap();
-        cache.component(&e, &b).unwrap();
+        fetch(&cache, &e, &a).unwrap();
+        fetch(&cache, &e, &b).unwrap();
         let files = artifacts(&root);
         assert_eq!(files.len(), 2);
         let (first, second) = (std::fs::read(&files[0]).unwrap(), std::fs::read(&files[1]).unwrap());
@@ -285,8 +291,8 @@ mod tests {
         // Swapped: each holds the other's code.
         std::fs::write(&files[0], &second).unwrap();
         std::fs::write(&files[1], &first).unwrap();
-        assert_eq!(cache.component(&e, &a).unwrap().1, Fetched::Compiled);
-        assert_eq!(cache.component(&e, &b).unwrap().1, Fetched::Compiled);
+        assert_eq!(fetch(&cache, &e, &a).unwrap().1, Fetched::Compiled);
+        assert_eq!(fetch(&cache, &e, &b).unwrap().1, Fetched::Compiled);
         assert!(std::fs::read(&files[0]).unwrap() == first, "rewritten from the pinned bytes");
         assert!(std::fs::read(&files[1]).unwrap() == second);
         // One byte flipped.
@@ -294,14 +300,14 @@ mod tests {
         let mid = flipped.len() / 2;
         flipped[mid] ^= 0x01;
         std::fs::write(&files[0], &flipped).unwrap();
-        assert_eq!(cache.component(&e, &a).unwrap().1, Fetched::Compiled);
+        assert_eq!(fetch(&cache, &e, &a).unwrap().1, Fetched::Compiled);
         // A file of another wasmtime: this artifact with the major version
         // its engine section names (a length byte, then "48") changed.
         let foreign = replaced(&first, b"\x0248", b"\x0247");
         assert!(foreign != first, "the artifact names its wasmtime version");
         std::fs::write(&files[0], &foreign).unwrap();
-        assert_eq!(cache.component(&e, &a).unwrap().1, Fetched::Compiled);
-        assert_eq!(cache.component(&e, &a).unwrap().1, Fetched::Hit);
+        assert_eq!(fetch(&cache, &e, &a).unwrap().1, Fetched::Compiled);
+        assert_eq!(fetch(&cache, &e, &a).unwrap().1, Fetched::Hit);
     }
 
     #[test]
@@ -320,7 +326,7 @@ mod tests {
         let cache = CompileCache::open(&root).unwrap();
         std::fs::rename(&root, dir.path().join("moved")).unwrap();
         std::os::unix::fs::symlink(dir.path().join("moved"), &root).unwrap();
-        assert_eq!(cache.component(&engine(), &returning(1)).unwrap().1, Fetched::Uncached);
+        assert_eq!(fetch(&cache, &engine(), &returning(1)).unwrap().1, Fetched::Uncached);
         // A parent every user may write is refused.
         let open = dir.path().join("open");
         std::fs::create_dir(&open).unwrap();

@@ -385,13 +385,15 @@ impl PluginHost {
     }
 
     /// Read a component and compile it (or fetch what this user compiled
-    /// from the same bytes); with a pin, the bytes compiled are the bytes
-    /// checked.
-    fn compile(&self, engine: &Engine, wasm: &Path, pin: Option<&str>) -> Result<(Vec<u8>, Component), Error> {
+    /// from the same bytes), with its sha256 (computed once: the pin, the
+    /// cache and the record all use it); with a pin, the bytes compiled are
+    /// the bytes checked.
+    fn compile(&self, engine: &Engine, wasm: &Path, pin: Option<&str>) -> Result<(String, Component), Error> {
         let bytes =
             std::fs::read(wasm).map_err(|e| plugin_err(format!("failed to read component {}: {e}", wasm.display())))?;
+        let digest = sha256_hex(&bytes);
         if let Some(expected) = pin
-            && !sha256_hex(&bytes).eq_ignore_ascii_case(expected)
+            && !digest.eq_ignore_ascii_case(expected)
         {
             return Err(Error::new(
                 ErrorKind::Setup,
@@ -400,9 +402,9 @@ impl PluginHost {
         }
         let (component, _) = self
             .cache
-            .component(engine, &bytes)
+            .component(engine, &bytes, &digest)
             .map_err(|e| plugin_err(format!("failed to compile component {}: {e:#}", wasm.display())))?;
-        Ok((bytes, component))
+        Ok((digest, component))
     }
 
     /// Refuse a component built against an interface version this host
@@ -464,7 +466,7 @@ impl PluginHost {
     /// describe itself (a trap, a panic, its wall-clock limit), which
     /// breaks only that instrument.
     pub async fn load(&self, wasm: &Path, pin: Option<&str>) -> Result<Result<InstrumentPlugin, String>, Error> {
-        let (bytes, component) = self.compile(&self.engine, wasm, pin)?;
+        let (digest, component) = self.compile(&self.engine, wasm, pin)?;
         Self::known_interfaces(&self.engine, &component, wasm)?;
         let pre = self.linker.instantiate_pre(&component).map_err(|e| {
             plugin_err(format!(
@@ -516,7 +518,7 @@ impl PluginHost {
                 row: info.row,
                 version: info.version,
                 description: info.description,
-                component_sha256: sha256_hex(&bytes),
+                component_sha256: digest,
                 interface: Some(interface.to_string()),
             },
             interface,
