@@ -106,10 +106,7 @@ impl Percentiles {
             return None;
         }
         v.sort_by(f64::total_cmp);
-        let rank = |p: f64| {
-            let i = ((p / 100.0) * v.len() as f64).ceil() as usize;
-            v[i.clamp(1, v.len()) - 1]
-        };
+        let rank = |p: f64| sparktest_stats::nearest_rank(&v, p).unwrap_or(f64::NAN);
         Some(Percentiles {
             count: u32::try_from(v.len()).unwrap_or(u32::MAX),
             mean: v.iter().sum::<f64>() / v.len() as f64,

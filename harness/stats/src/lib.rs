@@ -139,6 +139,15 @@ fn mean(xs: &[f64]) -> f64 {
     xs.iter().sum::<f64>() / xs.len() as f64
 }
 
+/// The nearest-rank `p`th percentile (0–100) of `sorted` (ascending,
+/// finite): the smallest value with at least `p`% of the values at or
+/// below it, so every percentile is a value that was measured (as `vllm
+/// bench serve` and GuideLLM report them). None when `sorted` is empty.
+pub fn nearest_rank(sorted: &[f64], p: f64) -> Option<f64> {
+    let i = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
+    sorted.get(i.clamp(1, sorted.len().max(1)) - 1).copied()
+}
+
 /// The mean of a resample of `xs` (with replacement).
 fn resampled_mean(xs: &[f64], rng: &mut Rng) -> f64 {
     if xs.len() == 1 {
@@ -255,6 +264,16 @@ mod tests {
     // Reference values computed independently with Python's exact integer
     // and fraction arithmetic (math.comb, fractions.Fraction), and checked
     // against published examples where there are some.
+
+    #[test]
+    fn nearest_rank_percentiles_are_measured_values() {
+        let v: Vec<f64> = (1..=100).map(f64::from).collect();
+        let at = |p| nearest_rank(&v, p).unwrap();
+        assert_eq!((at(50.0), at(90.0), at(99.0), at(100.0), at(0.0)), (50.0, 90.0, 99.0, 100.0, 1.0));
+        assert_eq!(nearest_rank(&[7.0], 99.0), Some(7.0));
+        assert_eq!(nearest_rank(&[1.0, 2.0, 3.0], 50.0), Some(2.0));
+        assert_eq!(nearest_rank(&[], 50.0), None);
+    }
 
     fn close(a: f64, b: f64, tol: f64) -> bool {
         (a - b).abs() <= tol * b.abs().max(1e-300)

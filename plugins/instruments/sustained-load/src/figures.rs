@@ -155,10 +155,7 @@ pub fn percentiles(values: &[f64]) -> Option<Pct> {
         return None;
     }
     v.sort_by(f64::total_cmp);
-    let rank = |p: f64| {
-        let i = ((p / 100.0) * v.len() as f64).ceil() as usize;
-        v[i.clamp(1, v.len()) - 1]
-    };
+    let rank = |p: f64| sparktest_stats::nearest_rank(&v, p).unwrap_or(f64::NAN);
     Some(Pct { p50: rank(50.0), p90: rank(90.0), p99: rank(99.0), n: v.len() })
 }
 
