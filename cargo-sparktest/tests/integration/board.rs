@@ -58,6 +58,7 @@ pub(crate) fn manifest(target: &str, model: &str, engine: &str, started: &str) -
         repeat: None,
         campaign: None,
         job: None,
+        rows: Vec::new(),
     }
 }
 

@@ -1116,6 +1116,7 @@ pub fn write(dir: &Path, suites_dir: &Path, seed: u64) -> Written {
                     repeat: Some(Repeat { index: rep, total: REPEATS, group: format!("repeat-{first}") }),
                     campaign: None,
                     job: None,
+                    rows: Vec::new(),
                 };
                 let summary = summary(&cases, gate);
                 written.cases += cases.len();

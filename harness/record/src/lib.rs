@@ -17,6 +17,7 @@
 //! - `summary`: the last line ([`Summary`]) and the efficiency readout;
 //! - `verdict`: how a case ended ([`Outcome`], [`Verdict`]);
 //! - `gate`: a gate suite's verdict ([`Gate`], [`GateFailure`]);
+//! - `row`: a board row a suite declares ([`RowDeclaration`]);
 //! - [`reader`]: the one reader: files as far as they are whole, folders,
 //!   runs read together (parts, resumes, each case once), a run's failure;
 //! - [`exit_code`]: the process exit codes.
@@ -28,6 +29,7 @@ mod gate;
 mod manifest;
 mod read;
 pub mod reader;
+mod row;
 mod summary;
 mod verdict;
 
@@ -40,12 +42,13 @@ pub use manifest::{
     LAUNCH_PORT, Manifest, Partition, Repeat, SuiteInfo, TargetInfo,
 };
 pub use read::ReadError;
+pub use row::{Better, FigureKind, RowDeclaration, Standing};
 pub use summary::{Efficiency, InstrumentSummary, Summary};
 pub use verdict::{Outcome, Verdict};
 
 /// Version of the measurement-file format. A reader refuses a file whose
 /// major version it does not know.
-pub const FORMAT_VERSION: &str = "1.6";
+pub const FORMAT_VERSION: &str = "1.7";
 
 /// One line of a measurement file. `C` is what a reader keeps of each
 /// endpoint call ([`reader::File`]); the whole [`CallRecord`] by default.

@@ -63,6 +63,10 @@ pub struct Manifest {
     /// Kubernetes Indexed Job's pod), from its environment; absent outside one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub job: Option<JobRef>,
+    /// (1.7) The board rows the suite declares (`[[row]]`): a reporter
+    /// shows them as it shows the built-in rows.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rows: Vec<crate::RowDeclaration>,
 }
 
 /// The batch job a run ran in (1.6): what a scheduler told the process in

@@ -733,6 +733,7 @@ impl Record {
                 partition: ctx.partition.map(str::to_string),
             }),
             job: ctx.job.cloned(),
+            rows: Vec::new(),
         };
         let writer = MeasurementWriter::create(ctx.dir, &run_id)?;
         writer.event(&Event::RunStarted { manifest: Box::new(manifest), cases: self.cases.len() })?;

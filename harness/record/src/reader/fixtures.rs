@@ -47,6 +47,7 @@ pub(super) fn manifest(version: &str) -> Line {
         repeat: None,
         campaign: None,
         job: None,
+        rows: Vec::new(),
     })
 }
 

@@ -1,0 +1,211 @@
+//! A declared row read field by field, the cases that feed it, and the
+//! declarations of many runs settled into one list.
+
+use sparktest_record::{CaseRecord, FigureKind, RowDeclaration, Standing};
+
+/// The titles a declaration may not take: the built-in rows, and the
+/// seed's judged row.
+pub const BUILT_IN_TITLES: &[&str] = &{
+    let mut titles = [""; sparktest_contract::ROWS.len() + 1];
+    let mut i = 0;
+    while i < sparktest_contract::ROWS.len() {
+        titles[i] = sparktest_contract::ROWS[i].title;
+        i += 1;
+    }
+    titles[i] = "Fine-tune path";
+    titles
+};
+
+/// A field of a declaration that cannot be used, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldError {
+    /// The field, as the suite file spells it.
+    pub field: &'static str,
+    /// Why.
+    pub message: String,
+}
+
+impl std::fmt::Display for FieldError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.field, self.message)
+    }
+}
+
+fn refuse(field: &'static str, message: impl Into<String>) -> Result<(), FieldError> {
+    Err(FieldError { field, message: message.into() })
+}
+
+fn plain(field: &'static str, text: &str) -> Result<(), FieldError> {
+    if text.trim().is_empty() {
+        return refuse(field, "must not be empty");
+    }
+    if text.trim() != text || text.chars().any(char::is_control) {
+        return refuse(field, format!("{text:?} has leading or trailing space or a control character"));
+    }
+    Ok(())
+}
+
+/// Whether a declaration can be used: its first unusable field, else Ok.
+/// What it reads must be named, its figure must be one it can compute,
+/// and its title must not be a built-in row's.
+pub fn check(d: &RowDeclaration) -> Result<(), FieldError> {
+    plain("title", &d.title)?;
+    if BUILT_IN_TITLES.contains(&d.title.as_str()) {
+        return refuse("title", format!("{:?} is a built-in row's title; give the row its own", d.title));
+    }
+    plain("instrument", &d.instrument)?;
+    match (&d.metric, d.figure.needs_metric()) {
+        (None, true) => {
+            return refuse("metric", format!("figure {:?} is computed from a metric: name it", String::from(d.figure)));
+        }
+        (Some(_), false) => return refuse("metric", "a pass-share figure counts items passed; it reads no metric"),
+        (Some(m), true) => plain("metric", m)?,
+        (None, false) => {}
+    }
+    if d.standing == Standing::Fraction && d.figure != FigureKind::PassShare {
+        return refuse("standing", "fraction (10 × the share) is for a pass-share figure; use relative");
+    }
+    if !(0.0..1.0).contains(&d.tie_margin) {
+        return refuse("tie_margin", format!("{} is not in [0, 1)", d.tie_margin));
+    }
+    for t in &d.tags {
+        plain("tags", t)?;
+    }
+    for g in &d.groups {
+        plain("groups", g)?;
+    }
+    Ok(())
+}
+
+/// Whether a case feeds a declared row: its instrument's, carrying one of
+/// the row's tags (when it names some), of one of its groups (when it
+/// names some).
+pub fn feeds<C>(d: &RowDeclaration, c: &CaseRecord<C>) -> bool {
+    c.instrument == d.instrument
+        && (d.tags.is_empty() || c.tags.iter().any(|t| d.tags.contains(t)))
+        && (d.groups.is_empty() || c.case.split_once("::").is_some_and(|(g, _)| d.groups.iter().any(|x| x == g)))
+}
+
+/// The suite name of `name@version`.
+fn suite_of(declared_by: &str) -> &str {
+    declared_by.rsplit_once('@').map_or(declared_by, |(name, _)| name)
+}
+
+/// The declarations of many runs (each with where it was read, for
+/// messages), in the runs' start order, as one list in first-seen order:
+/// a later version of the same suite's declaration of a title replaces
+/// the earlier (the suite changed its row); two suites declaring one
+/// title, one suite declaring it for two instruments, or a declaration
+/// that takes a built-in title or fails [`check`] is refused, naming both
+/// places. Never merged.
+pub fn settle<'a>(
+    declared: impl IntoIterator<Item = (&'a RowDeclaration, String)>,
+) -> Result<Vec<RowDeclaration>, String> {
+    let mut out: Vec<(RowDeclaration, String)> = Vec::new();
+    for (d, place) in declared {
+        check(d).map_err(|e| format!("{place}: row {:?}: {e}", d.title))?;
+        match out.iter_mut().find(|(o, _)| o.title == d.title) {
+            None => out.push((d.clone(), place)),
+            Some((o, _)) if o == d => {}
+            Some((o, first)) => {
+                if suite_of(&o.declared_by) != suite_of(&d.declared_by) || o.instrument != d.instrument {
+                    return Err(format!(
+                        "two declarations of the row {:?}: {first} ({}, instrument {}) and {place} ({}, instrument \
+                         {}); a title names one row: rename one of them",
+                        d.title,
+                        or_unnamed(&o.declared_by),
+                        o.instrument,
+                        or_unnamed(&d.declared_by),
+                        d.instrument
+                    ));
+                }
+                *o = d.clone();
+                *first = place;
+            }
+        }
+    }
+    Ok(out.into_iter().map(|(d, _)| d).collect())
+}
+
+fn or_unnamed(declared_by: &str) -> &str {
+    if declared_by.is_empty() { "suite not named" } else { declared_by }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sparktest_record::{Better, Outcome};
+
+    pub(crate) fn row(title: &str, figure: FigureKind, metric: Option<&str>) -> RowDeclaration {
+        RowDeclaration {
+            title: title.into(),
+            instrument: "capitals".into(),
+            methodology: String::new(),
+            figure,
+            metric: metric.map(Into::into),
+            unit: String::new(),
+            better: Better::Higher,
+            standing: Standing::Relative,
+            tie_margin: 0.0,
+            tags: vec![],
+            groups: vec![],
+            declared_by: "capitals-example@0.1.0".into(),
+        }
+    }
+
+    #[test]
+    fn a_declaration_is_refused_by_its_first_unusable_field() {
+        let field = |d: &RowDeclaration| check(d).map_err(|e| e.field);
+        assert_eq!(field(&row("Capital cities", FigureKind::PassShare, None)), Ok(()));
+        assert_eq!(field(&row("Prose speed", FigureKind::PassShare, None)), Err("title"));
+        assert_eq!(field(&row(" padded", FigureKind::PassShare, None)), Err("title"));
+        assert_eq!(field(&row("Capital cities", FigureKind::Mean, None)), Err("metric"));
+        assert_eq!(field(&row("Capital cities", FigureKind::PassShare, Some("ms"))), Err("metric"));
+        let mut d = row("Capital cities", FigureKind::Mean, Some("completion-tokens"));
+        d.standing = Standing::Fraction;
+        assert_eq!(field(&d), Err("standing"));
+        d.standing = Standing::Relative;
+        d.tie_margin = 1.0;
+        assert_eq!(field(&d), Err("tie_margin"));
+        d.tie_margin = 0.02;
+        d.instrument = String::new();
+        assert_eq!(field(&d), Err("instrument"));
+    }
+
+    #[test]
+    fn cases_feed_a_row_by_instrument_tag_and_group() {
+        let case = |instrument: &str, name: &str, tags: &[&str]| CaseRecord::<()> {
+            instrument: instrument.into(),
+            tags: tags.iter().map(|t| t.to_string()).collect(),
+            ..crate::test_case::case(name, Outcome::Pass, None)
+        };
+        let mut d = row("Capital cities", FigureKind::PassShare, None);
+        assert!(feeds(&d, &case("capitals", "country::france", &[])));
+        assert!(!feeds(&d, &case("speed", "country::france", &[])));
+        d.groups = vec!["country".into()];
+        d.tags = vec!["europe".into()];
+        assert!(feeds(&d, &case("capitals", "country::france", &["europe"])));
+        assert!(!feeds(&d, &case("capitals", "country::peru", &["americas"])));
+        assert!(!feeds(&d, &case("capitals", "city::paris", &["europe"])));
+    }
+
+    #[test]
+    fn one_title_from_two_places_is_refused_naming_both_and_a_suites_update_replaces_its_row() {
+        let a = row("Capital cities", FigureKind::PassShare, None);
+        let mut newer = a.clone();
+        newer.declared_by = "capitals-example@0.2.0".into();
+        newer.methodology = "now with more countries".into();
+        let settled = settle([(&a, "run-1".to_string()), (&a, "run-2".into()), (&newer, "run-3".into())]).unwrap();
+        assert_eq!(settled, vec![newer.clone()]);
+
+        let mut other = a.clone();
+        other.declared_by = "geography@1.0.0".into();
+        let err = settle([(&a, "run-1".to_string()), (&other, "run-2".into())]).unwrap_err();
+        assert!(err.contains("two declarations of the row \"Capital cities\""), "{err}");
+        assert!(err.contains("run-1 (capitals-example@0.1.0") && err.contains("run-2 (geography@1.0.0"), "{err}");
+
+        let built_in = row("Prose speed", FigureKind::PassShare, None);
+        let err = settle([(&built_in, "run-9".to_string())]).unwrap_err();
+        assert!(err.starts_with("run-9: row \"Prose speed\": title:"), "{err}");
+    }
+}
