@@ -27,7 +27,8 @@ fn main() {
         let runs = sparktest_board::runs(&texts).unwrap();
         steps[0].push(t.elapsed());
         let t = Instant::now();
-        let board = sparktest_board::model::build(&runs, &Default::default(), &Default::default());
+        let defs = sparktest_board::rows::all(&runs).unwrap();
+        let board = sparktest_board::model::build(&runs, &defs, &Default::default(), &Default::default());
         steps[1].push(t.elapsed());
         let t = Instant::now();
         let html = sparktest_board::html::render(&board, &runs, &Default::default());

@@ -4,6 +4,8 @@
 use serde::Serialize;
 use sparktest_record::Outcome;
 
+pub use sparktest_rows::{Spread, short};
+
 use crate::run::{CaseRecord, Id, Run};
 
 /// A computed figure for one cell.
@@ -62,79 +64,12 @@ pub struct RepeatItems {
     pub none: usize,
 }
 
-/// A cell's uncertainty, from its own data (issue 21): the standing is
-/// unchanged; this is shown beside the raw figure.
-#[derive(Debug, Clone, Serialize, PartialEq)]
-#[serde(tag = "kind", rename_all = "kebab-case")]
-pub enum Spread {
-    /// A k/n figure: the Wilson 95% score interval of the proportion
-    /// (Wilson 1927).
-    Wilson { k: u64, n: u64, low: f64, high: f64 },
-    /// Several samples of one figure (the repetitions of each speed
-    /// category): a 95% percentile bootstrap interval of the figure,
-    /// each category's samples resampled on its own, seeded.
-    Bootstrap { low: f64, high: f64, samples: usize, resamples: usize, seed: u64 },
-    /// The repeats of a `--repeat N` group: the lowest and highest of the
-    /// runs' figures. With a handful of runs this range is what the data
-    /// say; no distribution is assumed.
-    Runs { low: f64, high: f64, runs: usize },
-    /// One sample and no spread: no interval can be computed from the
-    /// cell's data, and none is invented.
-    OneSample { note: String },
-}
-
-impl Spread {
-    /// The Wilson 95% interval of `k` of `n`; None when `n` is 0.
-    pub fn wilson(k: usize, n: usize) -> Option<Spread> {
-        let (k, n) = (k as u64, n as u64);
-        sparktest_stats::wilson(k, n, sparktest_stats::Z95).map(|i| Spread::Wilson { k, n, low: i.low, high: i.high })
-    }
-
-    /// The words beside the raw figure.
-    pub fn words(&self) -> String {
-        match self {
-            Spread::Wilson { low, high, .. } => format!("95% CI {:.0}–{:.0}%", low * 100.0, high * 100.0),
-            Spread::Bootstrap { low, high, samples, .. } => {
-                let mut w = format!("95% bootstrap CI {}–{} over {samples} samples", short(*low), short(*high));
-                // A percentile bootstrap over so few samples is too narrow
-                // (sparktest-stats' known limitation; `diff` says the same).
-                if *samples < 10 {
-                    w.push_str(": too few to bootstrap, likely too narrow");
-                }
-                w
-            }
-            Spread::Runs { low, high, runs } => format!("range over {runs} runs {}–{}", short(*low), short(*high)),
-            Spread::OneSample { note } => note.clone(),
-        }
-    }
-
-    /// The interval in the figure's own units, where there is one.
-    pub fn interval(&self) -> Option<(f64, f64)> {
-        match self {
-            Spread::Wilson { low, high, .. } | Spread::Bootstrap { low, high, .. } | Spread::Runs { low, high, .. } => {
-                Some((*low, *high))
-            }
-            Spread::OneSample { .. } => None,
-        }
-    }
-}
-
 /// Why a cell has no figure: not measured, what the records said, or that
 /// the configuration cannot produce it.
 pub enum Missing {
     NotMeasured,
     Because { reason: String, records: Vec<Id> },
     Incapable { reason: String, records: Vec<Id> },
-}
-
-/// A figure to three significant digits, trailing zeros dropped.
-pub fn short(x: f64) -> String {
-    if x == 0.0 || !x.is_finite() {
-        return format!("{x}");
-    }
-    let digits = (2 - x.abs().log10().floor() as i32).max(0) as usize;
-    let s = format!("{x:.digits$}");
-    if s.contains('.') { s.trim_end_matches('0').trim_end_matches('.').to_string() } else { s }
 }
 
 /// For a row whose measurement the engine cannot produce at all: N/A

@@ -48,10 +48,10 @@ pub fn runs(measurements: &[String]) -> Result<Runs, String> {
 
 /// Row overrides must name a row, and only rows whose figure is a standing
 /// may be scored as absolute.
-fn check_config(config: &Config) -> Result<(), String> {
+fn check_config(config: &Config, defs: &[rows::RowDef]) -> Result<(), String> {
     for (title, rc) in &config.rows {
-        let Some(def) = rows::ROWS.iter().find(|d| d.title == title) else {
-            let known: Vec<&str> = rows::ROWS.iter().map(|d| d.title).collect();
+        let Some(def) = defs.iter().find(|d| d.title == *title) else {
+            let known: Vec<&str> = defs.iter().map(|d| &*d.title).collect();
             return Err(format!("board config: rows.{title:?} names no row (rows: {})", known.join(", ")));
         };
         if rc.rule == Some(config::Rule::Absolute) && def.absolute_rule.is_empty() {
@@ -193,8 +193,9 @@ pub fn render_with(
         None => Judgements::default(),
     };
     let runs = runs(measurements)?;
-    check_config(config)?;
-    let mut board = model::build(&runs, config, &judgements);
+    let defs = rows::all(&runs)?;
+    check_config(config, &defs)?;
+    let mut board = model::build(&runs, &defs, config, &judgements);
     check_judgements(&board, &judgements)?;
     if let Some(refs) = &extras.references {
         check_references(&board, refs)?;

@@ -10,7 +10,7 @@ use sparktest_sdk::contract::{facts, ocr, screenshots, spec_decode, vision};
 
 use crate::config::{Config, Judgements, Rule};
 pub use crate::figure::{Figure, Missing, RepeatItems, RepeatRun, Repeats, Spread, short};
-use crate::rows::{ROWS, RowDef};
+use crate::rows::RowDef;
 pub use crate::run::{
     Id, Run, Runs, assign_columns, base_key, config_line, latest, latest_per_column, pick_by, with_repeat,
 };
@@ -276,7 +276,7 @@ pub struct Board {
 }
 
 /// Build the board from parsed runs.
-pub fn build(runs: &Runs, config: &Config, judgements: &Judgements) -> Board {
+pub fn build(runs: &Runs, defs: &[RowDef], config: &Config, judgements: &Judgements) -> Board {
     // Runs are in start order: a later run's description of the column wins.
     let mut columns: BTreeMap<String, Column> = BTreeMap::new();
     // A campaign's own record of a configuration (its launch, its memory)
@@ -319,8 +319,8 @@ pub fn build(runs: &Runs, config: &Config, judgements: &Judgements) -> Board {
     }
     differences(&mut columns);
     let mut rows = Vec::new();
-    for def in ROWS {
-        let rc = config.rows.get(def.title).cloned().unwrap_or_default();
+    for def in defs {
+        let rc = config.rows.get(&*def.title).cloned().unwrap_or_default();
         if rc.hidden {
             continue;
         }
@@ -451,7 +451,7 @@ fn config_items(line: &str) -> Vec<String> {
 fn measured_row(def: &RowDef, runs: &Runs, columns: &BTreeMap<String, Column>, rule: Rule, margin: f64) -> Row {
     let mut figures: BTreeMap<String, Result<Figure, Missing>> = BTreeMap::new();
     for key in columns.keys() {
-        figures.insert(key.clone(), (def.figure)(runs, key));
+        figures.insert(key.clone(), def.figure(runs, key));
     }
     // The runs of a repeat group: the cell's figure is their median.
     for (k, f) in figures.iter_mut() {
@@ -478,13 +478,14 @@ fn measured_row(def: &RowDef, runs: &Runs, columns: &BTreeMap<String, Column>, r
             values.iter().map(|(k, v)| (k.clone(), ((v * 100.0).round() / 10.0).clamp(0.0, 10.0))).collect()
         }
     };
-    let description = runs
-        .iter()
-        .rev()
-        .flat_map(|r| r.manifest.instruments.iter())
-        .find(|i| i.name == def.instrument)
-        .map(|i| i.description.clone())
-        .unwrap_or_default();
+    let description = def.methodology().map(str::to_string).unwrap_or_else(|| {
+        runs.iter()
+            .rev()
+            .flat_map(|r| r.manifest.instruments.iter())
+            .find(|i| i.name == def.instrument)
+            .map(|i| i.description.clone())
+            .unwrap_or_default()
+    });
     // The run a record came from (a merged part's or resume's records
     // name their own run ids; the index knows them).
     let run_of = |records: &[Id]| runs.by_id(records.first()?.split('#').next()?);
@@ -535,7 +536,7 @@ fn measured_row(def: &RowDef, runs: &Runs, columns: &BTreeMap<String, Column>, r
         Rule::Fraction => format!("absolute: 10 × {}, to one decimal; higher is better", def.absolute_rule),
     };
     let not_separated = not_separated(&cells, def.higher_better || rule == Rule::Gain);
-    Row { title: def.title.into(), description, rule: rule_text, judged: false, cells, not_separated }
+    Row { title: def.title.to_string(), description, rule: rule_text, judged: false, cells, not_separated }
 }
 
 /// What a measured cell says of the later runs of its cases that failed as
@@ -600,7 +601,7 @@ fn repeated(def: &RowDef, runs: &Runs, key: &str, fig: &mut Figure) {
     let per: Vec<(u32, &Run, Option<Figure>)> = members
         .iter()
         .map(|(i, r)| {
-            let f = with_repeat(&group.group, *i, || (def.figure)(runs, key)).ok().filter(|f| f.value.is_finite());
+            let f = with_repeat(&group.group, *i, || def.figure(runs, key)).ok().filter(|f| f.value.is_finite());
             // A figure from another run (an older one, where this repeat
             // measured nothing of the row) is not this repeat's.
             let own = f.filter(|f| {

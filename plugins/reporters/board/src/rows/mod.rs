@@ -1,11 +1,16 @@
-//! The rows of the scorecard, one module per instrument (named as the
-//! instrument, `spec-decode` is `spec_decode`): which records feed each
-//! row, how its figure is computed, and which way is better. Each row reads
-//! the latest run of its instrument on the column's target, by the names in
-//! `sparktest-contract`. A new row is a module here and its line in
-//! [`ROWS`].
+//! The rows of the scorecard. The built-in rows whose figure needs code of
+//! its own are one module per instrument (named as the instrument,
+//! `spec-decode` is `spec_decode`): which records feed each row, how its
+//! figure is computed, and which way is better, by the names in
+//! `sparktest-contract`. Every other row is declared as data by its suite
+//! (`[[row]]`, carried in each run's manifest) and computed by
+//! `sparktest-rows` ([`declared`]). Each row reads the latest run of its
+//! instrument on the column's target.
 
-use sparktest_record::Outcome;
+use std::borrow::Cow;
+
+use sparktest_record::{Better, Outcome, RowDeclaration, Standing};
+use sparktest_rows::NoFigure;
 use sparktest_sdk::contract::{Metric, Row, vision};
 
 use crate::config::Rule;
@@ -32,17 +37,109 @@ pub mod sustained_load;
 
 /// One row's definition.
 pub struct RowDef {
-    /// The row's title, from the contract.
-    pub title: &'static str,
+    /// The row's title, from the contract or its declaration.
+    pub title: Cow<'static, str>,
     /// The instrument whose records feed it (its `describe` is the row's
-    /// methodology).
-    pub instrument: &'static str,
+    /// methodology, unless its declaration gives one).
+    pub instrument: Cow<'static, str>,
     pub higher_better: bool,
     pub rule: Rule,
     pub tie_margin: f64,
     /// For absolute rows: how the figure is a standing.
     pub absolute_rule: &'static str,
-    pub figure: fn(&Runs, &str) -> Result<Figure, Missing>,
+    pub compute: Compute,
+}
+
+/// How a row's figure is computed.
+pub enum Compute {
+    /// By a built-in row's own code.
+    Code(fn(&Runs, &str) -> Result<Figure, Missing>),
+    /// From its declaration, by `sparktest-rows`.
+    Declared(Box<RowDeclaration>),
+}
+
+impl RowDef {
+    /// The row's figure for one column, or why there is none.
+    pub fn figure(&self, runs: &Runs, col: &str) -> Result<Figure, Missing> {
+        match &self.compute {
+            Compute::Code(f) => f(runs, col),
+            Compute::Declared(d) => declared(d, runs, col),
+        }
+    }
+
+    /// Its methodology, where its declaration gives one.
+    pub fn methodology(&self) -> Option<&str> {
+        match &self.compute {
+            Compute::Declared(d) if !d.methodology.is_empty() => Some(&d.methodology),
+            _ => None,
+        }
+    }
+}
+
+/// Every row of a board: the built-in ones in the seed's order, then each
+/// row the runs' suites declare, in first-seen order; a title names one
+/// row ([`sparktest_rows::settle`]: two declarations of one title are
+/// refused, naming both runs).
+pub fn all(runs: &Runs) -> Result<Vec<RowDef>, String> {
+    let declared =
+        runs.iter().flat_map(|r| r.manifest.rows.iter().map(move |d| (d, format!("run {}", r.manifest.run_id))));
+    let settled = sparktest_rows::settle(declared)?;
+    Ok(ROWS.iter().map(RowDef::built_in).chain(settled.into_iter().map(RowDef::declared)).collect())
+}
+
+impl RowDef {
+    fn built_in(def: &RowDef) -> RowDef {
+        let compute = match &def.compute {
+            Compute::Code(f) => Compute::Code(*f),
+            Compute::Declared(d) => Compute::Declared(d.clone()),
+        };
+        RowDef {
+            title: def.title.clone(),
+            instrument: def.instrument.clone(),
+            higher_better: def.higher_better,
+            rule: def.rule,
+            tie_margin: def.tie_margin,
+            absolute_rule: def.absolute_rule,
+            compute,
+        }
+    }
+
+    fn declared(d: RowDeclaration) -> RowDef {
+        let fraction = d.standing == Standing::Fraction;
+        RowDef {
+            title: Cow::Owned(d.title.clone()),
+            instrument: Cow::Owned(d.instrument.clone()),
+            higher_better: d.better == Better::Higher,
+            rule: if fraction { Rule::Fraction } else { Rule::Relative },
+            tie_margin: d.tie_margin,
+            absolute_rule: if fraction { "the share passed" } else { "" },
+            compute: Compute::Declared(Box::new(d)),
+        }
+    }
+}
+
+/// A declared row's figure: the latest run on the column with a case that
+/// feeds it, computed by `sparktest-rows`.
+fn declared(d: &RowDeclaration, runs: &Runs, col: &str) -> Result<Figure, Missing> {
+    let feeds = |c: &CaseRecord| sparktest_rows::feeds(d, c);
+    let run = pick(runs, col, |r| r.measured().any(feeds)).ok_or(Missing::NotMeasured)?;
+    let cases: Vec<&CaseRecord> = run.measured().filter(|c| feeds(c)).collect();
+    match sparktest_rows::declared(d, &cases) {
+        Ok(c) => {
+            let mut f = figure(run, c.value, c.raw, &cases);
+            if c.spread.is_some() {
+                f.spread = c.spread;
+            } else if d.figure == sparktest_rows::FigureKind::Highest {
+                f.spread = Some(Spread::OneSample { note: "the highest held: one figure, no interval".into() });
+            }
+            f.items = c.items;
+            Ok(f)
+        }
+        Err(NoFigure::NoneGiven) => Err(missing_from(run, &cases)),
+        Err(NoFigure::NoMetric(reason)) => {
+            Err(Missing::Because { reason, records: cases.iter().map(|c| run.record_id(c)).collect() })
+        }
+    }
 }
 
 const fn relative(
@@ -52,37 +149,37 @@ const fn relative(
     figure: fn(&Runs, &str) -> Result<Figure, Missing>,
 ) -> RowDef {
     RowDef {
-        title: row.title,
-        instrument: row.instrument,
+        title: Cow::Borrowed(row.title),
+        instrument: Cow::Borrowed(row.instrument),
         higher_better,
         rule: Rule::Relative,
         tie_margin,
         absolute_rule: "",
-        figure,
+        compute: Compute::Code(figure),
     }
 }
 
 const fn absolute(row: Row, absolute_rule: &'static str, figure: fn(&Runs, &str) -> Result<Figure, Missing>) -> RowDef {
     RowDef {
-        title: row.title,
-        instrument: row.instrument,
+        title: Cow::Borrowed(row.title),
+        instrument: Cow::Borrowed(row.instrument),
         higher_better: true,
         rule: Rule::Absolute,
         tie_margin: 0.0,
         absolute_rule,
-        figure,
+        compute: Compute::Code(figure),
     }
 }
 
 const fn fraction(row: Row, what: &'static str, figure: fn(&Runs, &str) -> Result<Figure, Missing>) -> RowDef {
     RowDef {
-        title: row.title,
-        instrument: row.instrument,
+        title: Cow::Borrowed(row.title),
+        instrument: Cow::Borrowed(row.instrument),
         higher_better: true,
         rule: Rule::Fraction,
         tie_margin: 0.0,
         absolute_rule: what,
-        figure,
+        compute: Compute::Code(figure),
     }
 }
 
@@ -253,7 +350,7 @@ mod tests {
 
     #[test]
     fn the_board_shows_the_contracts_rows_in_its_order() {
-        let board: Vec<(&str, &str)> = ROWS.iter().map(|d| (d.title, d.instrument)).collect();
+        let board: Vec<(&str, &str)> = ROWS.iter().map(|d| (&*d.title, &*d.instrument)).collect();
         let contract: Vec<(&str, &str)> =
             sparktest_sdk::contract::ROWS.iter().map(|r| (r.title, r.instrument)).collect();
         assert_eq!(board, contract);

@@ -8,13 +8,13 @@ use sparktest_sdk::contract::{Arm, workload};
 use super::*;
 
 pub const SPECULATIVE_DECODING: RowDef = RowDef {
-    title: spec_decode::ROW.title,
-    instrument: spec_decode::ROW.instrument,
+    title: Cow::Borrowed(spec_decode::ROW.title),
+    instrument: Cow::Borrowed(spec_decode::ROW.instrument),
     higher_better: true,
     rule: Rule::Gain,
     tie_margin: 0.03,
     absolute_rule: "",
-    figure: figure_of,
+    compute: Compute::Code(figure_of),
 };
 
 /// Draft arm over bare arm, on the categories both arms measured; filed

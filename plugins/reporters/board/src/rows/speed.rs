@@ -49,14 +49,10 @@ fn figure_of(runs: &Runs, col: &str) -> Result<Figure, Missing> {
         .collect();
     let samples: usize = reps.iter().map(Vec::len).sum();
     if samples > reps.len() {
-        let (resamples, seed) = (2000, BOOTSTRAP_SEED);
+        let (resamples, seed) = (sparktest_rows::RESAMPLES, sparktest_rows::BOOTSTRAP_SEED);
         if let Some(i) = sparktest_stats::bootstrap_mean_of_means(&reps, resamples, seed) {
             f.spread = Some(Spread::Bootstrap { low: i.low, high: i.high, samples, resamples, seed });
         }
     }
     Ok(f)
 }
-
-/// The seed of every bootstrap on the board, recorded in each interval:
-/// the same files give the same board.
-const BOOTSTRAP_SEED: u64 = 21;
