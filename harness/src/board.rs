@@ -132,6 +132,9 @@ pub struct Measurements {
     pub read_once: Vec<ReadOnce>,
     /// The transcripts the records name.
     pub transcripts: std::collections::BTreeSet<String>,
+    /// The rows the runs' suites declare, each with the file it was read
+    /// from.
+    pub rows: Vec<(sparktest_record::RowDeclaration, String)>,
 }
 
 /// Every `*.jsonl` in `dir`, by name. A file cut by a crash or a full disk
@@ -160,8 +163,9 @@ pub fn read_measurements(dir: &Path) -> Result<Measurements, Error> {
                 eprintln!("sparktest: note: {}: {}", once.file, once.words());
                 read.read_once.push(once);
             }
-            Checked::Kept { text, damaged, named, run_id } => {
+            Checked::Kept { text, damaged, named, run_id, rows } => {
                 runs.insert(run_id, (name.clone(), crate::suite::sha256_hex(text.as_bytes())));
+                read.rows.extend(rows.into_iter().map(|d| (d, name.clone())));
                 if let Some(d) = damaged {
                     eprintln!(
                         "sparktest: warning: {name}: line {}: {}; the records before it are used",
@@ -181,6 +185,10 @@ pub fn read_measurements(dir: &Path) -> Result<Measurements, Error> {
     if read.files.is_empty() {
         return Err(setup(format!("no readable measurement file in {}", dir.display())));
     }
+    // Two suites declaring one row title: refused before the reporter,
+    // naming both files (the reporter refuses it too, by run).
+    sparktest_rows::settle(read.rows.iter().map(|(d, f)| (d, f.clone())))
+        .map_err(|e| setup(format!("{}: {e}", dir.display())))?;
     Ok(read)
 }
 
@@ -188,7 +196,13 @@ pub fn read_measurements(dir: &Path) -> Result<Measurements, Error> {
 enum Checked {
     /// Its whole lines, the damage after them if any, the transcripts its
     /// records name, its run id.
-    Kept { text: String, damaged: Option<sparktest_record::ReadError>, named: Vec<String>, run_id: String },
+    Kept {
+        text: String,
+        damaged: Option<sparktest_record::ReadError>,
+        named: Vec<String>,
+        run_id: String,
+        rows: Vec<sparktest_record::RowDeclaration>,
+    },
     /// No readable manifest: left out.
     Left(sparktest_record::ReadError),
 }
@@ -202,7 +216,8 @@ fn check_file(f: &Path) -> Result<Checked, Error> {
             let named = file.run.cases.into_iter().map(|c| c.transcript_sha256).collect();
             // Only the whole lines go on: the reporter reads them strictly.
             text.truncate(file.whole_bytes);
-            Ok(Checked::Kept { text, damaged: file.damage, named, run_id: file.run.manifest.run_id })
+            let manifest = file.run.manifest;
+            Ok(Checked::Kept { text, damaged: file.damage, named, run_id: manifest.run_id, rows: manifest.rows })
         }
         Err(e) if e.is_other_version() => Err(setup(e.to_string())),
         Err(e) => match e.kind {
@@ -279,7 +294,7 @@ pub fn board(args: BoardArgs) -> Result<i32, Error> {
         let wasm = reporter(&args, &config);
         (reading.join().unwrap_or_else(|e| std::panic::resume_unwind(e)), wasm)
     });
-    let Measurements { files, damage, read_once, transcripts: named } = read?;
+    let Measurements { files, damage, read_once, transcripts: named, .. } = read?;
     let (wasm, pin) = wasm?;
     let mut inputs = BTreeMap::new();
     if !damage.is_empty() {

@@ -236,6 +236,16 @@ words = "data/words.json"
 
 [files]
 "data/words.json" = "{words}"
+
+# The board row this suite declares: the board, `diff` and the run's
+# summary show it as they show the built-in rows. `figure` is one of
+# pass-share, mean, median, p1 … p99 and highest (a metric's figures name
+# `metric`); see the book's "Declaring a row".
+[[row]]
+title = "Repeat a word ({name})"
+instrument = "{name}"
+figure = "pass-share"
+methodology = "Asks the model to repeat each word at temperature 0; the share of words repeated, with its Wilson 95% interval."
 "#;
 
 const README_MD: &str = r#"# {name}

@@ -5,7 +5,7 @@ use std::path::{Component, Path, PathBuf};
 
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
-use sparktest_record::{FilePin, SuiteInfo};
+use sparktest_record::{Better, FigureKind, FilePin, RowDeclaration, Standing, SuiteInfo};
 
 use crate::error::{Error, ErrorKind};
 
@@ -66,6 +66,9 @@ pub struct Suite {
     pub gate: bool,
     /// Digests for the manifest.
     pub info: SuiteInfo,
+    /// The board rows it declares (`[[row]]`), copied into each run's
+    /// manifest.
+    pub rows: Vec<RowDeclaration>,
 }
 
 #[derive(Deserialize)]
@@ -76,6 +79,72 @@ struct SuiteFile {
     instrument: Vec<InstrumentFile>,
     #[serde(default)]
     files: BTreeMap<String, String>,
+    #[serde(default)]
+    row: Vec<RowFile>,
+}
+
+/// A `[[row]]` table: a board row the suite declares
+/// ([`sparktest_rows`]). Read strictly, unlike the measurement file's
+/// copy: a misspelt field is the author's to hear about.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RowFile {
+    title: String,
+    instrument: String,
+    #[serde(default)]
+    methodology: String,
+    figure: FigureKind,
+    metric: Option<String>,
+    #[serde(default)]
+    unit: String,
+    #[serde(default)]
+    better: Better,
+    #[serde(default)]
+    standing: Standing,
+    #[serde(default)]
+    tie_margin: f64,
+    #[serde(default)]
+    tags: Vec<String>,
+    #[serde(default)]
+    groups: Vec<String>,
+}
+
+impl RowFile {
+    fn declaration(self, declared_by: String) -> RowDeclaration {
+        RowDeclaration {
+            title: self.title,
+            instrument: self.instrument,
+            methodology: self.methodology,
+            figure: self.figure,
+            metric: self.metric,
+            unit: self.unit,
+            better: self.better,
+            standing: self.standing,
+            tie_margin: self.tie_margin,
+            tags: self.tags,
+            groups: self.groups,
+            declared_by,
+        }
+    }
+}
+
+/// The suite's `[[row]]` tables, each checked field by field, titles
+/// unique: refused naming the file, the row and the field.
+fn declared_rows(file: &Path, header: &SuiteHeader, rows: Vec<RowFile>) -> Result<Vec<RowDeclaration>, Error> {
+    let mut out: Vec<RowDeclaration> = Vec::new();
+    for (i, r) in rows.into_iter().enumerate() {
+        let d = r.declaration(format!("{}@{}", header.name, header.version));
+        let at = format!("{}: row #{} ({:?})", file.display(), i + 1, d.title);
+        sparktest_rows::check(&d).map_err(|e| setup(format!("{at}: {e}")))?;
+        if let Some(first) = out.iter().position(|o| o.title == d.title) {
+            return Err(setup(format!(
+                "{at}: title: row #{} has this title already; a title names one row",
+                first + 1
+            )));
+        }
+        out.push(d);
+    }
+    Ok(out)
 }
 
 #[derive(Deserialize)]
@@ -283,6 +352,7 @@ pub(crate) fn load_bytes(file: &Path, text: &[u8]) -> Result<Suite, Error> {
     let parsed: SuiteFile =
         toml::from_str(&String::from_utf8_lossy(text)).map_err(|err| setup(format!("{}: {err}", file.display())))?;
     let dir = file.parent().unwrap_or(Path::new(".")).to_path_buf();
+    let rows = declared_rows(file, &parsed.suite, parsed.row)?;
 
     let mut files = BTreeMap::new();
     let mut pins = Vec::new();
@@ -380,6 +450,7 @@ pub(crate) fn load_bytes(file: &Path, text: &[u8]) -> Result<Suite, Error> {
         files,
         gate: parsed.suite.gate,
         info,
+        rows,
     })
 }
 
@@ -399,6 +470,37 @@ mod tests {
         )
         .unwrap();
         file
+    }
+
+    #[test]
+    fn declared_rows_load_and_a_bad_one_is_refused_naming_its_line_row_and_field() {
+        let dir = tempfile::tempdir().unwrap();
+        let pin = sha256_hex(b"[1]");
+        let file = write_suite(dir.path(), "[1]", &pin);
+        let base = std::fs::read_to_string(&file).unwrap();
+        let with = |rows: &str| {
+            std::fs::write(&file, format!("{base}\n{rows}")).unwrap();
+            load(&file)
+        };
+        let suite = with(
+            "[[row]]\ntitle = \"Words\"\ninstrument = \"c\"\nfigure = \"pass-share\"\n\n[[row]]\ntitle = \"Word time\"\ninstrument = \"c\"\nfigure = \"p90\"\nmetric = \"ms\"\nbetter = \"lower\"\n",
+        )
+        .unwrap();
+        assert_eq!(suite.rows.len(), 2);
+        assert_eq!((suite.rows[1].figure, suite.rows[1].better), (FigureKind::Percentile(90), Better::Lower));
+        assert_eq!(suite.rows[0].declared_by, "t@1");
+
+        let err = with("[[row]]\ntitle = \"Words\"\ninstrument = \"c\"\nfigur = \"mean\"\n").unwrap_err();
+        assert_eq!(err.kind, ErrorKind::Setup);
+        assert!(err.message.contains("unknown field `figur`") && err.message.contains("line 16"), "{err}");
+        let err = with("[[row]]\ntitle = \"Words\"\ninstrument = \"c\"\nfigure = \"mean\"\n").unwrap_err();
+        assert!(
+            err.message.ends_with("row #1 (\"Words\"): metric: figure \"mean\" is computed from a metric: name it"),
+            "{err}"
+        );
+        let twice = "[[row]]\ntitle = \"Words\"\ninstrument = \"c\"\nfigure = \"pass-share\"\n";
+        let err = with(&format!("{twice}{twice}")).unwrap_err();
+        assert!(err.message.contains("row #2 (\"Words\"): title: row #1 has this title already"), "{err}");
     }
 
     #[test]

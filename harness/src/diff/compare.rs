@@ -6,7 +6,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use sparktest_contract::{Metric, concurrency, likelihood, sustained_load, workload};
+use sparktest_contract::sustained_load;
 use sparktest_record::{CaseRecord, Manifest, Outcome};
 use sparktest_stats as stats;
 
@@ -18,17 +18,6 @@ use super::report::{
 
 /// Significance level of every test.
 pub const ALPHA: f64 = 0.05;
-
-/// The per-item figures `diff` compares, and which way is better. Other
-/// metrics are an instrument's own detail, not a row's figure.
-pub const FIGURES: &[(Metric, bool)] = &[
-    (workload::DECODE_TOK_S, true),
-    (workload::TTFT_MS, false),
-    (concurrency::PER_REQUEST_E2E_TOK_S, true),
-    (concurrency::PER_REQUEST_TOK_S, true),
-    (concurrency::AGGREGATE_TOK_S, true),
-    (likelihood::BPC, false),
-];
 
 /// A 95% interval of a ratio wider than this (either way from the
 /// estimate) cannot see changes of about that size: the report says so.
@@ -319,8 +308,16 @@ fn row(a: &Side, b: &Side, title: &str, s: Settings) -> RowDiff {
         })
         .collect();
     let pass_rate = pass_rate(a, b, &kept);
+    // A declared row compares its own metric (the candidate's declaration
+    // where the two sides differ); a built-in row, every per-item figure
+    // of the built-in rows that its records carry.
+    let declared = [b, a]
+        .into_iter()
+        .flat_map(|side| side.manifests.iter().rev())
+        .flat_map(|m| &m.rows)
+        .find(|d| d.title == title);
     let mut figures: Vec<FigureDiff> =
-        FIGURES.iter().filter_map(|(name, hb)| figure(a, b, &kept, name.name(), *hb, s)).collect();
+        sparktest_rows::compared(declared).iter().filter_map(|(name, hb)| figure(a, b, &kept, name, *hb, s)).collect();
     if title == sustained_load::ROW.title {
         figures.extend(super::sustained::figure(a, b, &kept, s));
     }

@@ -39,10 +39,12 @@ fn setup(message: String) -> Error {
 
 /// The rows a case feeds, as the board groups records: a built-in
 /// instrument's are its tags that are its rows in the contract
-/// ([`sparktest_contract::ROWS`]); any other instrument's is the row it
-/// describes itself with, else its name.
+/// ([`sparktest_contract::ROWS`]), then the rows its run's suite declares
+/// that it feeds ([`sparktest_rows::feeds`]); a case of none is in the row
+/// its instrument describes itself with, else its instrument's name.
 pub fn rows_of(case: &CaseRecord, manifest: &Manifest) -> Vec<String> {
-    let tagged = row_tags(&case.instrument, &case.tags);
+    let mut tagged = row_tags(&case.instrument, &case.tags);
+    tagged.extend(manifest.rows.iter().filter(|d| sparktest_rows::feeds(d, case)).map(|d| d.title.clone()));
     if !tagged.is_empty() {
         return tagged;
     }

@@ -12,7 +12,7 @@ pub mod sustained;
 
 use std::path::PathBuf;
 
-pub use compare::{ALPHA, FIGURES, Settings, compare};
+pub use compare::{ALPHA, Settings, compare};
 pub use report::Report;
 
 use crate::config::Config;

@@ -282,7 +282,7 @@ impl Session {
             }
             let writer = Arc::new(MeasurementWriter::create(&dir, &manifest.run_id)?.redacting(plan.redactor.clone()));
             let tally = Arc::new(TallySink::default());
-            let sinks = sinks(args, &dir, &writer, &tally, &plan, &suite.name);
+            let sinks = sinks(args, &dir, &writer, &tally, &plan, &suite);
             let cases = plan.selected.len();
             sinks.emit(&Event::RunStarted { manifest: Box::new(manifest.clone()), cases })?;
             let shared = Arc::new(case::Shared {
@@ -409,13 +409,13 @@ fn sinks(
     writer: &Arc<MeasurementWriter>,
     tally: &Arc<TallySink>,
     plan: &plan::Plan,
-    suite: &str,
+    suite: &suite::Suite,
 ) -> Sinks {
     let mut sinks = Sinks::default();
     sinks.push(writer.clone());
     sinks.push(tally.clone());
     sinks.push(Arc::new(TranscriptStore::new(dir, plan.redactor.clone())));
-    sinks.push(Arc::new(TerminalSummary::new(writer.path().to_path_buf(), suite.to_string())));
+    sinks.push(Arc::new(TerminalSummary::new(writer.path().to_path_buf(), suite.name.clone(), suite.rows.clone())));
     if let Some(path) = &args.junit {
         sinks.push(Arc::new(JunitSink::new(args.cwd.join(path))));
     }

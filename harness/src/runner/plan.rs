@@ -267,6 +267,7 @@ impl Plan {
             repeat: None,
             campaign: None,
             job: crate::hostinfo::job(),
+            rows: suite.rows.clone(),
         }
     }
 }

@@ -205,6 +205,7 @@ pub fn prepare(
         }
     }
     let prepared = Prepared { host, instruments, broken };
+    check_row_instruments(suite, &prepared)?;
     // One record per case: an id twice (two entries of one instrument, or a
     // case listed twice) would have its records and snapshots collide.
     let mut seen = std::collections::BTreeSet::new();
@@ -212,6 +213,33 @@ pub fn prepare(
         return Err(Error::new(ErrorKind::Setup, format!("suite {}: case {dup} is listed twice", suite.name)));
     }
     Ok(prepared)
+}
+
+/// Every row the suite declares is fed by one of its instruments, by the
+/// name the instrument gives itself: a row no instrument feeds is the
+/// suite's error (exit 3), said before any case. Not checked while an
+/// instrument of the suite failed to load (its name is not known).
+fn check_row_instruments(suite: &Suite, prepared: &Prepared) -> Result<(), Error> {
+    if !prepared.broken.is_empty() {
+        return Ok(());
+    }
+    let names: Vec<&str> = prepared.instruments.iter().map(|i| i.plugin.info.name.as_str()).collect();
+    for (i, row) in suite.rows.iter().enumerate() {
+        if !names.contains(&row.instrument.as_str()) {
+            return Err(Error::new(
+                ErrorKind::Setup,
+                format!(
+                    "{}: row #{} ({:?}): instrument: {:?} is no instrument of this suite (its instruments: {})",
+                    suite.dir.join("suite.toml").display(),
+                    i + 1,
+                    row.title,
+                    row.instrument,
+                    names.join(", ")
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Data files an instrument's config names that must be text (by their

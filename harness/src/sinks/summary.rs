@@ -2,14 +2,15 @@
 //! instrument (with the instrument's own figure where it has one: bits per
 //! character, decode tok/s, the KV pool, the rate a load held), the gate's verdict, why a run
 //! stopped, printed from the run's summary line (the runner keeps the
-//! tally, `runner::tally`).
+//! tally, `runner::tally`); then each row the suite declares, its figure
+//! computed by `sparktest-rows` as the board computes it.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Mutex;
 
 use sparktest_contract::{Metric, context, likelihood, speed, sustained_load, workload};
-use sparktest_record::{CaseRecord, InstrumentSummary, Outcome, Summary};
+use sparktest_record::{CaseRecord, InstrumentSummary, Outcome, RowDeclaration, Summary};
 
 use crate::error::Error;
 use crate::events::{Event, Sink};
@@ -23,13 +24,60 @@ pub struct TerminalSummary {
     pub suite: String,
     /// Each instrument's own figure, gathered from its finished cases.
     figures: Mutex<BTreeMap<String, Figure>>,
+    /// The rows the suite declares, each with the finished cases that feed
+    /// it (their calls left out).
+    declared: Mutex<Vec<(RowDeclaration, Vec<CaseRecord<()>>)>>,
 }
 
 impl TerminalSummary {
-    /// The summary of a run writing `file`, of suite `suite`.
-    pub fn new(file: PathBuf, suite: String) -> Self {
-        TerminalSummary { file, suite, figures: Mutex::default() }
+    /// The summary of a run writing `file`, of suite `suite`, which
+    /// declares `rows`.
+    pub fn new(file: PathBuf, suite: String, rows: Vec<RowDeclaration>) -> Self {
+        let declared = Mutex::new(rows.into_iter().map(|d| (d, Vec::new())).collect());
+        TerminalSummary { file, suite, figures: Mutex::default(), declared }
     }
+}
+
+/// A record without its calls: what a declared row's figure reads.
+fn slim(c: &CaseRecord) -> CaseRecord<()> {
+    CaseRecord {
+        id: c.id.clone(),
+        instrument: c.instrument.clone(),
+        case: c.case.clone(),
+        tags: c.tags.clone(),
+        outcome: c.outcome,
+        reason: c.reason.clone(),
+        metrics: c.metrics.clone(),
+        notes: Vec::new(),
+        started_at: String::new(),
+        seconds: c.seconds,
+        endpoint_seconds: c.endpoint_seconds,
+        calls: Vec::new(),
+        prompt_tokens: None,
+        completion_tokens: None,
+        transcript_sha256: String::new(),
+        snapshots: Vec::new(),
+        arm: c.arm.clone(),
+        latency: None,
+    }
+}
+
+/// A declared row's line: its figure and interval as the board computes
+/// them, or why it has none.
+fn declared_line(d: &RowDeclaration, cases: &[CaseRecord<()>]) -> String {
+    let refs: Vec<&CaseRecord<()>> = cases.iter().collect();
+    let words = match sparktest_rows::declared(d, &refs) {
+        Ok(c) => match c.spread {
+            Some(s) => format!("{} ({})", c.raw, s.words()),
+            None => c.raw,
+        },
+        Err(sparktest_rows::NoFigure::NoMetric(why)) => format!("N/A: {why}"),
+        Err(sparktest_rows::NoFigure::NoneGiven) if cases.is_empty() => "N/A: no case of the row ran".into(),
+        Err(sparktest_rows::NoFigure::NoneGiven) => {
+            format!("N/A: none of its {} cases gave a figure (lost, failed or not applicable)", cases.len())
+        }
+    };
+    format!("sparktest: row {}: {words}", d.title)
 }
 
 impl Sink for TerminalSummary {
@@ -42,10 +90,17 @@ impl Sink for TerminalSummary {
                 {
                     figure.add(&f.record);
                 }
+                drop(figures);
+                let mut declared = self.declared.lock().unwrap_or_else(|p| p.into_inner());
+                for (_, cases) in declared.iter_mut().filter(|(d, _)| sparktest_rows::feeds(d, &f.record)) {
+                    cases.push(slim(&f.record));
+                }
             }
             Event::RunFinished(s) => {
                 let figures = self.figures.lock().unwrap_or_else(|p| p.into_inner());
-                print_summary(s, &figures, &self.file, &self.suite);
+                let declared = self.declared.lock().unwrap_or_else(|p| p.into_inner());
+                let rows: Vec<String> = declared.iter().map(|(d, cases)| declared_line(d, cases)).collect();
+                print_summary(s, &figures, &rows, &self.file, &self.suite);
             }
             _ => {}
         }
@@ -198,9 +253,18 @@ fn readout(i: &InstrumentSummary, figure: Option<&Figure>) -> String {
     )
 }
 
-fn print_summary(s: &Summary, figures: &BTreeMap<String, Figure>, file: &std::path::Path, suite: &str) {
+fn print_summary(
+    s: &Summary,
+    figures: &BTreeMap<String, Figure>,
+    rows: &[String],
+    file: &std::path::Path,
+    suite: &str,
+) {
     for i in &s.instruments {
         crate::warn_line!("{}", readout(i, figures.get(&i.name)));
+    }
+    for line in rows {
+        crate::warn_line!("{line}");
     }
     if let Some(signal) = &s.interrupted {
         crate::warn_line!(
