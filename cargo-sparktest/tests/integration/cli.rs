@@ -122,6 +122,16 @@ fn example_component_runs_a_case(folder: &str, interface: &str) {
     let case = run.case("capitals::country::new_zealand");
     assert!(matches!(case.outcome, Outcome::Pass | Outcome::Fail), "{case:?}");
     assert!(!case.calls.is_empty(), "the case reached the server: {case:?}");
+    // The suite's declared rows travel in the manifest, and the summary
+    // gives the pass share's figure as the board computes it.
+    if folder == "suite" {
+        let titles: Vec<&str> = run.manifest.rows.iter().map(|r| r.title.as_str()).collect();
+        assert_eq!(titles, ["Capital cities", "Capital cities: reply length"]);
+        let passed = u8::from(case.outcome == Outcome::Pass);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let line = format!("sparktest: row Capital cities: {passed}/1 passed (95% CI ");
+        assert!(stderr.contains(&line), "{line} in {stderr}");
+    }
 }
 
 #[test]

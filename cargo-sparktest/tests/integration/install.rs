@@ -19,7 +19,7 @@ use crate::support::*;
 
 /// The crates a user or an instrument author depends on, and the
 /// libtest-mimic fork they use.
-const PUBLISHED: [&str; 10] = [
+const PUBLISHED: [&str; 11] = [
     "cargo-sparktest",
     "sparktest-harness",
     "sparktest-builtin",
@@ -28,6 +28,7 @@ const PUBLISHED: [&str; 10] = [
     "sparktest-stats",
     "sparktest-sdk",
     "sparktest-contract",
+    "sparktest-rows",
     "sparktest-checks",
     "sparktest-workload",
 ];

@@ -16,6 +16,7 @@ mod cli;
 mod columns;
 mod compliance;
 mod components;
+mod declared;
 mod diff;
 mod edges;
 mod engines;
