@@ -4,7 +4,7 @@
 //! figure is computed, and which way is better, by the names in
 //! `sparktest-contract`. Every other row is declared as data by its suite
 //! (`[[row]]`, carried in each run's manifest) and computed by
-//! `sparktest-rows` ([`declared`]). Each row reads the latest run of its
+//! `sparktest-rows` (the private `declared` here). Each row reads the latest run of its
 //! instrument on the column's target.
 
 use std::borrow::Cow;
