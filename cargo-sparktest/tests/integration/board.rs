@@ -1271,12 +1271,19 @@ fn the_board_reads_at_1440_by_900_with_two_columns_removed_in_a_real_browser() {
     let log = b.eval("var w=document.getElementById('runs').parentElement;return [w.scrollWidth, w.clientWidth];");
     assert!(log[0].as_u64() <= log[1].as_u64(), "the run log scrolls sideways at 1440 px: {log}");
 
-    // Each measured cell shows its configuration in the cell, not folded.
+    // The configuration is said once, in the column's head, not folded;
+    // a cell whose run had the column's configuration does not repeat it
+    // (issue 47).
+    const D: &str = "delta · Qwen3.8-27B-NVFP4";
     let cfg = b.eval(&format!(
-        "var td=document.querySelector('#scores td[data-col=\"{A}\"] .cfg');return [td.textContent, td.getBoundingClientRect().height > 0];"
+        "var th=document.querySelector('#scores th[data-col=\"{D}\"] .cfg');\
+         var cells=document.querySelectorAll('#scores td[data-col=\"{D}\"]');\
+         return [th.textContent, th.getBoundingClientRect().height > 0, cells.length,\
+           Array.prototype.filter.call(cells, function(td){{return td.querySelector('.cfg');}}).length];"
     ));
-    assert_eq!(cfg[1], true, "the configuration is shown: {cfg}");
-    assert!(cfg[0].as_str().unwrap().starts_with("llama.cpp · m1"), "{cfg}");
+    assert_eq!(cfg[1], true, "the configuration is shown in the head: {cfg}");
+    assert!(cfg[0].as_str().unwrap().contains("--max-model-len 131072"), "the head names the launch flags: {cfg}");
+    assert!(cfg[2].as_u64() > Some(5) && cfg[3] == 0, "no cell repeats its column's configuration: {cfg}");
 
     // The efficiency readout follows the priorities, leaves the removed
     // columns out as the table does, and says so.
@@ -1350,6 +1357,7 @@ fn thirty_one_columns_of_repeats_read_at_laptop_sizes_in_a_real_browser() {
         let shaped = b.eval(
             r#"var cells=Array.prototype.slice.call(document.querySelectorAll('#scores td[data-col]'));
             var cfg=function(td){var c=td.querySelector('.cfg');return c?c.textContent:'';};
+            var heads=Array.prototype.slice.call(document.querySelectorAll('#scores th[data-col]'));
             var na=cells.filter(function(td){return td.textContent.indexOf('could not be tested — cannot call tools — 60 items attempted')>=0;});
             return {
               na: na.map(function(td){var d=td.querySelector('details');var rec=d?d.querySelector('.rec'):null;
@@ -1357,8 +1365,8 @@ fn thirty_one_columns_of_repeats_read_at_laptop_sizes_in_a_real_browser() {
                   records: rec ? rec.textContent.split(', ').length : 0,
                   unfolded: rec ? rec.getBoundingClientRect().height : 0};}),
               partial: cells.filter(function(td){return td.classList.contains('partial') && /24 of 60 a-bench cases recorded|of 140 compliance cases recorded/.test(td.textContent);}).length,
-              forced: cells.filter(function(td){return cfg(td).indexOf('tool_choice required forced by the target')>=0;}).length,
-              machine: cells.filter(function(td){return /~\/\.cache|VLLM_CACHE_ROOT=|HF_HOME=|\/home\/spark/.test(cfg(td));}).map(cfg).slice(0,3),
+              forced: heads.filter(function(td){return cfg(td).indexOf('tool_choice required forced by the target')>=0;}).length,
+              machine: heads.concat(cells).filter(function(td){return /~\/\.cache|VLLM_CACHE_ROOT=|HF_HOME=|\/home\/spark/.test(cfg(td));}).map(cfg).slice(0,3),
               tallest: Math.max.apply(null, Array.prototype.map.call(document.querySelectorAll('#scores tbody tr'), function(r){return r.getBoundingClientRect().height;}))
             };"#,
         );

@@ -475,10 +475,12 @@ fn folded_records(records: &[Id], transcripts: &BTreeMap<String, String>) -> Str
     )
 }
 
-/// The configuration line under an N/A or 0 cell's reason, where a run
-/// is behind it.
-fn config_html(config: Option<&str>) -> String {
-    config.map_or(String::new(), |c| format!("<div class=\"cfg\">{}</div>", esc(c)))
+/// What a cell says of its configuration, where a run is behind it and
+/// its configuration differs from its column's (the head says it once).
+fn config_html(column: &str, config: Option<&str>) -> String {
+    config
+        .and_then(|c| crate::model::cell_config(column, c))
+        .map_or(String::new(), |c| format!("<div class=\"cfg\">{}</div>", esc(&c)))
 }
 
 /// An id per row heading, from its title ("Prose speed" → `row-prose-speed`),
@@ -528,8 +530,8 @@ pub fn render(board: &Board, runs: &crate::run::Runs, extras: &Extras) -> String
         esc(&board.title)
     );
     out.push_str(
-        "<p>Every cell shows a 0 to 10 standing within its row, the raw measurement, the configuration that \
-         produced it, and the records behind it. Standings compare within a row only; there are no column \
+        "<p>Every cell shows a 0 to 10 standing within its row, the raw measurement and the records \
+         behind it; each column's head says its configuration once, and a cell only what of its own differs. Standings compare within a row only; there are no column \
          totals. A cell without a measurement is N/A with its reason and no score.</p>\
          <p>Order the models your way: click a row heading to make it priority 1, another for priority 2, and so \
          on; the models re-sort by a weighted blend in which earlier priorities count more. The number under \
@@ -573,12 +575,13 @@ pub fn render(board: &Board, runs: &crate::run::Runs, extras: &Extras) -> String
         let _ = write!(
             out,
             "<th class=\"col{}\" data-col=\"{k}\" data-admitted=\"{admitted}\"><button class=\"model\" data-col=\"{k}\" title=\"remove this column\">{}</button>\
-             <div class=\"sub\">{}{} · {}</div>{}<div class=\"marks\">{}</div>{}{gate}<div class=\"blend\"></div><div class=\"missing\"></div></th>",
+             <div class=\"sub\">{}{} · {}</div><div class=\"cfg\">{}</div>{}<div class=\"marks\">{}</div>{}{gate}<div class=\"blend\"></div><div class=\"missing\"></div></th>",
             if admitted { "" } else { " unadmitted" },
             esc(&c.label),
             c.note.as_deref().map_or(String::new(), |n| format!("{} · ", esc(n))),
             esc(&c.model),
             esc(&c.engine),
+            esc(&crate::model::head_config(c)),
             c.differs.as_deref().map_or(String::new(), |d| format!("<div class=\"differs\">differs: {}</div>", esc(d))),
             esc(&c.marks.join(" · ")),
             column_boxes(c),
@@ -615,7 +618,7 @@ pub fn render(board: &Board, runs: &crate::run::Runs, extras: &Extras) -> String
                     };
                     let _ = write!(
                         out,
-                        "<td class=\"{grey}{}\" data-col=\"{}\" data-standing=\"{standing}\" title=\"{}\"><div class=\"standing\">{}</div><div class=\"raw\">{}</div>{spread}{}{later}<div class=\"cfg\">{}</div>{}</td>",
+                        "<td class=\"{grey}{}\" data-col=\"{}\" data-standing=\"{standing}\" title=\"{}\"><div class=\"standing\">{}</div><div class=\"raw\">{}</div>{spread}{}{later}{}{}</td>",
                         if partial.is_some() { " partial" } else { "" },
                         esc(&c.key),
                         esc(config),
@@ -624,7 +627,7 @@ pub fn render(board: &Board, runs: &crate::run::Runs, extras: &Extras) -> String
                         partial
                             .as_deref()
                             .map_or(String::new(), |p| format!("<div class=\"partial\">{}</div>", esc(p))),
-                        esc(config),
+                        config_html(&c.config, Some(config)),
                         folded_records(records, &transcripts)
                     );
                 }
@@ -646,7 +649,7 @@ pub fn render(board: &Board, runs: &crate::run::Runs, extras: &Extras) -> String
                         esc(&c.key),
                         esc(reason),
                         esc(reason),
-                        config_html(config.as_deref()),
+                        config_html(&c.config, config.as_deref()),
                         folded_records(records, &transcripts)
                     );
                 }
@@ -657,7 +660,7 @@ pub fn render(board: &Board, runs: &crate::run::Runs, extras: &Extras) -> String
                         esc(&c.key),
                         esc(reason),
                         esc(reason),
-                        config_html(config.as_deref()),
+                        config_html(&c.config, config.as_deref()),
                         folded_records(records, &transcripts)
                     );
                 }

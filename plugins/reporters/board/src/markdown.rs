@@ -48,7 +48,7 @@ fn table(out: &mut String, t: &Table) {
 /// Render the board as Markdown.
 pub fn render(board: &Board, runs: &crate::run::Runs, extras: &Extras) -> String {
     let mut out = format!("# {}\n\n", cell(&board.title));
-    out.push_str("Every cell: the 0–10 standing within its row, the raw figure, the configuration and the record behind it. Standings compare within a row only; no column totals. N/A cells give their reason.\n\n");
+    out.push_str("Every cell: the 0–10 standing within its row, the raw figure and the record behind it; each column's head says its configuration once, and a cell only what of its own differs. Standings compare within a row only; no column totals. N/A cells give their reason.\n\n");
     if !board.hardware_kinds.is_empty() {
         let _ = writeln!(
             out,
@@ -75,10 +75,11 @@ pub fn render(board: &Board, runs: &crate::run::Runs, extras: &Extras) -> String
         };
         let _ = write!(
             out,
-            " {} ({} · {}; {}){differs}{gate};{kind} measured on {} |",
+            " {} ({} · {}; {}; {}){differs}{gate};{kind} measured on {} |",
             cell(&c.label),
             cell(&c.model),
             cell(&c.engine),
+            cell(&crate::model::head_config(c)),
             cell(&c.marks.join(" · ")),
             cell(&c.measured_on)
         );
@@ -103,18 +104,22 @@ pub fn render(board: &Board, runs: &crate::run::Runs, extras: &Extras) -> String
                         )
                     };
                     format!(
-                        "**{standing}** {}{spread}{}{later} <br>{} <br>record: {}",
+                        "**{standing}** {}{spread}{}{later}{} <br>record: {}",
                         cell(raw),
                         partial.as_deref().map_or(String::new(), |p| format!(" ({})", cell(p))),
-                        cell(config),
+                        config_md(&c.config, &Some(config.clone())),
                         cell(&records.join(", "))
                     )
                 }
                 Cell::Judged { standing, raw, reason } => {
                     format!("**{standing}** {} <br>judged: {}", cell(raw), cell(reason))
                 }
-                Cell::NotApplicable { reason, config, .. } => format!("N/A: {}{}", cell(reason), config_md(config)),
-                Cell::Incapable { reason, config, .. } => format!("**0** {}{}", cell(reason), config_md(config)),
+                Cell::NotApplicable { reason, config, .. } => {
+                    format!("N/A: {}{}", cell(reason), config_md(&c.config, config))
+                }
+                Cell::Incapable { reason, config, .. } => {
+                    format!("**0** {}{}", cell(reason), config_md(&c.config, config))
+                }
             };
             let _ = write!(out, " {text} |");
         }
@@ -209,8 +214,11 @@ pub fn render(board: &Board, runs: &crate::run::Runs, extras: &Extras) -> String
     out
 }
 
-/// The configuration line under an N/A or 0 cell's reason, where a run
-/// is behind it.
-fn config_md(config: &Option<String>) -> String {
-    config.as_deref().map_or(String::new(), |c| format!(" <br>{}", cell(c)))
+/// What a cell says of its configuration, where a run is behind it and
+/// its configuration differs from its column's (the head says it once).
+fn config_md(column: &str, config: &Option<String>) -> String {
+    config
+        .as_deref()
+        .and_then(|c| crate::model::cell_config(column, c))
+        .map_or(String::new(), |c| format!(" <br>{}", cell(&c)))
 }

@@ -422,6 +422,32 @@ fn differences(columns: &mut BTreeMap<String, Column>) {
     }
 }
 
+/// The configuration a column head says once: its line without the
+/// engine and model the head already names.
+pub fn head_config(c: &Column) -> String {
+    config_items(&c.config).into_iter().filter(|i| *i != c.engine && *i != c.model).collect::<Vec<_>>().join(" · ")
+}
+
+/// What a cell says of its configuration: nothing where it is its
+/// column's (the head says it once), else what differs from the head,
+/// item by item (flags one by one).
+pub fn cell_config(column: &str, cell: &str) -> Option<String> {
+    if column == cell {
+        return None;
+    }
+    let (head, own) = (config_items(column), config_items(cell));
+    let extra: Vec<&str> = own.iter().filter(|i| !head.contains(i)).map(String::as_str).collect();
+    let without: Vec<&str> = head.iter().filter(|i| !own.contains(i)).map(String::as_str).collect();
+    let mut words = Vec::new();
+    if !extra.is_empty() {
+        words.push(format!("this cell's configuration: {}", extra.join(" · ")));
+    }
+    if !without.is_empty() {
+        words.push(format!("without {}", without.join(" · ")));
+    }
+    (!words.is_empty()).then(|| words.join("; "))
+}
+
 /// A configuration line as comparable items: its ` · ` parts, the launch
 /// flags split into one item per flag with its values (`--ctx-size 4096`).
 fn config_items(line: &str) -> Vec<String> {
@@ -684,6 +710,20 @@ mod tests {
         assert_eq!((s["a"], s["b"], s["c"], s["d"]), (10.0, 5.0, 0.0, 10.0));
         let s = relative_standings(&v(&[("a", 0.45)]), true, 0.03, true);
         assert_eq!(s["a"], 0.0, "a lone slowdown is no gain");
+    }
+
+    #[test]
+    fn a_cell_says_only_what_of_its_configuration_differs_from_its_column() {
+        let head = "llama.cpp · build b1 · m · context 4096 · --ctx-size 4096 --threads 1";
+        assert_eq!(cell_config(head, head), None);
+        assert_eq!(
+            cell_config(head, "llama.cpp · build b2 · m · context 4096 · --ctx-size 4096 --threads 2").as_deref(),
+            Some("this cell's configuration: build b2 · --threads 2; without build b1 · --threads 1")
+        );
+        assert_eq!(
+            cell_config(head, "llama.cpp · build b1 · m · context 4096 · --ctx-size 4096").as_deref(),
+            Some("without --threads 1")
+        );
     }
 
     #[test]
