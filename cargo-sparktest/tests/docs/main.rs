@@ -266,6 +266,62 @@ fn the_book_s_summary_names_every_page_and_only_pages_that_exist() {
     }
 }
 
+/// The numbered list at the head of the book's "Adding a board row": the
+/// places a built-in row of a declared kind touches.
+fn places_of_a_new_row() -> Vec<String> {
+    let book = std::fs::read_to_string(repo().join("docs/instruments.md")).unwrap();
+    let section = book.split("\n## Adding a board row\n").nth(1).expect("the section").split("\n## ").next().unwrap();
+    let list: Vec<&str> = section
+        .lines()
+        .skip_while(|l| !l.starts_with("1. "))
+        .take_while(|l| !l.is_empty())
+        .filter(|l| l.split_once(". ").is_some_and(|(n, _)| n.parse::<u32>().is_ok()))
+        .collect();
+    list.iter().map(|l| l.split('`').nth(1).unwrap_or_default().to_string()).collect()
+}
+
+#[test]
+fn adding_a_board_row_in_the_book_is_four_places_the_tree_has() {
+    let places = places_of_a_new_row();
+    assert_eq!(
+        places,
+        [
+            "plugins/instruments/<name>/",
+            "suites/<suite>/suite.toml",
+            "harness/src/campaign/file.rs",
+            "docs/suites/<suite>.md"
+        ],
+        "the book's list"
+    );
+    let root = repo();
+    // 1. Every crate in plugins/instruments/ is a workspace member.
+    let manifest = std::fs::read_to_string(root.join("Cargo.toml")).unwrap();
+    assert!(manifest.contains("\"plugins/instruments/*\""), "the workspace takes every instrument crate");
+    // 2. Every built-in suite is a suite.toml there, and a suite may declare rows.
+    let suites: Vec<String> = std::fs::read_dir(root.join("suites"))
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().join("suite.toml").is_file())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(suites.len() > 10, "{suites:?}");
+    // 3. BOARD_SUITES is where the built-in suites are ordered: each names one.
+    let file = std::fs::read_to_string(root.join("harness/src/campaign/file.rs")).unwrap();
+    let list =
+        file.split("pub const BOARD_SUITES: &[&str] = &[").nth(1).expect("BOARD_SUITES").split("];").next().unwrap();
+    let named: Vec<&str> = list.split('"').skip(1).step_by(2).collect();
+    assert!(named.len() > 10 && named.iter().all(|n| suites.iter().any(|s| s == n)), "{named:?}");
+    // 4. Each built-in suite on the board has its page, in the SUMMARY and the index.
+    let summary = std::fs::read_to_string(root.join("docs/SUMMARY.md")).unwrap();
+    let index = std::fs::read_to_string(root.join("docs/suites/index.md")).unwrap();
+    for n in &named {
+        let page = format!("suites/{n}.md");
+        assert!(root.join("docs").join(&page).is_file(), "docs/{page}");
+        assert!(summary.contains(&page), "SUMMARY.md names {page}");
+        assert!(index.contains(&format!("({n}.md")), "the suites index links {page}");
+    }
+}
+
 #[test]
 fn the_readme_is_two_screens_and_opens_with_the_quick_start() {
     let text = std::fs::read_to_string(repo().join("README.md")).unwrap();
