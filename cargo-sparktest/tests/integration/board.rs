@@ -1084,12 +1084,12 @@ fn the_seed_rows_the_gate_marks_and_damage_from_crafted_files() {
 }
 
 /// The column keys in their on-screen order, visible ones only.
-fn order(b: &Browser) -> Vec<String> {
+pub(crate) fn order(b: &Browser) -> Vec<String> {
     let v = b.eval("return Array.prototype.map.call(document.querySelectorAll('#scores thead th.col'), function(t){return t.hidden ? null : t.getAttribute('data-col');}).filter(function(x){return x;});");
     v.as_array().unwrap().iter().map(|x| x.as_str().unwrap().to_string()).collect()
 }
 
-fn row_click(b: &Browser, title: &str) {
+pub(crate) fn row_click(b: &Browser, title: &str) {
     let index = b.eval(&format!(
         "var hs=document.querySelectorAll('#scores th.rowhead');for(var i=0;i<hs.length;i++){{if(hs[i].textContent.indexOf({title:?})>=0)return hs[i].getAttribute('data-row');}}return null;"
     ));

@@ -8,8 +8,9 @@ use std::path::Path;
 use serde_json::Value;
 use sparktest_record::{Better, FigureKind, Outcome, RowDeclaration, Standing};
 
-use crate::board::{case, cell, manifest, standings, wilson, write};
+use crate::board::{case, cell, manifest, order, row_click, standings, wilson, write};
 use crate::support::*;
+use crate::webdriver::Browser;
 
 fn row(title: &str, figure: FigureKind, metric: Option<&str>, better: Better) -> RowDeclaration {
     RowDeclaration {
@@ -112,6 +113,17 @@ fn a_declared_row_stands_on_the_board_and_in_diff_like_a_built_in_one() {
     assert!(md.contains("Capital cities") && md.contains("6/8 passed of answered · 2 lost"), "{md}");
     let html = std::fs::read_to_string(p.path().join("out/board.html")).unwrap();
     assert!(html.contains("Capital latency"));
+    // In a real browser it sorts the columns and is a priority pick.
+    let browser = Browser::start();
+    browser.open(&format!("file://{}", p.path().join("out/board.html").display()));
+    assert_eq!(order(&browser), [a, b], "no priorities: key order");
+    row_click(&browser, "Capital cities");
+    assert_eq!(order(&browser), [b, a], "beta's 9/10 before alpha's 6/8");
+    let picked = browser.eval(
+        "return Array.prototype.map.call(document.querySelectorAll('#scores th.rowhead.picked'), function(t){return t.querySelector('.prio').textContent + ' ' + t.textContent.slice(1).trim();}).join(',');",
+    );
+    assert_eq!(picked, "1 Capital cities");
+    drop(browser);
 
     // The board config knows it by title.
     std::fs::write(p.path().join("board.toml"), "[rows.\"Capital latency\"]\nhidden = true\n").unwrap();

@@ -207,4 +207,37 @@ fn the_packaged_crates_install_and_run_from_any_folder_and_build_a_new_instrumen
     let one = installed(&bin, &crate_dir, &["--suite", ".", "--exact", "echo-words::word::hello"]);
     ok(&one, "the new instrument's case");
     assert!(String::from_utf8_lossy(&one.stdout).contains("1 passed"), "{}", text(&one));
+
+    // Its declared row (issue 47): the summary gives its figure, the board
+    // a row with a standing, a Wilson interval and its methodology, and
+    // diff a verdict between two runs.
+    let row = "Repeat a word (echo-words)";
+    assert!(text(&one).contains(&format!("sparktest: row {row}: 1/1 passed (95% CI ")), "{}", text(&one));
+    let again = installed(&bin, &crate_dir, &["--suite", ".", "--exact", "echo-words::word::hello"]);
+    ok(&again, "the new instrument's case again");
+    let board = installed(&bin, &crate_dir, &["board"]);
+    ok(&board, "board of the new instrument's runs");
+    let standings: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(crate_dir.join("board/standings.json")).unwrap()).unwrap();
+    let declared = standings["board"]["rows"].as_array().unwrap().iter().find(|r| r["title"] == row);
+    let declared = declared.unwrap_or_else(|| panic!("no row {row}: {standings}"));
+    assert!(declared["description"].as_str().unwrap().starts_with("Asks the model to repeat each word"), "{declared}");
+    let cells = declared["cells"].as_object().unwrap();
+    assert_eq!(cells.len(), 1, "{declared}");
+    let cell = cells.values().next().unwrap();
+    assert_eq!((cell["kind"].as_str(), cell["standing"].as_f64()), (Some("measured"), Some(10.0)), "{cell}");
+    assert_eq!((cell["spread"]["kind"].as_str(), cell["spread"]["n"].as_u64()), (Some("wilson"), Some(1)), "{cell}");
+    let md = std::fs::read_to_string(crate_dir.join("board/board.md")).unwrap();
+    // Markdown escapes the title's parentheses.
+    assert!(md.contains("| Repeat a word \\(echo-words\\) | **10** 1/1 passed (95% CI 21–100%)"), "{md}");
+    assert!(md.contains("Asks the model to repeat each word at temperature 0; the share of words repeated"), "{md}");
+    let runs = sparktest_record::reader::list(&crate_dir.join("measurements")).unwrap();
+    assert_eq!(runs.len(), 2);
+    let id = |f: &PathBuf| Run::parse(&std::fs::read_to_string(f).unwrap()).manifest.run_id;
+    let diff = installed(&bin, &crate_dir, &["diff", &id(&runs[0]), &id(&runs[1]), "--format", "json"]);
+    ok(&diff, "diff of the two runs");
+    let report: serde_json::Value = serde_json::from_slice(&diff.stdout).unwrap();
+    let compared = report["rows"].as_array().unwrap().iter().find(|r| r["row"] == row);
+    let compared = compared.unwrap_or_else(|| panic!("no row {row} in diff: {report}"));
+    assert_eq!(compared["pass_rate"]["verdict"], "within", "{compared}");
 }
