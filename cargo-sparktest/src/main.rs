@@ -322,6 +322,18 @@ struct BoardCmd {
     /// source and date, drawn apart from the measured columns, never scored.
     #[arg(long, value_name = "FILE")]
     references: Option<PathBuf>,
+    /// Only the runs of this campaign (with the resumes, parts and repeats
+    /// its cells read).
+    #[arg(long, value_name = "ID")]
+    campaign: Option<String>,
+    /// Only runs started on or after this UTC date (2026-12-01) or RFC 3339
+    /// UTC time.
+    #[arg(long, value_name = "TIME")]
+    since: Option<String>,
+    /// Only runs started on or before this UTC date (to its end) or RFC
+    /// 3339 UTC time.
+    #[arg(long, value_name = "TIME")]
+    until: Option<String>,
 }
 
 fn parse_arm(text: &str) -> Result<(String, String), String> {
@@ -414,6 +426,7 @@ fn main() -> ExitCode {
             config: b.config,
             judgements: b.judgements,
             references: b.references,
+            selection: sparktest_harness::board::Selection { campaign: b.campaign, since: b.since, until: b.until },
             cwd,
         }),
         Some(Command::Diff(d)) => sparktest_harness::diff(DiffArgs {

@@ -65,6 +65,7 @@ fn main() {
             config: None,
             judgements: None,
             references: None,
+            selection: Default::default(),
             cwd: repo.clone(),
         })
         .unwrap_or_else(|e| panic!("board failed: {e}"));
@@ -90,7 +91,7 @@ fn main() {
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     for i in 0..=RUNS {
         let t = Instant::now();
-        let files = sparktest_harness::board::read_measurements(&measurements).unwrap().files;
+        let files = sparktest_harness::board::read_measurements(&measurements, &Default::default()).unwrap().files;
         let t_read = t.elapsed();
         let t = Instant::now();
         let wasm =

@@ -25,6 +25,7 @@ mod lost;
 mod provision;
 mod repeats;
 mod sandbox;
+mod selection;
 mod serving;
 mod slurm;
 mod smoke;

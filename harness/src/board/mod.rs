@@ -11,6 +11,10 @@ use crate::error::{Error, ErrorKind};
 use crate::plugin::{self, PluginHost};
 use crate::suite::Source;
 
+mod select;
+
+pub use select::Selection;
+
 /// Everything `cargo sparktest board` needs.
 #[derive(Debug)]
 pub struct BoardArgs {
@@ -27,6 +31,8 @@ pub struct BoardArgs {
     /// Published references, TOML: figures read elsewhere, drawn apart and
     /// never scored.
     pub references: Option<PathBuf>,
+    /// Which runs the board covers (`--campaign`, `--since`, `--until`).
+    pub selection: Selection,
     /// Where the command was started.
     pub cwd: PathBuf,
 }
@@ -135,6 +141,8 @@ pub struct Measurements {
     /// The rows the runs' suites declare, each with the file it was read
     /// from.
     pub rows: Vec<(sparktest_record::RowDeclaration, String)>,
+    /// Readable files the selection left out.
+    pub left_out: usize,
 }
 
 /// Every `*.jsonl` in `dir`, by name. A file cut by a crash or a full disk
@@ -144,26 +152,41 @@ pub struct Measurements {
 /// named as such. A file of another major format version is refused,
 /// naming file and line. The files are read and checked on every core;
 /// what is said of them is said in name order.
-pub fn read_measurements(dir: &Path) -> Result<Measurements, Error> {
+pub fn read_measurements(dir: &Path, selection: &Selection) -> Result<Measurements, Error> {
     let files = measurement_files(dir)?;
     if files.is_empty() {
         return Err(setup(format!("no measurement files (*.jsonl) in {}", dir.display())));
     }
     let mut read = Measurements::default();
+    let checked: Vec<Checked> = on_every_core(&files, |f| check_file(f)).into_iter().collect::<Result<_, _>>()?;
+    // The selection reads every readable file's manifest, then keeps what
+    // it picks (with the resumes, parts and repeats its cells read).
+    let facts: Vec<select::Facts> = checked
+        .iter()
+        .map(|c| match c {
+            Checked::Kept { facts, .. } => facts.clone(),
+            Checked::Left(_) => select::Facts::default(),
+        })
+        .collect();
+    let picked = if selection.is_all() { (0..checked.len()).collect() } else { selection.pick(&facts) };
     // Run id → the file that holds it and its text's digest: a run given
     // twice is read once.
     let mut runs: BTreeMap<String, (String, String)> = BTreeMap::new();
-    for (f, checked) in files.iter().zip(on_every_core(&files, |f| check_file(f))) {
+    for (i, (f, checked)) in files.iter().zip(checked).enumerate() {
         let name = f.file_name().map_or_else(String::new, |n| n.to_string_lossy().into_owned());
-        match checked? {
-            Checked::Kept { run_id, text, .. } if runs.contains_key(&run_id) => {
+        if matches!(checked, Checked::Kept { .. }) && !picked.contains(&i) {
+            read.left_out += 1;
+            continue;
+        }
+        match checked {
+            Checked::Kept { facts: select::Facts { run_id, .. }, text, .. } if runs.contains_key(&run_id) => {
                 let (first, digest) = &runs[&run_id];
                 let identical = *digest == crate::suite::sha256_hex(text.as_bytes());
                 let once = ReadOnce { file: name, first: first.clone(), run_id, identical };
                 eprintln!("sparktest: note: {}: {}", once.file, once.words());
                 read.read_once.push(once);
             }
-            Checked::Kept { text, damaged, named, run_id, rows } => {
+            Checked::Kept { text, damaged, named, facts: select::Facts { run_id, .. }, rows } => {
                 runs.insert(run_id, (name.clone(), crate::suite::sha256_hex(text.as_bytes())));
                 read.rows.extend(rows.into_iter().map(|d| (d, name.clone())));
                 if let Some(d) = damaged {
@@ -181,6 +204,14 @@ pub fn read_measurements(dir: &Path) -> Result<Measurements, Error> {
                 read.damage.push(Damage { file: name, line: e.line, message: e.message, kept: false });
             }
         }
+    }
+    if read.files.is_empty() && read.left_out > 0 {
+        return Err(setup(format!(
+            "no measurement file in {} is of the selection ({}): {} readable files, none selected",
+            dir.display(),
+            selection.words(),
+            read.left_out
+        )));
     }
     if read.files.is_empty() {
         return Err(setup(format!("no readable measurement file in {}", dir.display())));
@@ -200,7 +231,7 @@ enum Checked {
         text: String,
         damaged: Option<sparktest_record::ReadError>,
         named: Vec<String>,
-        run_id: String,
+        facts: select::Facts,
         rows: Vec<sparktest_record::RowDeclaration>,
     },
     /// No readable manifest: left out.
@@ -216,8 +247,16 @@ fn check_file(f: &Path) -> Result<Checked, Error> {
             let named = file.run.cases.into_iter().map(|c| c.transcript_sha256).collect();
             // Only the whole lines go on: the reporter reads them strictly.
             text.truncate(file.whole_bytes);
-            let manifest = file.run.manifest;
-            Ok(Checked::Kept { text, damaged: file.damage, named, run_id: manifest.run_id, rows: manifest.rows })
+            let m = file.run.manifest;
+            let groups = m.partition.iter().map(|p| p.group.clone()).chain(m.repeat.iter().map(|r| r.group.clone()));
+            let facts = select::Facts {
+                groups: groups.collect(),
+                run_id: m.run_id,
+                started_at: m.started_at,
+                campaign: m.campaign.map(|c| c.id),
+                resumes: m.resumes,
+            };
+            Ok(Checked::Kept { text, damaged: file.damage, named, facts, rows: m.rows })
         }
         Err(e) if e.is_other_version() => Err(setup(e.to_string())),
         Err(e) => match e.kind {
@@ -277,6 +316,7 @@ fn reporter(args: &BoardArgs, config: &Config) -> Result<(PathBuf, Option<String
 
 /// Build the board. Returns the process exit code.
 pub fn board(args: BoardArgs) -> Result<i32, Error> {
+    args.selection.check()?;
     let config = Config::discover(&args.cwd)?;
     let dir = config.measurements_dir(args.measurements_dir.as_deref());
     let reporter_config = args.config.as_deref().map(toml_as_json).transpose()?.unwrap_or_default();
@@ -290,13 +330,20 @@ pub fn board(args: BoardArgs) -> Result<i32, Error> {
         return Err(setup(format!("no measurement files (*.jsonl) in {}", dir.display())));
     }
     let (read, wasm) = std::thread::scope(|s| {
-        let reading = s.spawn(|| read_measurements(&dir));
+        let reading = s.spawn(|| read_measurements(&dir, &args.selection));
         let wasm = reporter(&args, &config);
         (reading.join().unwrap_or_else(|e| std::panic::resume_unwind(e)), wasm)
     });
-    let Measurements { files, damage, read_once, transcripts: named, .. } = read?;
+    let Measurements { files, damage, read_once, transcripts: named, left_out, .. } = read?;
     let (wasm, pin) = wasm?;
     let mut inputs = BTreeMap::new();
+    // A board of a selection says so, on the page and here.
+    if !args.selection.is_all() {
+        let words = args.selection.words();
+        eprintln!("sparktest: note: the board covers {words}: {} files selected, {left_out} left out", files.len());
+        let said = serde_json::json!({"words": words, "files": files.len(), "left_out": left_out});
+        inputs.insert("selection.json".to_string(), said.to_string().into_bytes());
+    }
     if !damage.is_empty() {
         inputs.insert("damage.json".to_string(), serde_json::to_vec(&damage).unwrap_or_default());
     }

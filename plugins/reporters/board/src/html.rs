@@ -529,6 +529,9 @@ pub fn render(board: &Board, runs: &crate::run::Runs, extras: &Extras) -> String
         esc(&board.title),
         esc(&board.title)
     );
+    if let Some(sel) = &extras.selection {
+        let _ = write!(out, "<p class=\"selection\"><b>{}</b></p>", esc(&sel.sentence()));
+    }
     out.push_str(
         "<p>Every cell shows a 0 to 10 standing within its row, the raw measurement and the records \
          behind it; each column's head says its configuration once, and a cell only what of its own differs. Standings compare within a row only; there are no column \

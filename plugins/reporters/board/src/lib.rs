@@ -142,6 +142,31 @@ pub struct Extras {
     /// Published references (`board --references FILE`).
     #[serde(default)]
     pub references: Option<References>,
+    /// What the board covers, where the host selected runs (`board
+    /// --campaign`, `--since`, `--until`).
+    #[serde(default)]
+    pub selection: Option<Selected>,
+}
+
+/// The runs a board covers, as the host selected them.
+#[derive(Debug, Clone, serde::Deserialize, serde::Serialize)]
+pub struct Selected {
+    /// The selection in words (`campaign nightly-1201, since 2026-12-01`).
+    pub words: String,
+    /// Files selected.
+    pub files: usize,
+    /// Readable files of the folder left out.
+    pub left_out: usize,
+}
+
+impl Selected {
+    /// The sentence the board opens with.
+    pub fn sentence(&self) -> String {
+        format!(
+            "This board covers {}: {} measurement files; {} more in the folder are left out (cargo sparktest board without --campaign, --since or --until reads them all).",
+            self.words, self.files, self.left_out
+        )
+    }
 }
 
 /// A measurement file the host could not read whole.
@@ -238,6 +263,9 @@ mod component {
             }
             if let Some(r) = text("references.json")? {
                 extras.references = Some(serde_json::from_str(&r).map_err(|e| format!("references: {e}"))?);
+            }
+            if let Some(t) = text("selection.json")? {
+                extras.selection = Some(serde_json::from_str(&t).map_err(|e| format!("selection.json: {e}"))?);
             }
             if let Some(t) = text("transcripts.json")? {
                 extras.transcripts = serde_json::from_str(&t).map_err(|e| format!("transcripts.json: {e}"))?;

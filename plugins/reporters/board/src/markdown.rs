@@ -48,6 +48,9 @@ fn table(out: &mut String, t: &Table) {
 /// Render the board as Markdown.
 pub fn render(board: &Board, runs: &crate::run::Runs, extras: &Extras) -> String {
     let mut out = format!("# {}\n\n", cell(&board.title));
+    if let Some(sel) = &extras.selection {
+        let _ = writeln!(out, "**{}**\n", cell(&sel.sentence()));
+    }
     out.push_str("Every cell: the 0–10 standing within its row, the raw figure and the record behind it; each column's head says its configuration once, and a cell only what of its own differs. Standings compare within a row only; no column totals. N/A cells give their reason.\n\n");
     if !board.hardware_kinds.is_empty() {
         let _ = writeln!(

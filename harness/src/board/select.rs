@@ -1,0 +1,189 @@
+//! What a board covers (issue 48): the runs of one campaign, of a time
+//! window, or every run (the default). A run is selected with what its
+//! cells read with it: the runs that resume it, the other parts of its
+//! partitioned run and the other repeats of its `--repeat` group, even
+//! where they started outside the window.
+
+use std::collections::BTreeSet;
+
+use crate::error::{Error, ErrorKind};
+
+/// Which runs a board covers; every run when nothing is set.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Selection {
+    /// Only the runs of this campaign (`manifest.campaign.id`).
+    pub campaign: Option<String>,
+    /// Only runs that started at or after this time: `YYYY-MM-DD` (that
+    /// day, UTC) or an RFC 3339 UTC time (`2026-12-06T00:00:00Z`).
+    pub since: Option<String>,
+    /// Only runs that started at or before this time: `YYYY-MM-DD` (to the
+    /// end of that day, UTC) or an RFC 3339 UTC time.
+    pub until: Option<String>,
+}
+
+/// What selection reads of one file's manifest.
+#[derive(Debug, Clone, Default)]
+pub struct Facts {
+    /// The run's id.
+    pub run_id: String,
+    /// When it started (RFC 3339, UTC).
+    pub started_at: String,
+    /// Its campaign's id.
+    pub campaign: Option<String>,
+    /// The run it resumes.
+    pub resumes: Option<String>,
+    /// Its partition's run group, or its repeat group.
+    pub groups: Vec<String>,
+}
+
+/// `YYYY-MM-DD`, or an RFC 3339 UTC time starting with one and a `T`.
+fn is_time(s: &str) -> bool {
+    let b = s.as_bytes();
+    let date = b.len() >= 10
+        && b[..10].iter().enumerate().all(|(i, c)| if i == 4 || i == 7 { *c == b'-' } else { c.is_ascii_digit() });
+    date && (b.len() == 10 || (b[10] == b'T' && s.ends_with('Z')))
+}
+
+impl Selection {
+    /// Whether it selects anything less than every run.
+    pub fn is_all(&self) -> bool {
+        *self == Selection::default()
+    }
+
+    /// The flags' values, refused with exit 3 naming the flag.
+    pub fn check(&self) -> Result<(), Error> {
+        for (flag, value) in [("--since", &self.since), ("--until", &self.until)] {
+            if let Some(v) = value.as_deref().filter(|v| !is_time(v)) {
+                return Err(Error::new(
+                    ErrorKind::Setup,
+                    format!(
+                        "{flag} {v:?}: give a UTC date (2026-12-06) or an RFC 3339 UTC time (2026-12-06T18:00:00Z)"
+                    ),
+                ));
+            }
+        }
+        // A date alone runs to the end of its day ('9' sorts after any time).
+        let end = self.until.as_deref().map(|u| if u.len() == 10 { format!("{u}T99") } else { u.to_string() });
+        if let (Some(a), Some(b)) = (&self.since, &self.until)
+            && end.as_deref().is_some_and(|end| a.as_str() > end)
+        {
+            return Err(Error::new(
+                ErrorKind::Setup,
+                format!("--since {a} is after --until {b}: nothing can be selected"),
+            ));
+        }
+        if self.campaign.as_deref().is_some_and(|c| c.trim().is_empty()) {
+            return Err(Error::new(ErrorKind::Setup, "--campaign: give a campaign id".to_string()));
+        }
+        Ok(())
+    }
+
+    /// Whether a run is selected by itself, before what it brings along.
+    pub fn holds(&self, f: &Facts) -> bool {
+        let started = f.started_at.as_str();
+        let after = |since: &str| started >= since;
+        // A date alone runs to the end of its day.
+        let before = |until: &str| {
+            if until.len() == 10 { started.get(..10).is_some_and(|d| d <= until) } else { started <= until }
+        };
+        self.campaign.as_deref().is_none_or(|c| f.campaign.as_deref() == Some(c))
+            && self.since.as_deref().is_none_or(after)
+            && self.until.as_deref().is_none_or(before)
+    }
+
+    /// The indexes of the files selected: those it holds, then every file
+    /// that resumes a selected run or shares a selected run's partition or
+    /// repeat group, until nothing more is brought along.
+    pub fn pick(&self, files: &[Facts]) -> BTreeSet<usize> {
+        let mut picked: BTreeSet<usize> = (0..files.len()).filter(|i| self.holds(&files[*i])).collect();
+        loop {
+            let runs: BTreeSet<&str> = picked.iter().map(|i| files[*i].run_id.as_str()).collect();
+            let groups: BTreeSet<&str> =
+                picked.iter().flat_map(|i| files[*i].groups.iter().map(String::as_str)).collect();
+            let more: Vec<usize> = (0..files.len())
+                .filter(|i| !picked.contains(i))
+                .filter(|i| {
+                    let f = &files[*i];
+                    f.resumes.as_deref().is_some_and(|r| runs.contains(r))
+                        || f.groups.iter().any(|g| groups.contains(g.as_str()))
+                        || picked.iter().any(|p| files[*p].resumes.as_deref() == Some(f.run_id.as_str()))
+                })
+                .collect();
+            if more.is_empty() {
+                return picked;
+            }
+            picked.extend(more);
+        }
+    }
+
+    /// The selection in words, for messages and the board.
+    pub fn words(&self) -> String {
+        let mut w = Vec::new();
+        if let Some(c) = &self.campaign {
+            w.push(format!("campaign {c}"));
+        }
+        if let Some(s) = &self.since {
+            w.push(format!("since {s}"));
+        }
+        if let Some(u) = &self.until {
+            w.push(format!("until {u}"));
+        }
+        if w.is_empty() { "every run".into() } else { w.join(", ") }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(id: &str, started: &str) -> Facts {
+        Facts { run_id: id.into(), started_at: started.into(), ..Facts::default() }
+    }
+
+    #[test]
+    fn a_window_and_a_campaign_select_what_they_say_with_what_their_cells_read() {
+        let files = vec![
+            Facts { campaign: Some("nightly-1201".into()), ..run("a", "2026-12-01T23:00:00Z") },
+            Facts { campaign: Some("nightly-1201".into()), ..run("b", "2026-12-02T01:00:00Z") },
+            run("c", "2026-12-03T02:00:00Z"),
+            // c's resume, the next night: brought along by c.
+            Facts { resumes: Some("c".into()), ..run("c2", "2026-12-04T03:00:00Z") },
+            // Repeats of one group across the window's edge.
+            Facts { groups: vec!["g".into()], ..run("r1", "2026-12-02T05:00:00Z") },
+            Facts { groups: vec!["g".into()], ..run("r2", "2026-12-05T05:00:00Z") },
+        ];
+        let by =
+            |s: &Selection| -> Vec<&str> { s.pick(&files).into_iter().map(|i| files[i].run_id.as_str()).collect() };
+        let window =
+            Selection { since: Some("2026-12-02".into()), until: Some("2026-12-03".into()), ..Selection::default() };
+        assert_eq!(by(&window), ["b", "c", "c2", "r1", "r2"]);
+        let to_the_second = Selection { until: Some("2026-12-02T01:00:00Z".into()), ..Selection::default() };
+        assert_eq!(by(&to_the_second), ["a", "b"]);
+        assert_eq!(by(&Selection::default()).len(), 6);
+
+        let campaign = Selection { campaign: Some("nightly-1201".into()), ..Selection::default() };
+        assert_eq!(by(&campaign), ["a", "b"]);
+        assert_eq!(campaign.words(), "campaign nightly-1201");
+    }
+
+    #[test]
+    fn a_time_that_is_no_utc_date_or_time_is_refused_naming_its_flag() {
+        for bad in ["yesterday", "2026-12-6", "2026-12-06 10:00", "2026-12-06T10:00:00+01:00"] {
+            let s = Selection { since: Some(bad.into()), ..Selection::default() };
+            let err = s.check().unwrap_err();
+            assert!(err.message.starts_with(&format!("--since {bad:?}")), "{err}");
+        }
+        let backwards =
+            Selection { since: Some("2026-12-06".into()), until: Some("2026-12-01".into()), ..Default::default() };
+        assert!(backwards.check().unwrap_err().message.contains("is after --until"));
+        let same_day =
+            Selection { since: Some("2026-12-06".into()), until: Some("2026-12-06".into()), ..Default::default() };
+        assert!(same_day.check().is_ok());
+        let within = Selection {
+            since: Some("2026-12-06T10:00:00Z".into()),
+            until: Some("2026-12-06".into()),
+            ..Default::default()
+        };
+        assert!(within.check().is_ok());
+    }
+}
