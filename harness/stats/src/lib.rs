@@ -144,7 +144,9 @@ fn mean(xs: &[f64]) -> f64 {
 /// below it, so every percentile is a value that was measured (as `vllm
 /// bench serve` and GuideLLM report them). None when `sorted` is empty.
 pub fn nearest_rank(sorted: &[f64], p: f64) -> Option<f64> {
-    let i = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
+    // p × n first: exact for whole p, where (p / 100) × n is not (7% of
+    // 100 would be 7.000000000000001 and take the 8th value).
+    let i = (p * sorted.len() as f64 / 100.0).ceil() as usize;
     sorted.get(i.clamp(1, sorted.len().max(1)) - 1).copied()
 }
 
@@ -273,6 +275,15 @@ mod tests {
         assert_eq!(nearest_rank(&[7.0], 99.0), Some(7.0));
         assert_eq!(nearest_rank(&[1.0, 2.0, 3.0], 50.0), Some(2.0));
         assert_eq!(nearest_rank(&[], 50.0), None);
+        // Every whole percentile of every size to 400, against whole-number
+        // arithmetic: the rank is ⌈p × n ÷ 100⌉.
+        for n in 1..=400usize {
+            let v: Vec<f64> = (1..=n).map(|x| x as f64).collect();
+            for p in 1..=99usize {
+                let rank = (p * n).div_ceil(100);
+                assert_eq!(nearest_rank(&v, p as f64), Some(rank as f64), "p{p} of {n}");
+            }
+        }
     }
 
     fn close(a: f64, b: f64, tol: f64) -> bool {
