@@ -188,6 +188,9 @@ pub fn read_measurements(dir: &Path, selection: &Selection) -> Result<Measuremen
             }
             Checked::Kept { text, damaged, named, facts: select::Facts { run_id, .. }, rows } => {
                 runs.insert(run_id, (name.clone(), crate::suite::sha256_hex(text.as_bytes())));
+                for (d, e) in rows.iter().filter_map(|d| sparktest_rows::check(d).err().map(|e| (d, e))) {
+                    eprintln!("sparktest: warning: {name}: row {:?} is left out: {e}", d.title);
+                }
                 read.rows.extend(rows.into_iter().map(|d| (d, name.clone())));
                 if let Some(d) = damaged {
                     eprintln!(
@@ -248,7 +251,11 @@ fn check_file(f: &Path) -> Result<Checked, Error> {
             // Only the whole lines go on: the reporter reads them strictly.
             text.truncate(file.whole_bytes);
             let m = file.run.manifest;
-            let groups = m.partition.iter().map(|p| p.group.clone()).chain(m.repeat.iter().map(|r| r.group.clone()));
+            // A partition's parts are one run as the reader merges them: of
+            // one group, suite and target (a group name alone is reused).
+            let part =
+                m.partition.iter().map(|p| format!("partition {} {} {}", p.group, m.suite.sha256, m.target.name));
+            let groups = part.chain(m.repeat.iter().map(|r| format!("repeat {}", r.group)));
             let facts = select::Facts {
                 groups: groups.collect(),
                 run_id: m.run_id,

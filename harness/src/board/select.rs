@@ -5,6 +5,7 @@
 //! where they started outside the window.
 
 use std::collections::BTreeSet;
+use std::time::{Duration, SystemTime};
 
 use crate::error::{Error, ErrorKind};
 
@@ -36,12 +37,18 @@ pub struct Facts {
     pub groups: Vec<String>,
 }
 
-/// `YYYY-MM-DD`, or an RFC 3339 UTC time starting with one and a `T`.
-fn is_time(s: &str) -> bool {
+/// A flag's time: a UTC date (`2026-12-06`: from its midnight, or with
+/// `end` to the next midnight) or an RFC 3339 UTC time (any precision of
+/// seconds, `Z`). None when it is neither.
+fn instant(s: &str, end: bool) -> Option<SystemTime> {
     let b = s.as_bytes();
-    let date = b.len() >= 10
-        && b[..10].iter().enumerate().all(|(i, c)| if i == 4 || i == 7 { *c == b'-' } else { c.is_ascii_digit() });
-    date && (b.len() == 10 || (b[10] == b'T' && s.ends_with('Z')))
+    let date = b.len() == 10
+        && b.iter().enumerate().all(|(i, c)| if i == 4 || i == 7 { *c == b'-' } else { c.is_ascii_digit() });
+    if date {
+        let midnight = humantime::parse_rfc3339(&format!("{s}T00:00:00Z")).ok()?;
+        return Some(if end { midnight + Duration::from_secs(86_400) } else { midnight });
+    }
+    humantime::parse_rfc3339(s).ok()
 }
 
 impl Selection {
@@ -53,7 +60,7 @@ impl Selection {
     /// The flags' values, refused with exit 3 naming the flag.
     pub fn check(&self) -> Result<(), Error> {
         for (flag, value) in [("--since", &self.since), ("--until", &self.until)] {
-            if let Some(v) = value.as_deref().filter(|v| !is_time(v)) {
+            if let Some(v) = value.as_deref().filter(|v| instant(v, false).is_none()) {
                 return Err(Error::new(
                     ErrorKind::Setup,
                     format!(
@@ -62,14 +69,14 @@ impl Selection {
                 ));
             }
         }
-        // A date alone runs to the end of its day ('9' sorts after any time).
-        let end = self.until.as_deref().map(|u| if u.len() == 10 { format!("{u}T99") } else { u.to_string() });
-        if let (Some(a), Some(b)) = (&self.since, &self.until)
-            && end.as_deref().is_some_and(|end| a.as_str() > end)
+        let since = self.since.as_deref().and_then(|s| instant(s, false));
+        let until = self.until.as_deref().and_then(|u| instant(u, true));
+        if let (Some(a), Some(b), Some(sa), Some(ub)) = (since, until, &self.since, &self.until)
+            && a > b
         {
             return Err(Error::new(
                 ErrorKind::Setup,
-                format!("--since {a} is after --until {b}: nothing can be selected"),
+                format!("--since {sa} is after --until {ub}: nothing can be selected"),
             ));
         }
         if self.campaign.as_deref().is_some_and(|c| c.trim().is_empty()) {
@@ -79,16 +86,26 @@ impl Selection {
     }
 
     /// Whether a run is selected by itself, before what it brings along.
+    /// Times are compared as instants, not as text; a run whose start
+    /// cannot be read is in no time window.
     pub fn holds(&self, f: &Facts) -> bool {
-        let started = f.started_at.as_str();
-        let after = |since: &str| started >= since;
-        // A date alone runs to the end of its day.
-        let before = |until: &str| {
-            if until.len() == 10 { started.get(..10).is_some_and(|d| d <= until) } else { started <= until }
+        let started = humantime::parse_rfc3339(&f.started_at).ok();
+        let in_window = |bound: &Option<String>, end: bool, ok: fn(SystemTime, SystemTime) -> bool| {
+            bound.as_deref().is_none_or(|b| match (started, instant(b, end)) {
+                (Some(t), Some(b)) => ok(t, b),
+                _ => false,
+            })
         };
+        // --until a date runs to (not including) the next midnight; --until
+        // a time includes that instant.
+        let until_date = self.until.as_deref().is_some_and(|u| u.len() == 10);
         self.campaign.as_deref().is_none_or(|c| f.campaign.as_deref() == Some(c))
-            && self.since.as_deref().is_none_or(after)
-            && self.until.as_deref().is_none_or(before)
+            && in_window(&self.since, false, |t, b| t >= b)
+            && if until_date {
+                in_window(&self.until, true, |t, b| t < b)
+            } else {
+                in_window(&self.until, false, |t, b| t <= b)
+            }
     }
 
     /// The indexes of the files selected: those it holds, then every file
@@ -159,6 +176,16 @@ mod tests {
         assert_eq!(by(&window), ["b", "c", "c2", "r1", "r2"]);
         let to_the_second = Selection { until: Some("2026-12-02T01:00:00Z".into()), ..Selection::default() };
         assert_eq!(by(&to_the_second), ["a", "b"]);
+        // Instants, not text: a fraction of a second on either side.
+        let half = Selection { until: Some("2026-12-02T01:00:00.5Z".into()), ..Selection::default() };
+        assert_eq!(by(&half), ["a", "b"]);
+        let before = Selection { until: Some("2026-12-02T00:59:59.999Z".into()), ..Selection::default() };
+        assert_eq!(by(&before), ["a"]);
+        let from = Selection { since: Some("2026-12-02T01:00:00.000Z".into()), ..Selection::default() };
+        assert_eq!(by(&from), ["b", "c", "c2", "r1", "r2"]);
+        // A start that cannot be read is in no window, but in every run.
+        let unreadable = [run("x", "")];
+        assert!(Selection { until: Some("2026-12-02".into()), ..Selection::default() }.pick(&unreadable).is_empty());
         assert_eq!(by(&Selection::default()).len(), 6);
 
         let campaign = Selection { campaign: Some("nightly-1201".into()), ..Selection::default() };
@@ -168,7 +195,14 @@ mod tests {
 
     #[test]
     fn a_time_that_is_no_utc_date_or_time_is_refused_naming_its_flag() {
-        for bad in ["yesterday", "2026-12-6", "2026-12-06 10:00", "2026-12-06T10:00:00+01:00"] {
+        for bad in [
+            "yesterday",
+            "2026-12-6",
+            "2026-12-06 10:00",
+            "2026-12-06T10:00Z",
+            "2026-12-32",
+            "2026-12-06T10:00:00+01:00",
+        ] {
             let s = Selection { since: Some(bad.into()), ..Selection::default() };
             let err = s.check().unwrap_err();
             assert!(err.message.starts_with(&format!("--since {bad:?}")), "{err}");

@@ -118,11 +118,14 @@ impl RowDef {
     }
 }
 
-/// A declared row's figure: the latest run on the column with a case that
-/// feeds it, computed by `sparktest-rows`.
+/// A declared row's figure: the latest run on the column whose suite
+/// declares the row (another suite running the same instrument, a smoke
+/// test say, feeds it nothing) with a case that feeds it, computed by
+/// `sparktest-rows`.
 fn declared(d: &RowDeclaration, runs: &Runs, col: &str) -> Result<Figure, Missing> {
     let feeds = |c: &CaseRecord| sparktest_rows::feeds(d, c);
-    let run = pick(runs, col, |r| r.measured().any(feeds)).ok_or(Missing::NotMeasured)?;
+    let declares = |r: &Run| r.manifest.rows.iter().any(|x| x.title == d.title);
+    let run = pick(runs, col, |r| declares(r) && r.measured().any(feeds)).ok_or(Missing::NotMeasured)?;
     let cases: Vec<&CaseRecord> = run.measured().filter(|c| feeds(c)).collect();
     match sparktest_rows::declared(d, &cases) {
         Ok(c) => {
