@@ -64,9 +64,17 @@ pub struct Manifest {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub job: Option<JobRef>,
     /// (1.7) The board rows the suite declares (`[[row]]`): a reporter
-    /// shows them as it shows the built-in rows.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    /// shows them as it shows the built-in rows. A declaration this reader
+    /// cannot read (a figure kind of a later format) is left out, as an
+    /// unknown field is, never the whole manifest with it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "readable_rows")]
     pub rows: Vec<crate::RowDeclaration>,
+}
+
+/// The declarations this reader can read.
+fn readable_rows<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<crate::RowDeclaration>, D::Error> {
+    let values = Vec::<serde_json::Value>::deserialize(d)?;
+    Ok(values.into_iter().filter_map(|v| serde_json::from_value(v).ok()).collect())
 }
 
 /// The batch job a run ran in (1.6): what a scheduler told the process in

@@ -62,8 +62,8 @@ pub enum FigureKind {
     /// The nearest-rank percentile (1–99; 50 is the median) of a metric
     /// over the passed cases, with a bootstrap interval.
     Percentile(u8),
-    /// The highest value of a metric any case held (a load's sustained
-    /// rate): one figure, no interval.
+    /// The highest value of a metric over the passed cases (a load's
+    /// sustained rate): one figure, no interval.
     Highest,
 }
 

@@ -63,12 +63,14 @@ fn samples(c: &CaseRecord, name: &str) -> (Vec<f64>, String) {
 }
 
 /// Every sample of a figure for one case on one side, over its repeated
-/// records; lost and N/A records give none.
-fn side_samples(side: &Side, key: &Key, name: &str) -> (Vec<f64>, String) {
+/// records; lost and N/A records give none, and with `passed_only` (a
+/// declared row's metric, whose figure is over passed cases) only passed
+/// records give any.
+fn side_samples(side: &Side, key: &Key, name: &str, passed_only: bool) -> (Vec<f64>, String) {
     let mut all = Vec::new();
     let mut unit = String::new();
     for (_, c) in side.records.get(key).into_iter().flatten() {
-        if matches!(c.outcome, Outcome::Lost | Outcome::NotApplicable) {
+        if matches!(c.outcome, Outcome::Lost | Outcome::NotApplicable) || (passed_only && c.outcome != Outcome::Pass) {
             continue;
         }
         let (s, u) = samples(c, name);
@@ -154,14 +156,15 @@ fn figure(
     name: &str,
     higher_better: bool,
     s: Settings,
+    passed_only: bool,
 ) -> Option<FigureDiff> {
     let mut unit = String::new();
     let mut pairs: Vec<(Vec<f64>, Vec<f64>)> = Vec::new();
     let mut a_only: Vec<Vec<f64>> = Vec::new();
     let mut b_only: Vec<Vec<f64>> = Vec::new();
     for k in keys {
-        let (sa, ua) = side_samples(a, k, name);
-        let (sb, ub) = side_samples(b, k, name);
+        let (sa, ua) = side_samples(a, k, name, passed_only);
+        let (sb, ub) = side_samples(b, k, name, passed_only);
         if unit.is_empty() {
             unit = if ua.is_empty() { ub } else { ua };
         }
@@ -315,9 +318,13 @@ fn row(a: &Side, b: &Side, title: &str, s: Settings) -> RowDiff {
         .into_iter()
         .flat_map(|side| side.manifests.iter().rev())
         .flat_map(|m| &m.rows)
-        .find(|d| d.title == title);
-    let mut figures: Vec<FigureDiff> =
-        sparktest_rows::compared(declared).iter().filter_map(|(name, hb)| figure(a, b, &kept, name, *hb, s)).collect();
+        // A declaration that fails its check (a built-in title, say, in a
+        // crafted file) is no declaration.
+        .find(|d| d.title == title && sparktest_rows::check(d).is_ok());
+    let mut figures: Vec<FigureDiff> = sparktest_rows::compared(declared)
+        .iter()
+        .filter_map(|(name, hb)| figure(a, b, &kept, name, *hb, s, declared.is_some()))
+        .collect();
     if title == sustained_load::ROW.title {
         figures.extend(super::sustained::figure(a, b, &kept, s));
     }

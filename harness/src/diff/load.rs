@@ -44,7 +44,13 @@ fn setup(message: String) -> Error {
 /// its instrument describes itself with, else its instrument's name.
 pub fn rows_of(case: &CaseRecord, manifest: &Manifest) -> Vec<String> {
     let mut tagged = row_tags(&case.instrument, &case.tags);
-    tagged.extend(manifest.rows.iter().filter(|d| sparktest_rows::feeds(d, case)).map(|d| d.title.clone()));
+    tagged.extend(
+        manifest
+            .rows
+            .iter()
+            .filter(|d| sparktest_rows::check(d).is_ok() && sparktest_rows::feeds(d, case))
+            .map(|d| d.title.clone()),
+    );
     if !tagged.is_empty() {
         return tagged;
     }

@@ -14,6 +14,7 @@ use std::collections::BTreeSet;
 
 use sparktest_contract::sustained_load::{self as names, point, point_note};
 use sparktest_record::{CallRecord, CaseRecord, Outcome};
+use sparktest_rows::note;
 use sparktest_stats as stats;
 
 use super::compare::Settings;
@@ -65,11 +66,7 @@ impl Sweep {
 }
 
 fn metric(c: &CaseRecord, name: &str) -> Option<f64> {
-    c.metrics.iter().find(|m| m.name == name).map(|m| m.value).filter(|v| v.is_finite())
-}
-
-fn note<'a>(c: &'a CaseRecord, key: &str) -> Option<&'a str> {
-    c.notes.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
+    sparktest_rows::metric(c, name).filter(|v| v.is_finite())
 }
 
 /// Whether an answered request met every objective, as the instrument

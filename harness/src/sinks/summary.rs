@@ -38,20 +38,22 @@ impl TerminalSummary {
     }
 }
 
-/// A record without its calls: what a declared row's figure reads.
-fn slim(c: &CaseRecord) -> CaseRecord<()> {
+/// What a declared row's figure reads of a record: its id, outcome and
+/// the row's metric, nothing else (no calls, tags or notes), so that a
+/// long run's summary holds little per case.
+fn slim(c: &CaseRecord, metric: Option<&str>) -> CaseRecord<()> {
     CaseRecord {
         id: c.id.clone(),
         instrument: c.instrument.clone(),
-        case: c.case.clone(),
-        tags: c.tags.clone(),
+        case: String::new(),
+        tags: Vec::new(),
         outcome: c.outcome,
-        reason: c.reason.clone(),
-        metrics: c.metrics.clone(),
+        reason: None,
+        metrics: c.metrics.iter().filter(|m| Some(m.name.as_str()) == metric).cloned().collect(),
         notes: Vec::new(),
         started_at: String::new(),
-        seconds: c.seconds,
-        endpoint_seconds: c.endpoint_seconds,
+        seconds: 0.0,
+        endpoint_seconds: 0.0,
         calls: Vec::new(),
         prompt_tokens: None,
         completion_tokens: None,
@@ -92,8 +94,11 @@ impl Sink for TerminalSummary {
                 }
                 drop(figures);
                 let mut declared = self.declared.lock().unwrap_or_else(|p| p.into_inner());
-                for (_, cases) in declared.iter_mut().filter(|(d, _)| sparktest_rows::feeds(d, &f.record)) {
-                    cases.push(slim(&f.record));
+                // Interrupted cases are the harness's, not the row's: the
+                // board leaves them out too.
+                let counted = f.record.outcome != Outcome::Interrupted;
+                for (d, cases) in declared.iter_mut().filter(|(d, _)| counted && sparktest_rows::feeds(d, &f.record)) {
+                    cases.push(slim(&f.record, d.metric.as_deref()));
                 }
             }
             Event::RunFinished(s) => {
@@ -127,7 +132,7 @@ enum Figure {
 }
 
 fn metric(record: &CaseRecord, name: Metric) -> Option<f64> {
-    record.metrics.iter().find(|m| m.name == name.name()).map(|m| m.value).filter(|v| v.is_finite())
+    sparktest_rows::metric(record, name.name()).filter(|v| v.is_finite())
 }
 
 impl Figure {

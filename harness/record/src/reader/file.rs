@@ -191,6 +191,18 @@ mod tests {
     }
 
     #[test]
+    fn a_row_declaration_of_a_later_format_is_left_out_not_the_manifest() {
+        let mut line = serde_json::to_value(manifest("1.8")).unwrap();
+        line["data"]["rows"] = serde_json::json!([
+            {"title": "Mine", "instrument": "capitals", "figure": "pass-share", "new-field": 1},
+            {"title": "Later", "instrument": "capitals", "figure": "trimmed-mean", "metric": "ms"}
+        ]);
+        let file = parse(&(line.to_string() + "\n")).unwrap();
+        let titles: Vec<&str> = file.run.manifest.rows.iter().map(|r| r.title.as_str()).collect();
+        assert_eq!(titles, ["Mine"]);
+    }
+
+    #[test]
     fn reads_its_own_version_and_refuses_another_major() {
         let ok = serde_json::to_string(&manifest("1.3")).unwrap() + "\n";
         assert_eq!(parse(&ok).unwrap().run.manifest.format_version, "1.3");
