@@ -70,9 +70,18 @@ fn a_declared_row_stands_on_the_board_and_in_diff_like_a_built_in_one() {
     std::fs::create_dir_all(&dir).unwrap();
     capitals(&dir, "2026-03-alpha.jsonl", "alpha", "2026-03-01T00:00:00Z", (6, 2), 100.0);
     capitals(&dir, "2026-03-beta.jsonl", "beta", "2026-03-02T00:00:00Z", (9, 0), 50.0);
+    // A later run of the same instrument on alpha from a suite that does
+    // not declare the rows (a smoke test), every case failed: it feeds the
+    // declared rows nothing. Its file also carries a crafted declaration
+    // of a built-in title: left out with a warning, never trusted.
+    let mut smoke = manifest("alpha", "m", "llama.cpp", "2026-03-03T00:00:00Z");
+    smoke.rows = vec![row("Prose speed", FigureKind::PassShare, None, Better::Higher)];
+    let failed = (0..10).map(|i| case("capitals", &format!("country::c{i:02}"), Outcome::Fail, &[], None)).collect();
+    write(&dir, "2026-03-smoke.jsonl", smoke, failed, true);
     let measurements = dir.display().to_string();
     let out = p.run(&["board", "--measurements", &measurements, "--out", "out"]);
     assert!(out.status.success(), "{}", text(&out));
+    assert!(text(&out).contains("2026-03-smoke.jsonl: row \"Prose speed\" is left out: title:"), "{}", text(&out));
     let s = standings(&p.path().join("out"));
     let (a, b) = ("alpha · m", "beta · m");
 
@@ -150,6 +159,9 @@ fn a_declared_row_stands_on_the_board_and_in_diff_like_a_built_in_one() {
     let figure = latency["figures"].as_array().unwrap().iter().find(|f| f["metric"] == "latency-ms").cloned();
     let figure = figure.unwrap_or_else(|| panic!("{latency}"));
     assert_eq!((figure["higher_better"].as_bool(), figure["direction"].as_str()), (Some(false), Some("better")));
+    // Over the items both sides passed (c00–c05), as the board's figure
+    // is over passed cases: not the failed ones that also took a time.
+    assert_eq!(figure["items"], 6, "{figure}");
     assert_eq!(figure["verdict"], "beyond", "{figure}");
 }
 

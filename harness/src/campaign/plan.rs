@@ -42,7 +42,7 @@ impl History {
                     .cases
                     .iter()
                     .filter(|c| names::LAUNCH.holds(&c.case) && c.outcome == sparktest_record::Outcome::Pass)
-                    .filter_map(|c| c.metrics.iter().find(|m| m.name == names::LAUNCH_SECS.name()).map(|m| m.value));
+                    .filter_map(|c| sparktest_rows::metric(c, names::LAUNCH_SECS.name()));
                 h.launch.entry(target).or_default().extend(secs);
                 continue;
             }

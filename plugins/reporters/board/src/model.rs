@@ -445,7 +445,12 @@ pub fn cell_config(column: &str, cell: &str) -> Option<String> {
     if !without.is_empty() {
         words.push(format!("without {}", without.join(" · ")));
     }
-    (!words.is_empty()).then(|| words.join("; "))
+    // The same items in another order (a flag given twice, its last
+    // value winning) is still another line: said whole.
+    if words.is_empty() {
+        return Some(format!("this cell's configuration: {cell}"));
+    }
+    Some(words.join("; "))
 }
 
 /// A configuration line as comparable items: its ` · ` parts, the launch
@@ -724,6 +729,8 @@ mod tests {
             cell_config(head, "llama.cpp · build b1 · m · context 4096 · --ctx-size 4096").as_deref(),
             Some("without --threads 1")
         );
+        let reordered = "llama.cpp · build b1 · m · context 4096 · --threads 1 --ctx-size 4096";
+        assert_eq!(cell_config(head, reordered), Some(format!("this cell's configuration: {reordered}")));
     }
 
     #[test]

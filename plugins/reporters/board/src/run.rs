@@ -364,12 +364,12 @@ pub fn mean(xs: &[f64]) -> Option<f64> {
 
 /// A case's metric, by its name in the contract.
 pub fn metric(c: &CaseRecord, name: Metric) -> Option<f64> {
-    c.metrics.iter().find(|m| m.name == name.name()).map(|m| m.value)
+    sparktest_rows::metric(c, name.name())
 }
 
 /// A case's note, by its name in the contract.
 pub fn note(c: &CaseRecord, key: Note) -> Option<&str> {
-    c.notes.iter().find(|(k, _)| k == key.name()).map(|(_, v)| v.as_str())
+    sparktest_rows::note(c, key.name())
 }
 
 /// A fact the host recorded about a target (a run's, or an arm's).

@@ -540,11 +540,11 @@ pub fn methodology(runs: &[Run]) -> Vec<(String, String, String)> {
     // A row its suite declares with a methodology of its own says it too
     // (the latest declaration of its title).
     let mut declared: BTreeMap<String, (String, String, String)> = BTreeMap::new();
-    for d in runs.iter().flat_map(|r| &r.manifest.rows).filter(|d| !d.methodology.is_empty()) {
+    for d in runs.iter().flat_map(|r| &r.manifest.rows).filter(|d| sparktest_rows::check(d).is_ok()) {
         let title = format!("{} (row declared by {})", d.title, d.declared_by);
         declared.insert(d.title.clone(), (title, d.methodology.clone(), d.instrument.clone()));
     }
-    seen.into_values().chain(declared.into_values()).collect()
+    seen.into_values().chain(declared.into_values().filter(|(_, m, _)| !m.is_empty())).collect()
 }
 
 /// Plot data: (label, value) bars of each column's prose decode speed.

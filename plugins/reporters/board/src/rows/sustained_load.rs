@@ -74,11 +74,11 @@ pub fn points(c: &CaseRecord) -> Vec<Point> {
     let n = metric(c, names::POINTS).map_or(0, |n| n.max(0.0) as u32);
     let at = |i: u32, m: sparktest_sdk::contract::Metric| {
         let name = names::point(i, m).to_string();
-        c.metrics.iter().find(|x| x.name == name).map(|x| x.value).filter(|v| v.is_finite())
+        sparktest_rows::metric(c, &name).filter(|v| v.is_finite())
     };
     let noted = |i: u32, k: sparktest_sdk::contract::Note| {
         let name = names::point_note(i, k).to_string();
-        c.notes.iter().find(|(n, _)| *n == name).map(|(_, v)| v.clone())
+        sparktest_rows::note(c, &name).map(str::to_string)
     };
     (1..=n)
         .map(|i| Point {
