@@ -682,9 +682,8 @@ fn check_slurm(sl: &SlurmSettings) -> Result<(), (&'static str, String)> {
             ));
         }
     }
-    if let Some((l, c)) = sl.setup.iter().find_map(|l| l.chars().find(|c| c.is_control() && *c != '\t').map(|c| (l, c)))
-    {
-        return Err(("setup", format!("{l:?} holds the control character {c:?}: one shell line each")));
+    if let Some(why) = sl.setup.iter().find_map(|l| super::script::shell_line_refusal(l)) {
+        return Err(("setup", why));
     }
     Ok(())
 }

@@ -71,6 +71,13 @@ pub fn sbatch_refusal(value: &str) -> Option<String> {
     ))
 }
 
+/// Why a `setup` entry cannot be one shell line: a control character
+/// other than a tab, which would end the line or hide what runs.
+pub fn shell_line_refusal(line: &str) -> Option<String> {
+    let c = line.chars().find(|c| c.is_control() && *c != '\t')?;
+    Some(format!("{line:?} holds the control character {c:?}: one shell line each"))
+}
+
 /// A value as sbatch reads it back whole: as it is where it has nothing
 /// sbatch splits on, else in double quotes with `\` and `"` escaped (sbatch
 /// takes `"…"` and `\` in `#SBATCH` lines; unquoted, a space ends the
@@ -119,8 +126,8 @@ pub fn write(slot: &Slot) -> Result<String, Error> {
         Slot::Shell { key, lines } => {
             let mut out = String::new();
             for l in lines {
-                if let Some(c) = l.chars().find(|c| c.is_control() && *c != '\t') {
-                    return Err(setup(format!("{key}: {l:?} holds the control character {c:?}: one shell line each")));
+                if let Some(why) = shell_line_refusal(l) {
+                    return Err(setup(format!("{key}: {why}")));
                 }
                 out.push_str(l);
                 out.push('\n');
