@@ -159,22 +159,25 @@ pub fn read_measurements(dir: &Path, selection: &Selection) -> Result<Measuremen
     }
     let mut read = Measurements::default();
     let checked: Vec<Checked> = on_every_core(&files, |f| check_file(f)).into_iter().collect::<Result<_, _>>()?;
-    // The selection reads every readable file's manifest, then keeps what
-    // it picks (with the resumes, parts and repeats its cells read).
-    let facts: Vec<select::Facts> = checked
-        .iter()
-        .map(|c| match c {
-            Checked::Kept { facts, .. } => facts.clone(),
-            Checked::Left(_) => select::Facts::default(),
-        })
-        .collect();
-    let picked = if selection.is_all() { (0..checked.len()).collect() } else { selection.pick(&facts) };
+    // A selection reads every readable file's manifest, then keeps what
+    // it picks (with the resumes, parts and repeats its cells read);
+    // without one every file is kept and nothing is gathered for it.
+    let picked = (!selection.is_all()).then(|| {
+        let facts: Vec<select::Facts> = checked
+            .iter()
+            .map(|c| match c {
+                Checked::Kept { facts, .. } => facts.clone(),
+                Checked::Left(_) => select::Facts::default(),
+            })
+            .collect();
+        selection.pick(&facts)
+    });
     // Run id → the file that holds it and its text's digest: a run given
     // twice is read once.
     let mut runs: BTreeMap<String, (String, String)> = BTreeMap::new();
     for (i, (f, checked)) in files.iter().zip(checked).enumerate() {
         let name = f.file_name().map_or_else(String::new, |n| n.to_string_lossy().into_owned());
-        if matches!(checked, Checked::Kept { .. }) && !picked.contains(&i) {
+        if matches!(checked, Checked::Kept { .. }) && picked.as_ref().is_some_and(|p| !p.contains(&i)) {
             read.left_out += 1;
             continue;
         }

@@ -117,13 +117,16 @@ impl Selection {
             let runs: BTreeSet<&str> = picked.iter().map(|i| files[*i].run_id.as_str()).collect();
             let groups: BTreeSet<&str> =
                 picked.iter().flat_map(|i| files[*i].groups.iter().map(String::as_str)).collect();
+            // The runs the picked ones resume, looked up once a round (not
+            // once a file and picked file).
+            let resumed: BTreeSet<&str> = picked.iter().filter_map(|i| files[*i].resumes.as_deref()).collect();
             let more: Vec<usize> = (0..files.len())
                 .filter(|i| !picked.contains(i))
                 .filter(|i| {
                     let f = &files[*i];
                     f.resumes.as_deref().is_some_and(|r| runs.contains(r))
                         || f.groups.iter().any(|g| groups.contains(g.as_str()))
-                        || picked.iter().any(|p| files[*p].resumes.as_deref() == Some(f.run_id.as_str()))
+                        || resumed.contains(f.run_id.as_str())
                 })
                 .collect();
             if more.is_empty() {

@@ -166,21 +166,16 @@ pub fn declared<C>(d: &RowDeclaration, cases: &[&CaseRecord<C>]) -> Result<Compu
     values.sort_by(f64::total_cmp);
     let n = values.len();
     let lost = cases.iter().filter(|c| !answered(c.outcome) && c.outcome != Outcome::NotApplicable).count();
-    let of = |what: &str| {
-        let mut raw = format!("{} {unit} {what} over {n} passed case{}", short_or_whole(stat(d.figure, &values)), s(n));
-        if lost > 0 {
-            raw.push_str(&format!(" · {lost} lost, not counted"));
-        }
-        raw.replace("  ", " ")
-    };
-    let (raw, spread) = match d.figure {
-        FigureKind::Highest => (of("highest"), None),
-        FigureKind::Mean => (of("mean"), bootstrap(d.figure, &values)),
-        FigureKind::Percentile(50) => (of("median"), bootstrap(d.figure, &values)),
-        FigureKind::Percentile(p) => (of(&format!("p{p}")), bootstrap(d.figure, &values)),
-        FigureKind::PassShare => unreachable!("a pass share reads no metric"),
-    };
-    Ok(Computed { value: stat(d.figure, &values), raw, spread, items: None })
+    // The figure's words are its kind as the suite spells it (`median`,
+    // `p90`, `highest`).
+    let value = stat(d.figure, &values);
+    let unit = if unit.is_empty() { String::new() } else { format!(" {unit}") };
+    let mut raw = format!("{}{unit} {} over {n} passed case{}", short_or_whole(value), String::from(d.figure), s(n));
+    if lost > 0 {
+        raw.push_str(&format!(" · {lost} lost, not counted"));
+    }
+    let spread = if d.figure == FigureKind::Highest { None } else { bootstrap(d.figure, &values) };
+    Ok(Computed { value, raw, spread, items: None })
 }
 
 fn s(n: usize) -> &'static str {

@@ -36,6 +36,7 @@ mod speed;
 pub mod sustained_load;
 
 /// One row's definition.
+#[derive(Clone)]
 pub struct RowDef {
     /// The row's title, from the contract or its declaration.
     pub title: Cow<'static, str>,
@@ -51,6 +52,7 @@ pub struct RowDef {
 }
 
 /// How a row's figure is computed.
+#[derive(Clone)]
 pub enum Compute {
     /// By a built-in row's own code.
     Code(fn(&Runs, &str) -> Result<Figure, Missing>),
@@ -84,26 +86,10 @@ pub fn all(runs: &Runs) -> Result<Vec<RowDef>, String> {
     let declared =
         runs.iter().flat_map(|r| r.manifest.rows.iter().map(move |d| (d, format!("run {}", r.manifest.run_id))));
     let settled = sparktest_rows::settle(declared)?;
-    Ok(ROWS.iter().map(RowDef::built_in).chain(settled.into_iter().map(RowDef::declared)).collect())
+    Ok(ROWS.iter().cloned().chain(settled.into_iter().map(RowDef::declared)).collect())
 }
 
 impl RowDef {
-    fn built_in(def: &RowDef) -> RowDef {
-        let compute = match &def.compute {
-            Compute::Code(f) => Compute::Code(*f),
-            Compute::Declared(d) => Compute::Declared(d.clone()),
-        };
-        RowDef {
-            title: def.title.clone(),
-            instrument: def.instrument.clone(),
-            higher_better: def.higher_better,
-            rule: def.rule,
-            tie_margin: def.tie_margin,
-            absolute_rule: def.absolute_rule,
-            compute,
-        }
-    }
-
     fn declared(d: RowDeclaration) -> RowDef {
         let fraction = d.standing == Standing::Fraction;
         RowDef {
