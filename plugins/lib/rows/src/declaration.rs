@@ -107,12 +107,18 @@ pub fn settle<'a>(
     declared: impl IntoIterator<Item = (&'a RowDeclaration, String)>,
 ) -> Result<Vec<RowDeclaration>, String> {
     let mut out: Vec<(RowDeclaration, String)> = Vec::new();
+    // Title → its place in `out`: a folder of many runs (or a crafted file
+    // of many rows) is settled in n log n, not by a scan per declaration.
+    let mut at: std::collections::BTreeMap<String, usize> = std::collections::BTreeMap::new();
     for (d, place) in declared {
         if check(d).is_err() {
             continue;
         }
-        match out.iter_mut().find(|(o, _)| o.title == d.title) {
-            None => out.push((d.clone(), place)),
+        match at.get(&d.title).map(|&i| &mut out[i]) {
+            None => {
+                at.insert(d.title.clone(), out.len());
+                out.push((d.clone(), place));
+            }
             Some((o, _)) if o == d => {}
             Some((o, first)) => {
                 if suite_of(&o.declared_by) != suite_of(&d.declared_by) || o.instrument != d.instrument {
