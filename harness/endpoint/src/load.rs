@@ -8,7 +8,9 @@
 //! absolute instant (one base [`Instant`] plus its offset, never a sum of
 //! sleeps), streamed through [`Endpoint::chat_sent`] once ([`Sends::Once`]:
 //! a 429 is a refusal and a 503 or a refused connection no answer, at the
-//! request's instant, never asked again inside the schedule), so timing,
+//! request's instant, never asked again inside the schedule; only a send
+//! on a pooled connection the server had closed, which never reached it,
+//! goes out again on a new connection), so timing,
 //! the model check, the lost/rejected classes and tool-choice forcing all
 //! apply.
 //! Every request keeps its intended and actual send time: a client that

@@ -270,7 +270,10 @@ pub enum Sends {
     /// A request a schedule owns (open-loop load): sent once, at its
     /// instant. A 429 is a refusal and a 503 or a refused connection no
     /// answer, each recorded as it came (with the server's `Retry-After`
-    /// in its words), never asked again inside the schedule.
+    /// in its words), never asked again inside the schedule. Only a send
+    /// on a reused pooled connection the server had already closed, with
+    /// no byte of a reply, goes out once more on a new connection, as in
+    /// [`Sends::Retrying`]: that request never reached the server.
     Once,
 }
 
@@ -333,12 +336,13 @@ impl Client {
                 // request went out (cpp-httplib closes idle ones after
                 // 5 s): no byte of a reply came, and the server is done
                 // with that connection, so the request is sent once more,
-                // on a new one. Anything else may have reached the server
-                // (a new connection read whole and reset may be generating
-                // now): never sent twice. Nor are timeouts.
+                // on a new one, in either mode: the server never had it,
+                // and a scheduled request's latency still counts from its
+                // intended instant. Anything else may have reached the
+                // server (a new connection read whole and reset may be
+                // generating now): never sent twice. Nor are timeouts.
                 Err(err)
-                    if mode == Sends::Retrying
-                        && !resent_fresh
+                    if !resent_fresh
                         && !err.is_connect()
                         && !err.is_timeout()
                         && self.answered.reused(&err, self.config.timeouts.request) =>
