@@ -1,12 +1,11 @@
 //! B against A, row by row: pass/fail items paired by item (McNemar's
 //! exact test) or unpaired (Fisher's exact test), per-item figures by a
-//! seeded bootstrap of the mean paired ratio (the Sustained load row's
-//! figure by resampling its requests, [`super::sustained`]), lost items
+//! seeded bootstrap of the mean paired ratio (a figure one record gives
+//! once, by resampling its requests, [`super::requests`]), lost items
 //! left out and named, configuration differences named.
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use sparktest_contract::sustained_load;
 use sparktest_record::{CaseRecord, Manifest, Outcome};
 use sparktest_stats as stats;
 
@@ -325,8 +324,8 @@ fn row(a: &Side, b: &Side, title: &str, s: Settings) -> RowDiff {
         .iter()
         .filter_map(|(name, hb)| figure(a, b, &kept, name, *hb, s, declared.is_some()))
         .collect();
-    if title == sustained_load::ROW.title {
-        figures.extend(super::sustained::figure(a, b, &kept, s));
+    if let Some(how) = sparktest_rows::by_requests(title) {
+        figures.extend(super::requests::figure(a, b, &kept, s, how));
     }
     RowDiff {
         row: title.into(),

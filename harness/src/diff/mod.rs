@@ -8,7 +8,7 @@
 pub mod compare;
 pub mod load;
 pub mod report;
-pub mod sustained;
+pub mod requests;
 
 use std::path::PathBuf;
 

@@ -193,7 +193,7 @@ pub struct FigureDiff {
     /// `paired-bootstrap-mean-ratio` or `unpaired-bootstrap-ratio-of-means`;
     /// for the Sustained load row's `sustained-req-s`,
     /// `bootstrap-over-requests` (each point's requests resampled, the
-    /// figure read again; see [`super::sustained`]).
+    /// figure read again; see [`super::requests`]).
     pub method: String,
     /// Items with the figure on both sides (paired), or on each side.
     pub items: usize,

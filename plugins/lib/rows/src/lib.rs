@@ -12,25 +12,52 @@
 //!   percentile (seeded bootstrap), or the highest value held.
 //! - [`Spread`], [`short`]: a figure's uncertainty and how a figure is
 //!   written, for every row.
-//! - [`compared`]: the per-item metrics `diff` tests for a row.
+//! - [`compared`]: the per-item metrics `diff` tests for a row;
+//!   [`by_requests`]: a figure one record gives once, whose samples are
+//!   its requests (Sustained load's).
 //! - [`metric`], [`note`]: a record's metric or note by name.
-//!
-//! # Known limitations
-//!
-//! - The built-in rows whose figure needs code of its own (prose speed's
-//!   blend, concurrency confirmed at the server, compliance's arms, the
-//!   vision rows' "no vision" rule) still compute it in the board
-//!   component; their titles, instruments and compared metrics are here.
+//! - [`run`]: the runs a board reads (a measurement file, or the parts and
+//!   resumes of one run read as one), their columns, and which run a row
+//!   reads.
+//! - [`builtin`]: every row of a board ([`builtin::all`]): the built-in
+//!   rows whose figure needs code of its own, one module per instrument
+//!   (named as the instrument, `spec-decode` is `spec_decode`), then the
+//!   rows the runs' suites declare.
+//! - [`cell`]: what a row gives a column: a [`cell::Figure`] or why there is
+//!   none ([`cell::Missing`]).
 #![warn(missing_docs)]
 
+pub mod builtin;
+pub mod cell;
 mod declaration;
 mod figure;
+pub mod run;
 
+pub use builtin::{ByRequests, by_requests};
 pub use declaration::{BUILT_IN_TITLES, FieldError, check, feeds, settle};
 pub use figure::{BOOTSTRAP_SEED, Computed, NoFigure, RESAMPLES, Spread, compared, declared, short};
 pub use sparktest_record::{Better, FigureKind, RowDeclaration, Standing};
 
 use sparktest_record::CaseRecord;
+
+/// How a row's figures become standings.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Rule {
+    /// 10 × figure ÷ best (higher is better) or 10 × best ÷ figure (lower is
+    /// better), to the nearest half point; figures within the tie margin of
+    /// each other share a standing.
+    Relative,
+    /// The figure is already a 0–10 standing (long-prompt points, the gate).
+    Absolute,
+    /// The figure is a speed-up ratio; the standing is on the gain (ratio −
+    /// 1; none for a slowdown): 10 × gain ÷ best gain. Ratios within the
+    /// tie margin of each other share a standing.
+    Gain,
+    /// The figure is a share from 0 to 1 (complied, mean reading score);
+    /// the standing is 10 × it, to one decimal, as the seed shows it.
+    Fraction,
+}
 
 /// A record's metric by name, when it holds it.
 pub fn metric<C>(c: &CaseRecord<C>, name: &str) -> Option<f64> {

@@ -4,24 +4,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-/// How a row's figures become standings.
-#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Rule {
-    /// 10 × figure ÷ best (higher is better) or 10 × best ÷ figure (lower is
-    /// better), to the nearest half point; figures within the tie margin of
-    /// each other share a standing.
-    Relative,
-    /// The figure is already a 0–10 standing (long-prompt points, the gate).
-    Absolute,
-    /// The figure is a speed-up ratio; the standing is on the gain (ratio −
-    /// 1; none for a slowdown): 10 × gain ÷ best gain. Ratios within the
-    /// tie margin of each other share a standing.
-    Gain,
-    /// The figure is a share from 0 to 1 (complied, mean reading score);
-    /// the standing is 10 × it, to one decimal, as the seed shows it.
-    Fraction,
-}
+pub use sparktest_rows::Rule;
 
 /// A row's scoring, as configured.
 #[derive(Debug, Clone, Deserialize, Default)]

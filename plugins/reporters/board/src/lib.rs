@@ -5,7 +5,8 @@
 //!   columns (one per serving configuration) → rows →
 //!   cells with a 0–10 standing within the row, the raw figure, the
 //!   configuration line and the records behind it, or N/A with its reason.
-//! - [`rows`]: which records feed each row and its scoring rule.
+//! - `rows`, `figure`, `run` (from `sparktest-rows`): which records feed
+//!   each row, its figure and scoring rule, and the runs they read.
 //! - [`boxes`]: the boxes each column and each file was measured on.
 //! - [`sections`]: efficiency readout, tokens/s by combination, every run,
 //!   pinned configurations, hardware, methodology, plot data.
@@ -16,14 +17,13 @@
 
 pub mod boxes;
 pub mod config;
-pub mod figure;
 pub mod frontier;
 pub mod html;
 pub mod markdown;
 pub mod model;
-pub mod rows;
-pub mod run;
 pub mod sections;
+
+pub use sparktest_rows::{builtin as rows, cell as figure, run};
 
 use config::{Config, Judgements, References};
 use model::Runs;

@@ -1,6 +1,6 @@
 //! The long-prompt robustness row (`long-prompt`).
 
-use sparktest_sdk::contract::long_prompt::{self, outcome};
+use sparktest_contract::long_prompt::{self, outcome};
 
 use super::*;
 

@@ -1,6 +1,6 @@
 //! The shares-a-box-with-media row (`media`).
 
-use sparktest_sdk::contract::media::{self, verdict};
+use sparktest_contract::media::{self, verdict};
 
 use super::*;
 

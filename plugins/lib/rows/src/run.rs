@@ -4,16 +4,17 @@
 
 use std::collections::BTreeMap;
 
+use sparktest_contract::spec_decode::arm;
+use sparktest_contract::{Fact, Metric, Note, facts};
 use sparktest_record::TargetInfo;
 use sparktest_record::reader::Logged;
-use sparktest_sdk::contract::spec_decode::arm;
-use sparktest_sdk::contract::{Fact, Metric, Note, facts};
 
 /// What the board reads of an endpoint call: its HTTP status (and, by the
 /// length of the list, how many calls a case made). The rest of each call
 /// is skipped unread: the calls are a quarter of a measurement file's bytes.
 #[derive(Debug, Clone, PartialEq, serde::Deserialize)]
 pub struct Call {
+    /// The HTTP status of the call's reply, where one came.
     #[serde(default)]
     pub status: Option<u16>,
 }
@@ -81,7 +82,7 @@ impl Run {
     /// launch and memory, the host's `campaign` instrument): it measures no
     /// row and names no column.
     pub fn is_campaign_record(&self) -> bool {
-        self.manifest.suite.name == sparktest_sdk::contract::campaign::INSTRUMENT
+        self.manifest.suite.name == sparktest_contract::campaign::INSTRUMENT
     }
 
     /// This run's cases of one instrument.
@@ -114,9 +115,8 @@ pub fn assign_columns(runs: &[sparktest_record::reader::Run<Call>]) -> Vec<(Stri
     let mut configs: BTreeMap<String, std::collections::BTreeSet<String>> = BTreeMap::new();
     // A campaign's own record (a launch that may have failed) names no
     // configuration of its own, so it sets no column apart.
-    let measured = |r: &&sparktest_record::reader::Run<Call>| {
-        r.manifest.suite.name != sparktest_sdk::contract::campaign::INSTRUMENT
-    };
+    let measured =
+        |r: &&sparktest_record::reader::Run<Call>| r.manifest.suite.name != sparktest_contract::campaign::INSTRUMENT;
     for r in runs.iter().filter(measured) {
         let bare = r.manifest.arms.iter().find(|a| a.name == arm::BARE.name()).map(|a| &a.target);
         for t in std::iter::once(&r.manifest.target).chain(bare) {
@@ -364,12 +364,12 @@ pub fn mean(xs: &[f64]) -> Option<f64> {
 
 /// A case's metric, by its name in the contract.
 pub fn metric(c: &CaseRecord, name: Metric) -> Option<f64> {
-    sparktest_rows::metric(c, name.name())
+    crate::metric(c, name.name())
 }
 
 /// A case's note, by its name in the contract.
 pub fn note(c: &CaseRecord, key: Note) -> Option<&str> {
-    sparktest_rows::note(c, key.name())
+    crate::note(c, key.name())
 }
 
 /// A fact the host recorded about a target (a run's, or an arm's).

@@ -4,7 +4,7 @@
 use serde::Serialize;
 use sparktest_record::Outcome;
 
-pub use sparktest_rows::{Spread, short};
+pub use crate::{Spread, short};
 
 use crate::run::{CaseRecord, Id, Run};
 
@@ -36,11 +36,14 @@ pub struct Figure {
 /// items passed in every run, in some and in none.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Repeats {
+    /// The group's name (`--repeat`'s group id).
     pub group: String,
+    /// Every run of the group, in repeat order.
     pub runs: Vec<RepeatRun>,
     /// The repeat whose figure is the cell's: the median by value (the
     /// lower of the two middle ones for an even count).
     pub shown: u32,
+    /// For a pass/fail row: how many items passed in every run, some, none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub items: Option<RepeatItems>,
 }
@@ -48,7 +51,9 @@ pub struct Repeats {
 /// One run of a repeat group, as the cell reads it.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct RepeatRun {
+    /// Its place in the group, from 1.
     pub index: u32,
+    /// Its run id.
     pub run: String,
     /// Its figure; None when the run gave none (every case lost, say).
     pub value: Option<f64>,
@@ -59,17 +64,33 @@ pub struct RepeatRun {
 /// Items of a pass/fail row over a group's runs.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct RepeatItems {
+    /// Passed in every run.
     pub every: usize,
+    /// Passed in some runs, not all.
     pub some: usize,
+    /// Passed in none.
     pub none: usize,
 }
 
 /// Why a cell has no figure: not measured, what the records said, or that
 /// the configuration cannot produce it.
 pub enum Missing {
+    /// No run on the column has a case that feeds the row.
     NotMeasured,
-    Because { reason: String, records: Vec<Id> },
-    Incapable { reason: String, records: Vec<Id> },
+    /// The records say why there is no figure (every case lost, say).
+    Because {
+        /// Why, in words.
+        reason: String,
+        /// The records behind it.
+        records: Vec<Id>,
+    },
+    /// The configuration cannot produce the figure at all (a standing of 0).
+    Incapable {
+        /// Why, in words.
+        reason: String,
+        /// The records behind it.
+        records: Vec<Id>,
+    },
 }
 
 /// For a row whose measurement the engine cannot produce at all: N/A

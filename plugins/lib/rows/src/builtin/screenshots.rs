@@ -1,6 +1,6 @@
 //! The screenshot and photo reading row (`screenshots`).
 
-use sparktest_sdk::contract::screenshots;
+use sparktest_contract::screenshots;
 
 use super::*;
 

@@ -1,6 +1,6 @@
 //! The reproducibility row (`repro`).
 
-use sparktest_sdk::contract::{Note, repro};
+use sparktest_contract::{Note, repro};
 
 use super::*;
 

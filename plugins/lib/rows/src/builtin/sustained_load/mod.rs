@@ -2,12 +2,16 @@
 //! server held with goodput at the suite's threshold, over every load of
 //! the row's mix (a sweep's rates and the fixed-rate cases alike); and the
 //! points the charts draw (p99 TTFT and goodput against the offered rate;
-//! aggregate against per-request speed).
+//! aggregate against per-request speed). [`requests`]: the figure read
+//! again from resampled requests, the samples `diff` tests.
 
-use sparktest_sdk::contract::sustained_load::{self as names, kind};
+use sparktest_contract::sustained_load::{self as names, kind};
 
 use super::*;
 
+pub mod requests;
+
+/// The Sustained load row: the highest offered rate any load held.
 pub const SUSTAINED_LOAD: RowDef = relative(names::ROW, true, 0.05, figure_of);
 
 /// One load as the charts read it: a point of a sweep, or a fixed-rate case.
@@ -59,7 +63,7 @@ fn by_mix(run: &Run) -> Vec<MixLoads<'_>> {
 /// fixed-rate case's one.
 pub fn points(c: &CaseRecord) -> Vec<Point> {
     if names::RATE.holds(&c.case) {
-        let at = |m: sparktest_sdk::contract::Metric| metric(c, m).filter(|v| v.is_finite());
+        let at = |m: sparktest_contract::Metric| metric(c, m).filter(|v| v.is_finite());
         return vec![Point {
             kind: kind::RATE.to_string(),
             offered: at(names::SCHEDULED_REQ_S).or_else(|| at(names::OFFERED_REQ_S)),
@@ -72,13 +76,13 @@ pub fn points(c: &CaseRecord) -> Vec<Point> {
         }];
     }
     let n = metric(c, names::POINTS).map_or(0, |n| n.max(0.0) as u32);
-    let at = |i: u32, m: sparktest_sdk::contract::Metric| {
+    let at = |i: u32, m: sparktest_contract::Metric| {
         let name = names::point(i, m).to_string();
-        sparktest_rows::metric(c, &name).filter(|v| v.is_finite())
+        crate::metric(c, &name).filter(|v| v.is_finite())
     };
-    let noted = |i: u32, k: sparktest_sdk::contract::Note| {
+    let noted = |i: u32, k: sparktest_contract::Note| {
         let name = names::point_note(i, k).to_string();
-        sparktest_rows::note(c, &name).map(str::to_string)
+        crate::note(c, &name).map(str::to_string)
     };
     (1..=n)
         .map(|i| Point {

@@ -2,8 +2,8 @@
 
 use std::collections::BTreeMap;
 
-use sparktest_sdk::contract::spec_decode::{self, arm};
-use sparktest_sdk::contract::{Arm, workload};
+use sparktest_contract::spec_decode::{self, arm};
+use sparktest_contract::{Arm, workload};
 
 use super::*;
 

@@ -1,131 +1,31 @@
-//! The Sustained load row's figure in `diff`: the highest offered rate that
-//! held with goodput at or above the sweep's threshold
-//! ([`sparktest_contract::sustained_load::SUSTAINED_REQ_S`]). One sweep gives one figure, so
-//! the per-item bootstrap `diff` uses elsewhere would see no spread; what
-//! varies from run to run is which requests met the objectives. So the
-//! interval resamples requests: each point's measured requests are drawn
-//! with replacement, the figure is read again from the resampled goodput
-//! (a point counts when its goodput reaches the threshold), and the ratio
-//! B ÷ A is averaged over the sweeps both sides ran. Which points
-//! saturated or were client-bound is kept as recorded: those rates never
-//! count, on either side.
+//! A row's figure that one record gives once, tested by resampling its
+//! requests ([`sparktest_rows::ByRequests`]: Sustained load's
+//! `sustained-req-s`, the highest offered rate that held). What varies
+//! from run to run is which requests met the objectives, so the interval
+//! resamples each side's requests, reads the figure again
+//! ([`Sweep::resampled`]), and averages the ratio B ÷ A over the items both
+//! sides ran.
 
 use std::collections::BTreeSet;
 
-use sparktest_contract::sustained_load::{self as names, point, point_note};
-use sparktest_record::{CallRecord, CaseRecord, Outcome};
-use sparktest_rows::note;
+use sparktest_record::Outcome;
+use sparktest_rows::ByRequests;
+use sparktest_rows::builtin::sustained_load::requests::Sweep;
 use sparktest_stats as stats;
 
 use super::compare::Settings;
 use super::load::{Key, Side};
 use super::report::{Direction, FigureDiff, Verdict};
 
-/// How the interval is taken, as the report names it.
-pub const METHOD: &str = "bootstrap-over-requests";
-
-/// One rate of a sweep that may count for the figure: a rate point that
-/// held (not saturated, not client-bound), with whether each of its
-/// measured requests met every objective (a lost or refused one did not).
-#[derive(Debug, Clone, PartialEq)]
-struct Rate {
-    /// As scheduled (`point<n>-scheduled-req-s`).
-    req_s: f64,
-    /// Per measured request: met every objective.
-    good: Vec<bool>,
-}
-
-/// A sweep's record, as the figure needs it.
-#[derive(Debug, Clone, PartialEq)]
-struct Sweep {
-    rates: Vec<Rate>,
-    threshold_pct: f64,
-}
-
-impl Sweep {
-    /// The figure: the highest rate whose share of good requests (from
-    /// `good`, one count per rate) reaches the threshold, else 0.
-    fn figure(&self, good: impl Iterator<Item = usize>) -> f64 {
-        self.rates
-            .iter()
-            .zip(good)
-            .filter(|(r, g)| !r.good.is_empty() && 100.0 * *g as f64 / r.good.len() as f64 >= self.threshold_pct)
-            .map(|(r, _)| r.req_s)
-            .fold(0.0, f64::max)
-    }
-
-    fn observed(&self) -> f64 {
-        self.figure(self.rates.iter().map(|r| r.good.iter().filter(|g| **g).count()))
-    }
-
-    fn resampled(&self, rng: &mut stats::Rng) -> f64 {
-        let counts: Vec<usize> =
-            self.rates.iter().map(|r| (0..r.good.len()).filter(|_| r.good[rng.below(r.good.len())]).count()).collect();
-        self.figure(counts.into_iter())
-    }
-}
-
-fn metric(c: &CaseRecord, name: &str) -> Option<f64> {
-    sparktest_rows::metric(c, name).filter(|v| v.is_finite())
-}
-
-/// Whether an answered request met every objective, as the instrument
-/// judges it ([`names::Objectives::met`]; TPOT from the server's token
-/// count, and a request without one is judged by the others). A lost or
-/// refused request met none.
-fn met(objectives: &names::Objectives, call: &CallRecord) -> bool {
-    let tpot = call.completion_tokens.and_then(|n| names::tpot_ms(call.decode_ms, n));
-    // Latency from the intended send, as the instrument takes it.
-    let late = |ms: f64| match (call.intended_ms, call.sent_ms) {
-        (Some(intended), Some(sent)) => names::since_intended(intended, sent, ms),
-        _ => ms,
-    };
-    call.result == "ok" && objectives.met(call.ttft_ms.map(late), tpot, late(call.total_ms))
-}
-
-/// A sweep record's rates, or None when it is not one or its calls do not
-/// add up to its points' counts (a record this reading cannot trust).
-fn sweep(c: &CaseRecord) -> Option<Sweep> {
-    names::SWEEP.item(&c.case)?;
-    let points = metric(c, names::POINTS.name())? as u32;
-    let threshold_pct = metric(c, names::GOODPUT_THRESHOLD.name())?;
-    let objectives = names::Objectives {
-        ttft_ms: metric(c, names::TTFT_OBJECTIVE_MS.name()),
-        tpot_ms: metric(c, names::TPOT_OBJECTIVE_MS.name()),
-        e2e_ms: metric(c, names::E2E_OBJECTIVE_MS.name()),
-    };
-    // The probe that tags the prompts has no intended time; every load's
-    // requests follow in point order, warm-up first.
-    let mut calls = c.calls.iter().filter(|k| k.intended_ms.is_some());
-    let mut rates = Vec::new();
-    for n in 1..=points {
-        let count = |m| metric(c, &point(n, m).to_string()).map(|v| v as usize);
-        let sent = count(names::WARMUP_REQUESTS)? + count(names::REQUESTS)?;
-        let load: Vec<&CallRecord> = calls.by_ref().take(sent).collect();
-        if load.len() != sent {
-            return None;
-        }
-        let rate = note(c, &point_note(n, names::KIND).to_string()) == Some(names::kind::RATE);
-        let held = metric(c, &point(n, names::SATURATED).to_string()) == Some(0.0)
-            && note(c, &point_note(n, names::CLIENT_BOUND).to_string()).is_none();
-        let Some(req_s) = metric(c, &point(n, names::SCHEDULED_REQ_S).to_string()).filter(|_| rate && held) else {
-            continue;
-        };
-        let good = load.iter().filter(|k| !k.warmup).map(|k| met(&objectives, k)).collect();
-        rates.push(Rate { req_s, good });
-    }
-    (calls.next().is_none()).then_some(Sweep { rates, threshold_pct })
-}
-
 /// The sweeps of one item on one side, over its repeated records; lost,
 /// N/A and unreadable records give none.
-fn sweeps(side: &Side, key: &Key) -> Vec<Sweep> {
+fn sweeps(side: &Side, key: &Key, how: ByRequests) -> Vec<Sweep> {
     side.records
         .get(key)
         .into_iter()
         .flatten()
         .filter(|(_, c)| matches!(c.outcome, Outcome::Pass | Outcome::Fail))
-        .filter_map(|(_, c)| sweep(c))
+        .filter_map(|(_, c)| (how.read)(c))
         .collect()
 }
 
@@ -134,10 +34,13 @@ fn mean(xs: impl Iterator<Item = f64>) -> Option<f64> {
     (n > 0).then(|| sum / n as f64)
 }
 
-/// The sustained-req-s figure of B against A over the kept items.
-pub fn figure(a: &Side, b: &Side, keys: &BTreeSet<&Key>, s: Settings) -> Option<FigureDiff> {
-    let pairs: Vec<(Vec<Sweep>, Vec<Sweep>)> =
-        keys.iter().map(|k| (sweeps(a, k), sweeps(b, k))).filter(|(x, y)| !x.is_empty() && !y.is_empty()).collect();
+/// The figure `how` reads, of B against A over the kept items.
+pub fn figure(a: &Side, b: &Side, keys: &BTreeSet<&Key>, s: Settings, how: ByRequests) -> Option<FigureDiff> {
+    let pairs: Vec<(Vec<Sweep>, Vec<Sweep>)> = keys
+        .iter()
+        .map(|k| (sweeps(a, k, how), sweeps(b, k, how)))
+        .filter(|(x, y)| !x.is_empty() && !y.is_empty())
+        .collect();
     if pairs.is_empty() {
         return None;
     }
@@ -167,7 +70,7 @@ pub fn figure(a: &Side, b: &Side, keys: &BTreeSet<&Key>, s: Settings) -> Option<
             (n > 0).then(|| sum / n as f64)
         })
     });
-    let requests = |sw: &[Sweep]| sw.iter().flat_map(|w| &w.rates).map(|r| r.good.len()).sum::<usize>();
+    let requests = |sw: &[Sweep]| sw.iter().map(Sweep::requests).sum::<usize>();
     let (verdict, mut note) = match (ratio, interval) {
         (None, _) => (Verdict::Undecided, Some("no rate held on A: there is no figure to compare against".to_string())),
         (_, None) => (Verdict::Undecided, Some("too few requests to resample".to_string())),
@@ -178,17 +81,17 @@ pub fn figure(a: &Side, b: &Side, keys: &BTreeSet<&Key>, s: Settings) -> Option<
         note = Some(format!("{unheld} sweep(s) with no rate held on A left out of the ratio"));
     }
     // Without a ratio the means still say which way B went.
-    let direction = match ratio.map_or(b_mean.total_cmp(&a_mean), |r| r.total_cmp(&1.0)) {
-        std::cmp::Ordering::Equal => Direction::Same,
-        std::cmp::Ordering::Greater => Direction::Better,
-        std::cmp::Ordering::Less => Direction::Worse,
+    let direction = match (ratio.map_or(b_mean.total_cmp(&a_mean), |r| r.total_cmp(&1.0)), how.higher_better) {
+        (std::cmp::Ordering::Equal, _) => Direction::Same,
+        (std::cmp::Ordering::Greater, true) | (std::cmp::Ordering::Less, false) => Direction::Better,
+        _ => Direction::Worse,
     };
     let ratio = ratio.unwrap_or(f64::NAN);
     Some(FigureDiff {
-        metric: names::SUSTAINED_REQ_S.name().into(),
-        unit: "req/s".into(),
-        higher_better: true,
-        method: METHOD.into(),
+        metric: how.metric.into(),
+        unit: how.unit.into(),
+        higher_better: how.higher_better,
+        method: how.method.into(),
         items: pairs.len(),
         a_samples: pairs.iter().map(|p| requests(&p.0)).sum(),
         b_samples: pairs.iter().map(|p| requests(&p.1)).sum(),
@@ -206,7 +109,14 @@ pub fn figure(a: &Side, b: &Side, keys: &BTreeSet<&Key>, s: Settings) -> Option<
 mod tests {
     use std::collections::BTreeMap;
 
+    use sparktest_record::CaseRecord;
+    use sparktest_rows::builtin::sustained_load::requests::{METHOD, sweep};
+
     use super::*;
+
+    fn sustained() -> ByRequests {
+        sparktest_rows::by_requests("Sustained load").unwrap()
+    }
 
     /// A sweep record of `sustained-load`: the probe, then per point
     /// `(kind, scheduled rate, saturated, ttft of each measured request
@@ -312,7 +222,7 @@ mod tests {
     fn compare(a: Vec<CaseRecord>, b: Vec<CaseRecord>) -> FigureDiff {
         let (a, b) = (side(a), side(b));
         let keys: BTreeSet<&Key> = a.records.keys().collect();
-        figure(&a, &b, &keys, Settings { seed: 3, resamples: 2000 }).unwrap()
+        figure(&a, &b, &keys, Settings { seed: 3, resamples: 2000 }, sustained()).unwrap()
     }
 
     #[test]
@@ -364,6 +274,6 @@ mod tests {
         let mut lost = record(&[("rate", 1.0, false, fast(10))]);
         lost.outcome = Outcome::Lost;
         let s = side(vec![lost]);
-        assert!(sweeps(&s, s.records.keys().next().unwrap()).is_empty());
+        assert!(sweeps(&s, s.records.keys().next().unwrap(), sustained()).is_empty());
     }
 }

@@ -1,6 +1,6 @@
 //! The handwriting OCR row (`ocr`).
 
-use sparktest_sdk::contract::{Metric, ocr};
+use sparktest_contract::{Metric, ocr};
 
 use super::*;
 

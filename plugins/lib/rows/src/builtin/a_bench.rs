@@ -1,7 +1,7 @@
 //! A-Bench's rows (`a-bench`): Agent tasks, and its Tools and Multi-turn
 //! categories.
 
-use sparktest_sdk::contract::a_bench;
+use sparktest_contract::a_bench;
 
 use super::*;
 

@@ -9,12 +9,12 @@
 
 use std::borrow::Cow;
 
+use crate::NoFigure;
+use sparktest_contract::{Metric, Row, vision};
 use sparktest_record::{Better, Outcome, RowDeclaration, Standing};
-use sparktest_rows::NoFigure;
-use sparktest_sdk::contract::{Metric, Row, vision};
 
-use crate::config::Rule;
-use crate::figure::{Figure, Missing, Spread, incapable, missing_from, thousands};
+use crate::Rule;
+use crate::cell::{Figure, Missing, Spread, incapable, missing_from, thousands};
 use crate::run::{CaseRecord, Run, Runs, config_line, latest, mean, metric, note, pick, pick_by};
 
 mod a_bench;
@@ -43,11 +43,15 @@ pub struct RowDef {
     /// The instrument whose records feed it (its `describe` is the row's
     /// methodology, unless its declaration gives one).
     pub instrument: Cow<'static, str>,
+    /// Whether a higher figure is better.
     pub higher_better: bool,
+    /// How its figures become standings.
     pub rule: Rule,
+    /// Figures this close (as a share of the better one) share a standing.
     pub tie_margin: f64,
     /// For absolute rows: how the figure is a standing.
     pub absolute_rule: &'static str,
+    /// How its figure is computed.
     pub compute: Compute,
 }
 
@@ -80,12 +84,12 @@ impl RowDef {
 
 /// Every row of a board: the built-in ones in the seed's order, then each
 /// row the runs' suites declare, in first-seen order; a title names one
-/// row ([`sparktest_rows::settle`]: two declarations of one title are
+/// row ([`crate::settle`]: two declarations of one title are
 /// refused, naming both runs).
 pub fn all(runs: &Runs) -> Result<Vec<RowDef>, String> {
     let declared =
         runs.iter().flat_map(|r| r.manifest.rows.iter().map(move |d| (d, format!("run {}", r.manifest.run_id))));
-    let settled = sparktest_rows::settle(declared)?;
+    let settled = crate::settle(declared)?;
     Ok(ROWS.iter().cloned().chain(settled.into_iter().map(RowDef::declared)).collect())
 }
 
@@ -109,16 +113,16 @@ impl RowDef {
 /// test say, feeds it nothing) with a case that feeds it, computed by
 /// `sparktest-rows`.
 fn declared(d: &RowDeclaration, runs: &Runs, col: &str) -> Result<Figure, Missing> {
-    let feeds = |c: &CaseRecord| sparktest_rows::feeds(d, c);
+    let feeds = |c: &CaseRecord| crate::feeds(d, c);
     let declares = |r: &Run| r.manifest.rows.iter().any(|x| x.title == d.title);
     let run = pick(runs, col, |r| declares(r) && r.measured().any(feeds)).ok_or(Missing::NotMeasured)?;
     let cases: Vec<&CaseRecord> = run.measured().filter(|c| feeds(c)).collect();
-    match sparktest_rows::declared(d, &cases) {
+    match crate::declared(d, &cases) {
         Ok(c) => {
             let mut f = figure(run, c.value, c.raw, &cases);
             if c.spread.is_some() {
                 f.spread = c.spread;
-            } else if d.figure == sparktest_rows::FigureKind::Highest {
+            } else if d.figure == crate::FigureKind::Highest {
                 f.spread = Some(Spread::OneSample { note: "the highest held: one figure, no interval".into() });
             }
             f.items = c.items;
@@ -200,9 +204,38 @@ pub const ROWS: &[RowDef] = &[
     hard_question::BATTERY,
 ];
 
+/// A row's figure that `diff` tests by resampling requests, not items:
+/// one record gives one figure, and its requests are its samples.
+#[derive(Debug, Clone, Copy)]
+pub struct ByRequests {
+    /// The metric it compares.
+    pub metric: &'static str,
+    /// Its unit.
+    pub unit: &'static str,
+    /// Whether higher is better.
+    pub higher_better: bool,
+    /// How the interval is taken, as `diff`'s report names it.
+    pub method: &'static str,
+    /// A record's requests, or None when the record is not one this
+    /// figure reads (or cannot be trusted).
+    pub read: fn(&sparktest_record::CaseRecord) -> Option<sustained_load::requests::Sweep>,
+}
+
+/// The figure of the row titled `title` that `diff` resamples by
+/// requests, where it has one (Sustained load's `sustained-req-s`).
+pub fn by_requests(title: &str) -> Option<ByRequests> {
+    (title == sparktest_contract::sustained_load::ROW.title).then_some(ByRequests {
+        metric: sparktest_contract::sustained_load::SUSTAINED_REQ_S.name(),
+        unit: "req/s",
+        higher_better: true,
+        method: sustained_load::requests::METHOD,
+        read: sustained_load::requests::sweep,
+    })
+}
+
 /// Where a row of another name (a judged one) goes among the measured rows:
 /// after this title.
-pub const JUDGED_AFTER: &[(&str, &str)] = &[("Fine-tune path", sparktest_sdk::contract::long_prompt::ROW.title)];
+pub const JUDGED_AFTER: &[(&str, &str)] = &[("Fine-tune path", sparktest_contract::long_prompt::ROW.title)];
 
 fn figure(run: &Run, value: f64, raw: String, cases: &[&CaseRecord]) -> Figure {
     Figure {
@@ -308,7 +341,7 @@ fn vision_cases<'a>(runs: &'a Runs, col: &str, instrument: &'a str) -> Result<(&
         return Err(Missing::Incapable {
             reason: format!(
                 "no vision in this build - images rejected ({status}all {})",
-                if instrument == sparktest_sdk::contract::ocr::INSTRUMENT { "pages" } else { "items" }
+                if instrument == sparktest_contract::ocr::INSTRUMENT { "pages" } else { "items" }
             ),
             records: cases.iter().map(|c| run.record_id(c)).collect(),
         });
@@ -340,8 +373,7 @@ mod tests {
     #[test]
     fn the_board_shows_the_contracts_rows_in_its_order() {
         let board: Vec<(&str, &str)> = ROWS.iter().map(|d| (&*d.title, &*d.instrument)).collect();
-        let contract: Vec<(&str, &str)> =
-            sparktest_sdk::contract::ROWS.iter().map(|r| (r.title, r.instrument)).collect();
+        let contract: Vec<(&str, &str)> = sparktest_contract::ROWS.iter().map(|r| (r.title, r.instrument)).collect();
         assert_eq!(board, contract);
     }
 }

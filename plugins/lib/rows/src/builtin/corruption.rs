@@ -1,6 +1,6 @@
 //! The corruption probe's row (`corruption`).
 
-use sparktest_sdk::contract::corruption;
+use sparktest_contract::corruption;
 
 use super::*;
 

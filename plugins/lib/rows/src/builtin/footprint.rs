@@ -1,6 +1,6 @@
 //! The box footprint row (`footprint`).
 
-use sparktest_sdk::contract::footprint;
+use sparktest_contract::footprint;
 
 use super::*;
 

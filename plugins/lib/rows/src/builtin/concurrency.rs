@@ -1,6 +1,6 @@
 //! The concurrency row (`concurrency`).
 
-use sparktest_sdk::contract::concurrency;
+use sparktest_contract::concurrency;
 
 use super::*;
 

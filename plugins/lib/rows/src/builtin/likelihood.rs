@@ -1,6 +1,6 @@
 //! The likelihood row (`likelihood`).
 
-use sparktest_sdk::contract::likelihood;
+use sparktest_contract::likelihood;
 
 use super::*;
 

@@ -1,8 +1,8 @@
 //! The configuration battery row (`hard-question` and the battery suite's
 //! gate).
 
+use sparktest_contract::hard_question;
 use sparktest_record::GateFailure;
-use sparktest_sdk::contract::hard_question;
 
 use super::*;
 

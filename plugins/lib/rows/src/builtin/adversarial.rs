@@ -1,6 +1,6 @@
 //! The adversarial row (`adversarial`).
 
-use sparktest_sdk::contract::adversarial;
+use sparktest_contract::adversarial;
 
 use super::*;
 

@@ -1,6 +1,6 @@
 //! The context window row (`context`).
 
-use sparktest_sdk::contract::context;
+use sparktest_contract::context;
 
 use super::*;
 

@@ -1,6 +1,6 @@
 //! The prose speed row (`speed`).
 
-use sparktest_sdk::contract::{speed, workload};
+use sparktest_contract::{speed, workload};
 
 use super::*;
 
@@ -49,7 +49,7 @@ fn figure_of(runs: &Runs, col: &str) -> Result<Figure, Missing> {
         .collect();
     let samples: usize = reps.iter().map(Vec::len).sum();
     if samples > reps.len() {
-        let (resamples, seed) = (sparktest_rows::RESAMPLES, sparktest_rows::BOOTSTRAP_SEED);
+        let (resamples, seed) = (crate::RESAMPLES, crate::BOOTSTRAP_SEED);
         if let Some(i) = sparktest_stats::bootstrap_mean_of_means(&reps, resamples, seed) {
             f.spread = Some(Spread::Bootstrap { low: i.low, high: i.high, samples, resamples, seed });
         }

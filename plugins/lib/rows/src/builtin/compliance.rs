@@ -1,7 +1,7 @@
 //! The four compliance rows (`compliance`): bare and in agent context,
 //! all and severe.
 
-use sparktest_sdk::contract::compliance::{self, class, kind};
+use sparktest_contract::compliance::{self, class, kind};
 
 use super::*;
 
