@@ -169,6 +169,9 @@ fn sustained_load_at_a_fixed_rate_and_a_short_sweep_on_the_reference_target() {
     assert_eq!(cell["kind"], "measured", "{cell}");
     assert_eq!(cell["value"].as_f64(), Some(best), "{cell}");
     assert!(cell["raw"].as_str().unwrap().contains("req/s held on agent-turn"), "{cell}");
+    // The run's summary says the row as the board does: one computation.
+    let line = format!("sparktest: row Sustained load: {}", cell["raw"].as_str().unwrap());
+    assert!(said.contains(&line), "{line} in {said}");
     let html = std::fs::read_to_string(p.path().join("board/board.html")).unwrap();
     let chart = &html[html.find("p99 TTFT ms (max").expect("the load chart")..];
     let chart = &chart[..chart.find("</svg>").unwrap()];

@@ -415,7 +415,7 @@ fn sinks(
     sinks.push(writer.clone());
     sinks.push(tally.clone());
     sinks.push(Arc::new(TranscriptStore::new(dir, plan.redactor.clone())));
-    sinks.push(Arc::new(TerminalSummary::new(writer.path().to_path_buf(), suite.name.clone(), suite.rows.clone())));
+    sinks.push(Arc::new(TerminalSummary::new(writer.path().to_path_buf(), suite.name.clone())));
     if let Some(path) = &args.junit {
         sinks.push(Arc::new(JunitSink::new(args.cwd.join(path))));
     }
