@@ -96,4 +96,46 @@ fn a_board_covers_the_campaign_or_window_it_is_asked_for_and_says_so() {
     let bad = board("bad", &["--since", "yesterday"]);
     assert_eq!(bad.status.code(), Some(3), "{}", text(&bad));
     assert!(text(&bad).contains("--since \"yesterday\": give a UTC date"), "{}", text(&bad));
+
+    // A selection looks at every manifest first and reads whole only what
+    // it picks; a file with no readable manifest is still said, and
+    // counts as neither selected nor left out.
+    std::fs::write(dir.join("6-junk.jsonl"), "not a manifest\n").unwrap();
+    let night = board("night-junk", &["--campaign", "nightly-0301"]);
+    assert!(night.status.success(), "{}", text(&night));
+    assert!(text(&night).contains("6-junk.jsonl: line 1: "), "{}", text(&night));
+    assert!(text(&night).contains("2 files selected, 3 left out"), "{}", text(&night));
+    assert_eq!(columns(&standings(&p.path().join("night-junk"))), ["alpha", "beta"]);
+}
+
+/// A folder whose records the reporter cannot hold is refused, saying what
+/// it was handed and what to do, with nothing written; a selection of it
+/// builds.
+#[test]
+fn a_folder_past_the_reporter_s_memory_is_refused_saying_what_to_do() {
+    let p = Project::new("");
+    // A small limit for the reporter: one run's board fits in it, sixty
+    // runs' padded records do not.
+    let config = std::fs::read_to_string(p.path().join("sparktest.toml")).unwrap();
+    let config = config.replace("memory-per-instance-mib = 64", "memory-per-instance-mib = 16");
+    std::fs::write(p.path().join("sparktest.toml"), config).unwrap();
+    let dir = p.path().join("m");
+    std::fs::create_dir_all(&dir).unwrap();
+    let padding = "x".repeat(400_000);
+    for i in 0..60 {
+        let m = manifest(&format!("t{i:02}"), "m", "llama.cpp", &format!("2026-03-01T00:{i:02}:00Z"));
+        let c = case("footprint", "idle::memory", Outcome::Fail, &[("resident-gib", 2.0)], Some(&padding));
+        write(&dir, &format!("{i:02}.jsonl"), m, vec![c], true);
+    }
+    let measurements = dir.display().to_string();
+    let all = p.run(&["board", "--measurements", &measurements, "--out", "all"]);
+    assert_eq!(all.status.code(), Some(5), "{}", text(&all));
+    let said = text(&all);
+    assert!(said.contains("exceeded its memory limit of 16 MiB"), "{said}");
+    assert!(said.contains("it was handed 60 measurement files (24."), "{said}");
+    assert!(said.contains("Nothing was written. Build the board of fewer runs (`--campaign ID`"), "{said}");
+    assert!(!p.path().join("all").exists(), "nothing written");
+    let last = p.run(&["board", "--measurements", &measurements, "--out", "last", "--since", "2026-03-01T00:59:00Z"]);
+    assert!(last.status.success(), "{}", text(&last));
+    assert_eq!(columns(&standings(&p.path().join("last"))), ["t59"]);
 }

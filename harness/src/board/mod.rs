@@ -158,29 +158,20 @@ pub fn read_measurements(dir: &Path, selection: &Selection) -> Result<Measuremen
         return Err(setup(format!("no measurement files (*.jsonl) in {}", dir.display())));
     }
     let mut read = Measurements::default();
-    let checked: Vec<Checked> = on_every_core(&files, |f| check_file(f)).into_iter().collect::<Result<_, _>>()?;
-    // A selection reads every readable file's manifest, then keeps what
-    // it picks (with the resumes, parts and repeats its cells read);
-    // without one every file is kept and nothing is gathered for it.
-    let picked = (!selection.is_all()).then(|| {
-        let facts: Vec<select::Facts> = checked
-            .iter()
-            .map(|c| match c {
-                Checked::Kept { facts, .. } => facts.clone(),
-                Checked::Left(_) => select::Facts::default(),
-            })
-            .collect();
-        selection.pick(&facts)
-    });
+    let (files, checked): (Vec<PathBuf>, Vec<Checked>) = if selection.is_all() {
+        let checked = on_every_core(&files, |f| check_file(f, Keep::Whole)).into_iter().collect::<Result<_, _>>()?;
+        (files, checked)
+    } else {
+        let (picked, left_out) = picked_files(files, selection)?;
+        read.left_out = left_out;
+        let checked = on_every_core(&picked, |f| check_file(f, Keep::Whole)).into_iter().collect::<Result<_, _>>()?;
+        (picked, checked)
+    };
     // Run id → the file that holds it and its text's digest: a run given
     // twice is read once.
     let mut runs: BTreeMap<String, (String, String)> = BTreeMap::new();
-    for (i, (f, checked)) in files.iter().zip(checked).enumerate() {
+    for (f, checked) in files.iter().zip(checked) {
         let name = f.file_name().map_or_else(String::new, |n| n.to_string_lossy().into_owned());
-        if matches!(checked, Checked::Kept { .. }) && picked.as_ref().is_some_and(|p| !p.contains(&i)) {
-            read.left_out += 1;
-            continue;
-        }
         match checked {
             Checked::Kept { facts: select::Facts { run_id, .. }, text, .. } if runs.contains_key(&run_id) => {
                 let (first, digest) = &runs[&run_id];
@@ -229,6 +220,38 @@ pub fn read_measurements(dir: &Path, selection: &Selection) -> Result<Measuremen
     Ok(read)
 }
 
+/// The files a selection picks (with the resumes, parts and repeats its
+/// cells read), and how many readable files it leaves out. Every file's
+/// manifest is read, but no file's text is kept: the picked files are read
+/// whole again after, so a selection of a large folder holds only what it
+/// picks. A file with no readable manifest is kept in the list, to be
+/// reported as damaged.
+fn picked_files(files: Vec<PathBuf>, selection: &Selection) -> Result<(Vec<PathBuf>, usize), Error> {
+    let checked: Vec<Checked> =
+        on_every_core(&files, |f| check_file(f, Keep::Manifest)).into_iter().collect::<Result<_, _>>()?;
+    let facts: Vec<select::Facts> = checked
+        .iter()
+        .map(|c| match c {
+            Checked::Kept { facts, .. } => facts.clone(),
+            Checked::Left(_) => select::Facts::default(),
+        })
+        .collect();
+    let picked = selection.pick(&facts);
+    let readable = |i: usize| matches!(checked[i], Checked::Kept { .. });
+    let left_out = (0..files.len()).filter(|i| readable(*i) && !picked.contains(i)).count();
+    let kept = files.into_iter().enumerate().filter(|(i, _)| !readable(*i) || picked.contains(i)).map(|(_, f)| f);
+    Ok((kept.collect(), left_out))
+}
+
+/// What [`check_file`] keeps of a file.
+#[derive(Clone, Copy, PartialEq)]
+enum Keep {
+    /// Its whole lines, for the reporter.
+    Whole,
+    /// What a selection reads of its manifest; its text is dropped.
+    Manifest,
+}
+
 /// One measurement file, read and checked.
 enum Checked {
     /// Its whole lines, the damage after them if any, the transcripts its
@@ -246,13 +269,19 @@ enum Checked {
 
 /// Read through the record crate's reader, each line once and the calls
 /// skipped unread (the reporter reads them).
-fn check_file(f: &Path) -> Result<Checked, Error> {
+fn check_file(f: &Path, keep: Keep) -> Result<Checked, Error> {
     use sparktest_record::reader::{File, FileErrorKind};
     match File::<sparktest_record::reader::Unread>::read_text(f) {
         Ok((file, mut text)) => {
-            let named = file.run.cases.into_iter().map(|c| c.transcript_sha256).collect();
+            let whole = keep == Keep::Whole;
+            let named = file.run.cases.into_iter().filter(|_| whole).map(|c| c.transcript_sha256).collect();
             // Only the whole lines go on: the reporter reads them strictly.
-            text.truncate(file.whole_bytes);
+            // A selection's first look keeps none of it.
+            if whole {
+                text.truncate(file.whole_bytes);
+            } else {
+                text = String::new();
+            }
             let m = file.run.manifest;
             // A partition's parts are one run as the reader merges them: of
             // one group, suite and target (a group name alone is reused).
@@ -266,7 +295,8 @@ fn check_file(f: &Path) -> Result<Checked, Error> {
                 campaign: m.campaign.map(|c| c.id),
                 resumes: m.resumes,
             };
-            Ok(Checked::Kept { text, damaged: file.damage, named, facts, rows: m.rows })
+            let rows = if whole { m.rows } else { Vec::new() };
+            Ok(Checked::Kept { text, damaged: file.damage, named, facts, rows })
         }
         Err(e) if e.is_other_version() => Err(setup(e.to_string())),
         Err(e) => match e.kind {
@@ -322,6 +352,21 @@ fn reporter(args: &BoardArgs, config: &Config) -> Result<(PathBuf, Option<String
             }
         }
     }
+}
+
+/// A reporter that ran out of memory, said with what it was handed and
+/// what to do: it reads every record it is given, so a folder of many
+/// runs needs a selection (or a higher limit). Nothing has been written.
+fn past_the_limit(mut e: Error, files: usize, bytes: usize) -> Error {
+    if e.message.contains("exceeded its memory limit") {
+        e.message.push_str(&format!(
+            "; it was handed {files} measurement files ({:.1} MB of records). Nothing was written. Build the board \
+             of fewer runs (`--campaign ID`, `--since DATE`, `--until DATE`), or raise `memory-per-instance-mib` \
+             in sparktest.toml",
+            bytes as f64 / 1e6
+        ));
+    }
+    e
 }
 
 /// Build the board. Returns the process exit code.
@@ -381,7 +426,10 @@ pub fn board(args: BoardArgs) -> Result<i32, Error> {
     let count = files.len();
     // Home folders are the person's, not the measurement's: `~` on a board.
     let texts: Vec<String> = files.into_iter().map(|(_, t)| homes_as_tilde(&t)).collect();
-    let artifacts = rt.block_on(host.render(&wasm, pin.as_deref(), Arc::new(inputs), texts, &reporter_config))?;
+    let bytes: usize = texts.iter().map(String::len).sum();
+    let artifacts = rt
+        .block_on(host.render(&wasm, pin.as_deref(), Arc::new(inputs), texts, &reporter_config))
+        .map_err(|e| past_the_limit(e, count, bytes))?;
     let out = args.out.clone().unwrap_or_else(|| config.path(Path::new("board")));
     std::fs::create_dir_all(&out)
         .map_err(|e| Error::new(ErrorKind::Io, format!("failed to create {}: {e}", out.display())))?;
