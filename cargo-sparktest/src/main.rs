@@ -334,6 +334,10 @@ struct BoardCmd {
     /// 3339 UTC time.
     #[arg(long, value_name = "TIME")]
     until: Option<String>,
+    /// Only the runs of the latest N nights: a night is a campaign, or the
+    /// UTC date a run of no campaign started on.
+    #[arg(long, value_name = "N")]
+    nights: Option<u32>,
 }
 
 fn parse_arm(text: &str) -> Result<(String, String), String> {
@@ -426,7 +430,12 @@ fn main() -> ExitCode {
             config: b.config,
             judgements: b.judgements,
             references: b.references,
-            selection: sparktest_harness::board::Selection { campaign: b.campaign, since: b.since, until: b.until },
+            selection: sparktest_harness::board::Selection {
+                campaign: b.campaign,
+                since: b.since,
+                until: b.until,
+                nights: b.nights,
+            },
             cwd,
         }),
         Some(Command::Diff(d)) => sparktest_harness::diff(DiffArgs {

@@ -85,6 +85,18 @@ fn a_board_covers_the_campaign_or_window_it_is_asked_for_and_says_so() {
     assert_eq!(columns(&s), ["delta"]);
     assert_eq!(crate::board::cell(&s, "Context window", "delta · m")["kind"], "measured");
 
+    // The latest nights: a campaign is one night, a run of no campaign is
+    // of its start date. The latest is the 5th's (delta's resume, which
+    // brings delta); then the 4th's (delta), then campaign nightly-0302.
+    let last = board("last", &["--nights", "1"]);
+    assert!(last.status.success(), "{}", text(&last));
+    assert_eq!(columns(&standings(&p.path().join("last"))), ["delta"]);
+    assert!(text(&last).contains("the board covers the latest night: 2 files selected, 3 left out"), "{}", text(&last));
+    let three = board("three", &["--nights", "3"]);
+    assert_eq!(columns(&standings(&p.path().join("three"))), ["delta", "gamma"], "{}", text(&three));
+    let zero = board("zero", &["--nights", "0"]);
+    assert_eq!(zero.status.code(), Some(3), "{}", text(&zero));
+
     let none = board("none", &["--since", "2026-04-01"]);
     assert_eq!(none.status.code(), Some(3), "{}", text(&none));
     assert!(

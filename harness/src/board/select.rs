@@ -1,10 +1,10 @@
 //! What a board covers (issue 48): the runs of one campaign, of a time
-//! window, or every run (the default). A run is selected with what its
+//! window, of the latest N nights, or every run (the default). A run is selected with what its
 //! cells read with it: the runs that resume it, the other parts of its
 //! partitioned run and the other repeats of its `--repeat` group, even
 //! where they started outside the window.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, SystemTime};
 
 use crate::error::{Error, ErrorKind};
@@ -20,6 +20,10 @@ pub struct Selection {
     /// Only runs that started at or before this time: `YYYY-MM-DD` (to the
     /// end of that day, UTC) or an RFC 3339 UTC time.
     pub until: Option<String>,
+    /// Only the runs of the latest N nights (of those the other fields
+    /// hold): a night is a campaign, or the UTC date a run of no campaign
+    /// started on, placed in time by its first run's start.
+    pub nights: Option<u32>,
 }
 
 /// What selection reads of one file's manifest.
@@ -79,6 +83,9 @@ impl Selection {
                 format!("--since {sa} is after --until {ub}: nothing can be selected"),
             ));
         }
+        if self.nights == Some(0) {
+            return Err(Error::new(ErrorKind::Setup, "--nights 0: give at least 1 night".to_string()));
+        }
         if self.campaign.as_deref().is_some_and(|c| c.trim().is_empty()) {
             return Err(Error::new(ErrorKind::Setup, "--campaign: give a campaign id".to_string()));
         }
@@ -113,6 +120,10 @@ impl Selection {
     /// repeat group, until nothing more is brought along.
     pub fn pick(&self, files: &[Facts]) -> BTreeSet<usize> {
         let mut picked: BTreeSet<usize> = (0..files.len()).filter(|i| self.holds(&files[*i])).collect();
+        if let Some(n) = self.nights {
+            let latest = latest_nights(files, &picked, n as usize);
+            picked.retain(|i| night(&files[*i]).is_some_and(|k| latest.contains(&k)));
+        }
         loop {
             let runs: BTreeSet<&str> = picked.iter().map(|i| files[*i].run_id.as_str()).collect();
             let groups: BTreeSet<&str> =
@@ -148,8 +159,36 @@ impl Selection {
         if let Some(u) = &self.until {
             w.push(format!("until {u}"));
         }
+        match self.nights {
+            Some(1) => w.push("the latest night".into()),
+            Some(n) => w.push(format!("the latest {n} nights")),
+            None => {}
+        }
         if w.is_empty() { "every run".into() } else { w.join(", ") }
     }
+}
+
+/// The night a run belongs to: its campaign, else the UTC date it started
+/// on; none when it has neither.
+fn night(f: &Facts) -> Option<String> {
+    match &f.campaign {
+        Some(c) => Some(format!("campaign {c}")),
+        None => f.started_at.get(..10).filter(|d| instant(d, false).is_some()).map(|d| format!("date {d}")),
+    }
+}
+
+/// The latest `n` nights of the `held` files, each placed in time by its
+/// earliest readable start.
+fn latest_nights(files: &[Facts], held: &BTreeSet<usize>, n: usize) -> BTreeSet<String> {
+    let mut first: BTreeMap<String, SystemTime> = BTreeMap::new();
+    for f in held.iter().map(|i| &files[*i]) {
+        if let (Some(k), Ok(t)) = (night(f), humantime::parse_rfc3339(&f.started_at)) {
+            first.entry(k).and_modify(|at| *at = (*at).min(t)).or_insert(t);
+        }
+    }
+    let mut order: Vec<(SystemTime, String)> = first.into_iter().map(|(k, t)| (t, k)).collect();
+    order.sort();
+    order.into_iter().rev().take(n).map(|(_, k)| k).collect()
 }
 
 #[cfg(test)]
@@ -194,6 +233,22 @@ mod tests {
         let campaign = Selection { campaign: Some("nightly-1201".into()), ..Selection::default() };
         assert_eq!(by(&campaign), ["a", "b"]);
         assert_eq!(campaign.words(), "campaign nightly-1201");
+
+        // Nights: the campaign nightly-1201 (from the 1st, 23:00, though
+        // b started on the 2nd), then the dates of c, r1 (the 2nd), c2 and
+        // r2. The latest night is the 5th's: r2 brings r1 along.
+        let nights = |n| Selection { nights: Some(n), ..Selection::default() };
+        assert_eq!(by(&nights(1)), ["r1", "r2"]);
+        assert_eq!(nights(1).words(), "the latest night");
+        // The 4th's c2 resumes c: c comes with it.
+        assert_eq!(by(&nights(2)), ["c", "c2", "r1", "r2"]);
+        assert_eq!(by(&nights(4)), ["c", "c2", "r1", "r2"], "the 2nd's night is r1's, already in");
+        assert_eq!(by(&nights(5)), ["a", "b", "c", "c2", "r1", "r2"]);
+        assert_eq!(nights(3).words(), "the latest 3 nights");
+        // With a window: the latest night of those it holds.
+        let within = Selection { nights: Some(1), until: Some("2026-12-03".into()), ..Selection::default() };
+        assert_eq!(by(&within), ["c", "c2"]);
+        assert!(nights(0).check().unwrap_err().message.contains("--nights 0"));
     }
 
     #[test]
