@@ -151,3 +151,41 @@ fn a_folder_past_the_reporter_s_memory_is_refused_saying_what_to_do() {
     assert!(last.status.success(), "{}", text(&last));
     assert_eq!(columns(&standings(&p.path().join("last"))), ["t59"]);
 }
+
+/// The run log is grouped by night (a campaign, or the UTC date of a run
+/// of no campaign), the latest night first and open, older nights folded;
+/// past 200 runs, board.md lists only the latest night's runs.
+#[test]
+fn the_run_log_is_folded_by_night_the_latest_first() {
+    let p = Project::new("");
+    let dir = p.path().join("m");
+    std::fs::create_dir_all(&dir).unwrap();
+    for i in 0..100 {
+        run(&dir, &format!("a{i:03}.jsonl"), "alpha", &format!("2026-03-01T01:{:02}:{:02}Z", i / 60, i % 60), None);
+        run(&dir, &format!("b{i:03}.jsonl"), "beta", &format!("2026-03-02T01:{:02}:{:02}Z", i / 60, i % 60), None);
+    }
+    run(&dir, "c.jsonl", "gamma", "2026-03-02T23:00:00Z", Some("nightly-0302"));
+    let measurements = dir.display().to_string();
+    let out = p.run(&["board", "--measurements", &measurements, "--out", "b"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let html = std::fs::read_to_string(p.path().join("b/board.html")).unwrap();
+    let nights: Vec<&str> = html.match_indices("<details class=\"night\"").map(|(at, _)| &html[at..at + 80]).collect();
+    assert_eq!(nights.len(), 3, "{nights:?}");
+    assert!(nights[0].contains(" open><summary><b>campaign nightly-0302</b>: 1 run,"), "{}", nights[0]);
+    assert!(nights[1].starts_with("<details class=\"night\"><summary><b>2026-03-02</b>: 100 runs,"), "{}", nights[1]);
+    assert!(nights[2].contains("<b>2026-03-01</b>"), "{}", nights[2]);
+    // Folded, not dropped: every run of the night is still in the page.
+    let first = &html[html.find("<b>2026-03-01</b>").unwrap()..];
+    let first = &first[..first.find("</details>").unwrap()];
+    assert_eq!(first.matches("<tr><td data-sort=\"2026\">2026-03-01T01:").count(), 100, "{first}");
+    let md = std::fs::read_to_string(p.path().join("b/board.md")).unwrap();
+    assert!(md.contains("### campaign nightly-0302: 1 run, 0 with a failed case, 0 with a lost case, 0 unfinished"));
+    assert!(md.contains("### 2026-03-02: 100 runs, 0 with a failed case, 0 with a lost case, 0 unfinished\n\nFolded: its runs are listed in `board.html`."), "{md}");
+    assert!(!md.contains("| 2026-03-01T01:"), "201 runs: the older nights are folded in board.md");
+    // A short log is written whole.
+    let night = p.run(&["board", "--measurements", &measurements, "--out", "n", "--nights", "2"]);
+    assert!(night.status.success(), "{}", text(&night));
+    let md = std::fs::read_to_string(p.path().join("n/board.md")).unwrap();
+    let listed: Vec<&str> = md.lines().filter(|l| l.contains("| 2026-03-02T01:")).collect();
+    assert_eq!(listed.len(), 100, "101 runs are listed whole: {:?}", &listed[..3.min(listed.len())]);
+}

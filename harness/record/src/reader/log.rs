@@ -11,6 +11,8 @@ pub struct Logged {
     pub run_id: String,
     /// Its start time.
     pub started_at: String,
+    /// The campaign it ran in, by id.
+    pub campaign: Option<String>,
     /// `name version` of the suite.
     pub suite: String,
     /// `model (engine on target, route)`.
@@ -42,6 +44,7 @@ impl Logged {
         Logged {
             run_id: m.run_id.clone(),
             started_at: m.started_at.clone(),
+            campaign: m.campaign.as_ref().map(|c| c.id.clone()),
             suite: format!("{} {}", m.suite.name, m.suite.version),
             target: format!("{} ({} on {}, {})", m.target.model_id, m.target.engine, m.target.name, m.route),
             outcomes: r.cases.iter().map(|c| c.outcome).collect(),
@@ -63,5 +66,15 @@ impl Logged {
     /// Cases of this outcome in the file.
     pub fn count(&self, o: Outcome) -> usize {
         self.outcomes.iter().filter(|x| **x == o).count()
+    }
+
+    /// The night it belongs to in a run log: its campaign, else the UTC
+    /// date it started on (`2026-12-06`), else `undated`.
+    pub fn night(&self) -> String {
+        match (&self.campaign, self.started_at.get(..10)) {
+            (Some(c), _) => format!("campaign {c}"),
+            (None, Some(d)) if d.as_bytes().get(4) == Some(&b'-') => d.to_string(),
+            _ => "undated".into(),
+        }
     }
 }

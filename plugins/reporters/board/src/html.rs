@@ -72,8 +72,8 @@ button.model{font-weight:700;border:none;background:none;cursor:pointer;text-dec
 #efficiency th{cursor:pointer}
 .controls{margin:.6rem 0}.left-out{color:#555;font-size:.85rem}
 .box{color:#345;font-size:.68rem;overflow-wrap:anywhere}.unlike{background:#fff4d6;padding:.4rem .6rem;border-left:4px solid #c90}
-#runs{table-layout:fixed;width:100%}#runs td{overflow-wrap:anywhere}
-#runs th:nth-child(1){width:9%}#runs th:nth-child(2){width:8%}#runs th:nth-child(3){width:14%}#runs th:nth-child(4){width:17%}#runs th:nth-child(5){width:22%}#runs th:nth-child(6){width:16%}#runs th:nth-child(7){width:14%}
+.night table{table-layout:fixed;width:100%}.night td{overflow-wrap:anywhere}.night summary{cursor:pointer;margin:.4rem 0}
+.night th:nth-child(1){width:9%}.night th:nth-child(2){width:8%}.night th:nth-child(3){width:14%}.night th:nth-child(4){width:17%}.night th:nth-child(5){width:22%}.night th:nth-child(6){width:16%}.night th:nth-child(7){width:14%}
 svg text{font-size:11px;font-family:system-ui,sans-serif}
 "#;
 
@@ -203,7 +203,11 @@ const JS: &str = r#"
 /// board column (the first cell) in `data-col`, for the script to follow
 /// the board's order.
 fn table_html(out: &mut String, id: &str, t: &Table, keyed: bool) {
-    let _ = write!(out, "<div class=\"wrap\"><table id=\"{id}\"><thead><tr>");
+    if id.is_empty() {
+        out.push_str("<div class=\"wrap\"><table><thead><tr>");
+    } else {
+        let _ = write!(out, "<div class=\"wrap\"><table id=\"{id}\"><thead><tr>");
+    }
     for (h, n) in t.headings.iter().zip(&t.numeric) {
         let _ = write!(out, "<th data-numeric=\"{n}\">{}</th>", esc(h));
     }
@@ -704,8 +708,18 @@ pub fn render(board: &Board, runs: &crate::run::Runs, extras: &Extras) -> String
     out.push_str(&frontier_chart(&board.frontier));
     out.push_str("<h2>Tokens per second, by tested combination</h2><p>Single-stream decode and aggregate output are different measurements and never share a column. Decode excludes the time to first token.</p>");
     table_html(&mut out, "tokens", &sections::tokens_per_second(runs), false);
-    out.push_str("<h2>Every run, including the failures</h2><p>Historical failures are kept, never replaced by later passes, and a run that failed never replaces a measurement. Every file is its own row; the parts of a partitioned run and the runs that resumed one are read as one run, each case once, and their rows say so.</p>");
-    table_html(&mut out, "runs", &sections::every_run(board, runs), false);
+    out.push_str("<h2>Every run, including the failures</h2><p>Historical failures are kept, never replaced by later passes, and a run that failed never replaces a measurement. Every file is its own row; the parts of a partitioned run and the runs that resumed one are read as one run, each case once, and their rows say so. Runs are grouped by night (a campaign, or the UTC date a run of no campaign started on), the latest night first and open, older nights folded.</p>");
+    for (i, night) in sections::run_log(board, runs).iter().enumerate() {
+        let _ = write!(
+            out,
+            "<details class=\"night\"{}><summary><b>{}</b>: {}</summary>",
+            if i == 0 { " open" } else { "" },
+            esc(&night.label),
+            esc(&night.words)
+        );
+        table_html(&mut out, if i == 0 { "runs" } else { "" }, &night.table, false);
+        out.push_str("</details>");
+    }
     if !extras.damage.is_empty() {
         out.push_str("<h3>Damaged measurement files</h3><p>Cut by a crash or a full disk, or not measurement files at all: each record up to the damage is used where the file's manifest was readable.</p>");
         table_html(&mut out, "damage", &sections::damage(&extras.damage), false);

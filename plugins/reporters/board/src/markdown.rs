@@ -33,6 +33,24 @@ pub fn cell(s: &str) -> String {
     out
 }
 
+/// The run log by night, the latest first. A short log is written whole;
+/// past [`WHOLE_LOG`] runs, only the latest night's table is, and each
+/// older night is one line (its runs are in `board.html`).
+fn run_log(out: &mut String, nights: &[sections::Night]) {
+    let runs: usize = nights.iter().map(|n| n.table.rows.len()).sum();
+    for (i, night) in nights.iter().enumerate() {
+        let _ = writeln!(out, "### {}: {}\n", night.label, night.words);
+        if i == 0 || runs <= WHOLE_LOG {
+            table(out, &night.table);
+        } else {
+            out.push_str("Folded: its runs are listed in `board.html`.\n\n");
+        }
+    }
+}
+
+/// The most runs `board.md` lists whole.
+const WHOLE_LOG: usize = 200;
+
 fn table(out: &mut String, t: &Table) {
     let _ = writeln!(out, "| {} |", t.headings.iter().map(|h| cell(h)).collect::<Vec<_>>().join(" | "));
     let _ = writeln!(out, "|{}", "---|".repeat(t.headings.len()));
@@ -186,7 +204,7 @@ pub fn render(board: &Board, runs: &crate::run::Runs, extras: &Extras) -> String
     out.push_str("## Tokens per second, by tested combination\n\nSingle-stream decode and aggregate output never share a column.\n\n");
     table(&mut out, &sections::tokens_per_second(runs));
     out.push_str("## Every run, including the failures\n\n");
-    table(&mut out, &sections::every_run(board, runs));
+    run_log(&mut out, &sections::run_log(board, runs));
     if !extras.damage.is_empty() {
         out.push_str("### Damaged measurement files\n\n");
         table(&mut out, &sections::damage(&extras.damage));

@@ -199,13 +199,58 @@ pub fn tokens_per_second(runs: &[Run]) -> Table {
     }
 }
 
-/// Every run, failures included, oldest first, each file its own row
-/// (the parts of a partition and the resumes of a run too, each saying
-/// what it was read with); a later pass never replaces an earlier failure.
-pub fn every_run(board: &crate::model::Board, runs: &crate::run::Runs) -> Table {
+/// One night of the run log: a campaign, or the UTC date runs of no
+/// campaign started on.
+pub struct Night {
+    /// `campaign nightly-1206` or `2026-12-06`.
+    pub label: String,
+    /// Its runs and how many had a failed or lost case, or did not finish.
+    pub words: String,
+    /// Its runs, oldest first.
+    pub table: Table,
+}
+
+/// Every run, failures included, by night, the latest night first: each
+/// night's runs oldest first, each file its own row (the parts of a
+/// partition and the resumes of a run too, each saying what it was read
+/// with); a later pass never replaces an earlier failure. A night is
+/// placed in time by its first run.
+pub fn run_log(board: &crate::model::Board, runs: &crate::run::Runs) -> Vec<Night> {
     let fed = crate::boxes::rows_by_run(&board.rows, runs.log());
-    let rows = runs
-        .log()
+    let mut nights: Vec<(String, Vec<&sparktest_record::reader::Logged>)> = Vec::new();
+    let mut at: BTreeMap<String, usize> = BTreeMap::new();
+    for r in runs.log() {
+        let key = r.night();
+        match at.get(&key) {
+            Some(i) => nights[*i].1.push(r),
+            None => {
+                at.insert(key.clone(), nights.len());
+                nights.push((key, vec![r]));
+            }
+        }
+    }
+    // The log is in start order: a night's first run places it.
+    nights.reverse();
+    nights
+        .into_iter()
+        .map(|(label, log)| {
+            let with = |f: &dyn Fn(&sparktest_record::reader::Logged) -> bool| log.iter().filter(|r| f(r)).count();
+            let failed = with(&|r| r.count(Outcome::Fail) > 0);
+            let lost = with(&|r| r.count(Outcome::Lost) > 0);
+            let unfinished = with(&|r| r.summary.as_ref().is_none_or(|s| s.interrupted.is_some()));
+            let words = format!(
+                "{} run{}, {failed} with a failed case, {lost} with a lost case, {unfinished} unfinished",
+                log.len(),
+                if log.len() == 1 { "" } else { "s" }
+            );
+            Night { label, words, table: run_rows(&fed, &log) }
+        })
+        .collect()
+}
+
+/// The run log's rows of some runs.
+fn run_rows(fed: &BTreeMap<String, Vec<String>>, log: &[&sparktest_record::reader::Logged]) -> Table {
+    let rows = log
         .iter()
         .map(|r| {
             let mut outcome = format!(
