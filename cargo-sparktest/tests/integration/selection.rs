@@ -189,3 +189,32 @@ fn the_run_log_is_folded_by_night_the_latest_first() {
     let listed: Vec<&str> = md.lines().filter(|l| l.contains("| 2026-03-02T01:")).collect();
     assert_eq!(listed.len(), 100, "101 runs are listed whole: {:?}", &listed[..3.min(listed.len())]);
 }
+
+/// A shared folder may hold anything under a `.jsonl` name: a named pipe
+/// (whose read would wait for a writer forever), a folder, a link to a
+/// device that never ends. Each is left out and said as damaged; the board
+/// is built from the rest, with or without a selection.
+#[test]
+fn what_is_no_regular_file_is_left_out_and_said_never_waited_on() {
+    let p = Project::new("");
+    let dir = p.path().join("m");
+    std::fs::create_dir_all(&dir).unwrap();
+    run(&dir, "1-alpha.jsonl", "alpha", "2026-03-01T23:00:00Z", None);
+    assert!(std::process::Command::new("mkfifo").arg(dir.join("2-pipe.jsonl")).status().unwrap().success());
+    std::fs::create_dir(dir.join("3-folder.jsonl")).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", dir.join("4-zero.jsonl")).unwrap();
+    let measurements = dir.display().to_string();
+    for (out, flags) in [("all", &[][..]), ("since", &["--since", "2026-03-01"][..])] {
+        let mut args = vec!["board", "--measurements", &measurements, "--out", out];
+        args.extend_from_slice(flags);
+        let board = p.run(&args);
+        let said = text(&board);
+        assert!(board.status.success(), "{said}");
+        for name in ["2-pipe.jsonl", "3-folder.jsonl", "4-zero.jsonl"] {
+            assert!(said.contains(&format!("{name}: line 1: cannot be read: not a regular file")), "{name}: {said}");
+        }
+        assert_eq!(columns(&standings(&p.path().join(out))), ["alpha"]);
+        let md = std::fs::read_to_string(p.path().join(out).join("board.md")).unwrap();
+        assert!(md.contains("| 2-pipe.jsonl | 1 | cannot be read: not a regular file"), "{md}");
+    }
+}

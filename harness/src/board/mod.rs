@@ -300,7 +300,12 @@ fn check_file(f: &Path, keep: Keep) -> Result<Checked, Error> {
         }
         Err(e) if e.is_other_version() => Err(setup(e.to_string())),
         Err(e) => match e.kind {
-            FileErrorKind::Io(io) => Err(setup(format!("failed to read {}: {io}", f.display()))),
+            // Whatever else the folder holds under a `.jsonl` name (a file
+            // another user may not read, a named pipe, a device, a file
+            // past the size limit) is left out and said, never the board.
+            FileErrorKind::Io(io) => {
+                Ok(Checked::Left(sparktest_record::ReadError { line: 1, message: format!("cannot be read: {io}") }))
+            }
             FileErrorKind::Format(e) => Ok(Checked::Left(e)),
         },
     }

@@ -85,11 +85,44 @@ impl<C: DeserializeOwned> File<C> {
     /// [`File::read`], handing back the text too (what the board's host
     /// passes on to its reporter).
     pub fn read_text(path: &Path) -> Result<(File<C>, String), FileError> {
-        let bytes = std::fs::read(path).map_err(|e| FileError::io(path, e))?;
+        let bytes = read_bytes(path, MAX_FILE_BYTES).map_err(|e| FileError::io(path, e))?;
         let text = String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
         let file = Self::parse(&text).map_err(|e| FileError::format(path, e))?;
         Ok((file, text))
     }
+}
+
+/// The largest measurement file read, 1 GiB: a folder others can write to
+/// may hold anything under a `.jsonl` name, and a file is read whole.
+pub const MAX_FILE_BYTES: u64 = 1 << 30;
+
+/// A regular file's bytes, at most `max` of them. Anything else under the
+/// name (a named pipe, whose read would wait for a writer forever; a
+/// device such as `/dev/zero`, which never ends; a folder) is refused
+/// before it is opened, and checked again once open; a longer file is
+/// refused, read no further than `max`.
+fn read_bytes(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let regular = |m: std::fs::Metadata| {
+        if m.is_file() {
+            Ok(m)
+        } else {
+            Err(std::io::Error::other("not a regular file (a named pipe, a device or a folder): left unread"))
+        }
+    };
+    regular(std::fs::metadata(path)?)?;
+    let file = std::fs::File::open(path)?;
+    let size = regular(file.metadata()?)?.len();
+    let too_long = || std::io::Error::other(format!("larger than the limit of {max} bytes: left unread"));
+    if size > max {
+        return Err(too_long());
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
+    file.take(max + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > max {
+        return Err(too_long());
+    }
+    Ok(bytes)
 }
 
 /// Why a file could not be read at all.
@@ -152,6 +185,26 @@ pub fn list(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
 mod tests {
     use super::super::fixtures::manifest;
     use super::*;
+
+    #[test]
+    fn only_a_regular_file_within_the_limit_is_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("a.jsonl");
+        std::fs::write(&file, "12345").unwrap();
+        assert_eq!(read_bytes(&file, 5).unwrap(), b"12345");
+        let err = read_bytes(&file, 4).unwrap_err();
+        assert!(err.to_string().contains("larger than the limit of 4 bytes"), "{err}");
+        // A folder, and a device that never ends, are refused unread.
+        let folder = dir.path().join("b.jsonl");
+        std::fs::create_dir(&folder).unwrap();
+        assert!(read_bytes(&folder, 5).unwrap_err().to_string().contains("not a regular file"));
+        assert!(read_bytes(Path::new("/dev/zero"), 5).unwrap_err().to_string().contains("not a regular file"));
+        // A named pipe: refused without waiting for a writer.
+        let fifo = dir.path().join("c.jsonl");
+        if std::process::Command::new("mkfifo").arg(&fifo).status().is_ok_and(|s| s.success()) {
+            assert!(read_bytes(&fifo, 5).unwrap_err().to_string().contains("not a regular file"));
+        }
+    }
     use crate::Summary;
 
     fn parse(text: &str) -> Result<File, ReadError> {
