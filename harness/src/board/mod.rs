@@ -224,8 +224,8 @@ pub fn read_measurements(dir: &Path, selection: &Selection) -> Result<Measuremen
 /// cells read), and how many readable files it leaves out. Every file's
 /// manifest is read, but no file's text is kept: the picked files are read
 /// whole again after, so a selection of a large folder holds only what it
-/// picks. A file with no readable manifest is kept in the list, to be
-/// reported as damaged.
+/// picks, and reads of the others their manifest line alone. A file with
+/// no readable manifest is kept in the list, to be reported as damaged.
 fn picked_files(files: Vec<PathBuf>, selection: &Selection) -> Result<(Vec<PathBuf>, usize), Error> {
     let checked: Vec<Checked> =
         on_every_core(&files, |f| check_file(f, Keep::Manifest)).into_iter().collect::<Result<_, _>>()?;
@@ -248,7 +248,7 @@ fn picked_files(files: Vec<PathBuf>, selection: &Selection) -> Result<(Vec<PathB
 enum Keep {
     /// Its whole lines, for the reporter.
     Whole,
-    /// What a selection reads of its manifest; its text is dropped.
+    /// What a selection reads of its manifest: its first line alone.
     Manifest,
 }
 
@@ -270,18 +270,17 @@ enum Checked {
 /// Read through the record crate's reader, each line once and the calls
 /// skipped unread (the reporter reads them).
 fn check_file(f: &Path, keep: Keep) -> Result<Checked, Error> {
-    use sparktest_record::reader::{File, FileErrorKind};
-    match File::<sparktest_record::reader::Unread>::read_text(f) {
+    use sparktest_record::reader::{File, FileErrorKind, Unread};
+    let read = match keep {
+        Keep::Whole => File::<Unread>::read_text(f),
+        Keep::Manifest => File::<Unread>::read_manifest(f).map(|file| (file, String::new())),
+    };
+    match read {
         Ok((file, mut text)) => {
             let whole = keep == Keep::Whole;
-            let named = file.run.cases.into_iter().filter(|_| whole).map(|c| c.transcript_sha256).collect();
+            let named = file.run.cases.into_iter().map(|c| c.transcript_sha256).collect();
             // Only the whole lines go on: the reporter reads them strictly.
-            // A selection's first look keeps none of it.
-            if whole {
-                text.truncate(file.whole_bytes);
-            } else {
-                text = String::new();
-            }
+            text.truncate(file.whole_bytes);
             let m = file.run.manifest;
             // A partition's parts are one run as the reader merges them: of
             // one group, suite and target (a group name alone is reused).

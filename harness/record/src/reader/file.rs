@@ -82,6 +82,15 @@ impl<C: DeserializeOwned> File<C> {
         Ok(file)
     }
 
+    /// The file's manifest alone, read no further than its first line that
+    /// is not blank: what a selection reads of every file. A file with no
+    /// readable manifest is an error, as for [`File::read`].
+    pub fn read_manifest(path: &Path) -> Result<File<C>, FileError> {
+        let head = read_head(path, MAX_HEAD_BYTES).map_err(|e| FileError::io(path, e))?;
+        let text = String::from_utf8(head).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+        Self::parse(&text).map_err(|e| FileError::format(path, e))
+    }
+
     /// [`File::read`], handing back the text too (what the board's host
     /// passes on to its reporter).
     pub fn read_text(path: &Path) -> Result<(File<C>, String), FileError> {
@@ -103,16 +112,7 @@ pub const MAX_FILE_BYTES: u64 = 1 << 30;
 /// refused, read no further than `max`.
 fn read_bytes(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
     use std::io::Read;
-    let regular = |m: std::fs::Metadata| {
-        if m.is_file() {
-            Ok(m)
-        } else {
-            Err(std::io::Error::other("not a regular file (a named pipe, a device or a folder): left unread"))
-        }
-    };
-    regular(std::fs::metadata(path)?)?;
-    let file = std::fs::File::open(path)?;
-    let size = regular(file.metadata()?)?.len();
+    let (file, size) = open_regular(path)?;
     let too_long = || std::io::Error::other(format!("larger than the limit of {max} bytes: left unread"));
     if size > max {
         return Err(too_long());
@@ -123,6 +123,41 @@ fn read_bytes(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
         return Err(too_long());
     }
     Ok(bytes)
+}
+
+/// A regular file, open, and its size; anything else is refused before it
+/// is opened and checked again once open ([`read_bytes`]).
+fn open_regular(path: &Path) -> std::io::Result<(std::fs::File, u64)> {
+    let regular = |m: std::fs::Metadata| {
+        if m.is_file() {
+            Ok(m)
+        } else {
+            Err(std::io::Error::other("not a regular file (a named pipe, a device or a folder): left unread"))
+        }
+    };
+    regular(std::fs::metadata(path)?)?;
+    let file = std::fs::File::open(path)?;
+    let size = regular(file.metadata()?)?.len();
+    Ok((file, size))
+}
+
+/// The most read of a file for its manifest alone, 16 MiB: a longer first
+/// line reads as cut short.
+const MAX_HEAD_BYTES: u64 = 16 << 20;
+
+/// A regular file's bytes up to and including its first line that is not
+/// blank, at most `max`.
+fn read_head(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
+    use std::io::{BufRead, Read};
+    let (file, _) = open_regular(path)?;
+    let mut lines = std::io::BufReader::new(file.take(max));
+    let mut out = Vec::new();
+    loop {
+        let start = out.len();
+        if lines.read_until(b'\n', &mut out)? == 0 || !out[start..].iter().all(u8::is_ascii_whitespace) {
+            return Ok(out);
+        }
+    }
 }
 
 /// Why a file could not be read at all.
@@ -199,6 +234,10 @@ mod tests {
         std::fs::create_dir(&folder).unwrap();
         assert!(read_bytes(&folder, 5).unwrap_err().to_string().contains("not a regular file"));
         assert!(read_bytes(Path::new("/dev/zero"), 5).unwrap_err().to_string().contains("not a regular file"));
+        // The head: up to the first line that is not blank.
+        std::fs::write(&file, "\n \n{\"a\":1}\nrest\n").unwrap();
+        assert_eq!(read_head(&file, 100).unwrap(), b"\n \n{\"a\":1}\n");
+        assert_eq!(read_head(&file, 6).unwrap(), b"\n \n{\"a");
         // A named pipe: refused without waiting for a writer.
         let fifo = dir.path().join("c.jsonl");
         if std::process::Command::new("mkfifo").arg(&fifo).status().is_ok_and(|s| s.success()) {
