@@ -140,13 +140,23 @@ fn a_folder_past_the_reporter_s_memory_is_refused_saying_what_to_do() {
         write(&dir, &format!("{i:02}.jsonl"), m, vec![c], true);
     }
     let measurements = dir.display().to_string();
+    // More bytes than the reporter's whole memory: refused before any file
+    // is read whole.
     let all = p.run(&["board", "--measurements", &measurements, "--out", "all"]);
     assert_eq!(all.status.code(), Some(5), "{}", text(&all));
     let said = text(&all);
-    assert!(said.contains("exceeded its memory limit of 16 MiB"), "{said}");
-    assert!(said.contains("it was handed 60 measurement files (24."), "{said}");
-    assert!(said.contains("Nothing was written. Build the board of fewer runs (`--campaign ID`"), "{said}");
+    assert!(said.contains("the 60 runs to read hold 24."), "{said}");
+    assert!(said.contains("more than the reporter's memory limit of 16 MiB can take; no file was read whole and nothing was written. Build the board of fewer runs (`--nights N`"), "{said}");
     assert!(!p.path().join("all").exists(), "nothing written");
+    // Fewer bytes than that, but more than the reporter can parse: it runs
+    // out, and that is said the same way.
+    let most = p.run(&["board", "--measurements", &measurements, "--out", "most", "--since", "2026-03-01T00:25:00Z"]);
+    assert_eq!(most.status.code(), Some(5), "{}", text(&most));
+    let said = text(&most);
+    assert!(said.contains("exceeded its memory limit of 16 MiB"), "{said}");
+    assert!(said.contains("it was handed 35 measurement files (14."), "{said}");
+    assert!(said.contains("Nothing was written. Build the board of fewer runs (`--nights N`"), "{said}");
+    assert!(!p.path().join("most").exists(), "nothing written");
     let last = p.run(&["board", "--measurements", &measurements, "--out", "last", "--since", "2026-03-01T00:59:00Z"]);
     assert!(last.status.success(), "{}", text(&last));
     assert_eq!(columns(&standings(&p.path().join("last"))), ["t59"]);

@@ -153,20 +153,34 @@ pub struct Measurements {
 /// naming file and line. The files are read and checked on every core;
 /// what is said of them is said in name order.
 pub fn read_measurements(dir: &Path, selection: &Selection) -> Result<Measurements, Error> {
+    read_measurements_within(dir, selection, u64::MAX)
+}
+
+/// [`read_measurements`] for a reporter that can hold `limit` bytes: where
+/// the runs to hand it hold more (each run once, a file with no readable
+/// manifest not counted), it is refused before any file is read whole, so
+/// the host's memory follows the limit and not the folder. Below that the
+/// reporter may still run out (it parses what it holds), and says so.
+pub fn read_measurements_within(dir: &Path, selection: &Selection, limit: u64) -> Result<Measurements, Error> {
     let files = measurement_files(dir)?;
     if files.is_empty() {
         return Err(setup(format!("no measurement files (*.jsonl) in {}", dir.display())));
     }
     let mut read = Measurements::default();
-    let (files, checked): (Vec<PathBuf>, Vec<Checked>) = if selection.is_all() {
-        let checked = on_every_core(&files, |f| check_file(f, Keep::Whole)).into_iter().collect::<Result<_, _>>()?;
-        (files, checked)
+    let size = |f: &PathBuf| std::fs::metadata(f).ok().filter(std::fs::Metadata::is_file).map_or(0, |m| m.len());
+    let whole = if selection.is_all() && files.iter().map(size).sum::<u64>() <= limit {
+        files
     } else {
-        let (picked, left_out) = picked_files(files, selection)?;
-        read.left_out = left_out;
-        let checked = on_every_core(&picked, |f| check_file(f, Keep::Whole)).into_iter().collect::<Result<_, _>>()?;
-        (picked, checked)
+        let picked = picked_files(files, selection)?;
+        if picked.bytes > limit {
+            return Err(Error::new(ErrorKind::Plugin, past_the_limit_words(picked.runs, picked.bytes, limit)));
+        }
+        read.left_out = picked.left_out;
+        picked.files
     };
+    let checked: Vec<Checked> =
+        on_every_core(&whole, |f| check_file(f, Keep::Whole)).into_iter().collect::<Result<_, _>>()?;
+    let files = whole;
     // Run id → the file that holds it and its text's digest: a run given
     // twice is read once.
     let mut runs: BTreeMap<String, (String, String)> = BTreeMap::new();
@@ -226,7 +240,7 @@ pub fn read_measurements(dir: &Path, selection: &Selection) -> Result<Measuremen
 /// whole again after, so a selection of a large folder holds only what it
 /// picks, and reads of the others their manifest line alone. A file with
 /// no readable manifest is kept in the list, to be reported as damaged.
-fn picked_files(files: Vec<PathBuf>, selection: &Selection) -> Result<(Vec<PathBuf>, usize), Error> {
+fn picked_files(files: Vec<PathBuf>, selection: &Selection) -> Result<Picked, Error> {
     let checked: Vec<Checked> =
         on_every_core(&files, |f| check_file(f, Keep::Manifest)).into_iter().collect::<Result<_, _>>()?;
     let facts: Vec<select::Facts> = checked
@@ -239,8 +253,28 @@ fn picked_files(files: Vec<PathBuf>, selection: &Selection) -> Result<(Vec<PathB
     let picked = selection.pick(&facts);
     let readable = |i: usize| matches!(checked[i], Checked::Kept { .. });
     let left_out = (0..files.len()).filter(|i| readable(*i) && !picked.contains(i)).count();
+    // What the reporter would be handed: each picked run once.
+    let mut runs = std::collections::BTreeSet::new();
+    let bytes = picked
+        .iter()
+        .filter(|i| readable(**i) && runs.insert(facts[**i].run_id.as_str()))
+        .map(|i| std::fs::metadata(&files[*i]).map_or(0, |m| m.len()))
+        .sum();
+    let runs = runs.len();
     let kept = files.into_iter().enumerate().filter(|(i, _)| !readable(*i) || picked.contains(i)).map(|(_, f)| f);
-    Ok((kept.collect(), left_out))
+    Ok(Picked { files: kept.collect(), left_out, runs, bytes })
+}
+
+/// What a selection picks.
+struct Picked {
+    /// The files to read whole: the picked ones and the unreadable ones.
+    files: Vec<PathBuf>,
+    /// Readable files left out.
+    left_out: usize,
+    /// The picked runs, each once.
+    runs: usize,
+    /// Their files' bytes.
+    bytes: u64,
 }
 
 /// What [`check_file`] keeps of a file.
@@ -364,13 +398,26 @@ fn reporter(args: &BoardArgs, config: &Config) -> Result<(PathBuf, Option<String
 fn past_the_limit(mut e: Error, files: usize, bytes: usize) -> Error {
     if e.message.contains("exceeded its memory limit") {
         e.message.push_str(&format!(
-            "; it was handed {files} measurement files ({:.1} MB of records). Nothing was written. Build the board \
-             of fewer runs (`--campaign ID`, `--since DATE`, `--until DATE`), or raise `memory-per-instance-mib` \
-             in sparktest.toml",
+            "; it was handed {files} measurement files ({:.1} MB of records). Nothing was written. {FEWER}",
             bytes as f64 / 1e6
         ));
     }
     e
+}
+
+/// What to do when a board's runs are more than its reporter can hold.
+const FEWER: &str = "Build the board of fewer runs (`--nights N`, `--campaign ID`, `--since DATE`, `--until DATE`), \
+                     or raise `memory-per-instance-mib` in sparktest.toml";
+
+/// A board refused before any file is read whole: its runs' files hold
+/// more bytes than the reporter's whole memory.
+fn past_the_limit_words(runs: usize, bytes: u64, limit: u64) -> String {
+    format!(
+        "the {runs} runs to read hold {:.1} MB of records, more than the reporter's memory limit of {} MiB can \
+         take; no file was read whole and nothing was written. {FEWER}",
+        bytes as f64 / 1e6,
+        limit >> 20
+    )
 }
 
 /// Build the board. Returns the process exit code.
@@ -388,8 +435,9 @@ pub fn board(args: BoardArgs) -> Result<i32, Error> {
     if measurement_files(&dir)?.is_empty() {
         return Err(setup(format!("no measurement files (*.jsonl) in {}", dir.display())));
     }
+    let limit = crate::runner::prepare::limits(&config).memory_bytes as u64;
     let (read, wasm) = std::thread::scope(|s| {
-        let reading = s.spawn(|| read_measurements(&dir, &args.selection));
+        let reading = s.spawn(|| read_measurements_within(&dir, &args.selection, limit));
         let wasm = reporter(&args, &config);
         (reading.join().unwrap_or_else(|e| std::panic::resume_unwind(e)), wasm)
     });
