@@ -5,12 +5,11 @@
 //! figure computed by `sparktest-rows` over this run's records exactly as
 //! the board computes it (the same raw figure, interval and coverage).
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Mutex;
 
 use sparktest_record::reader::{Run, merge};
-use sparktest_record::{CaseRecord, InstrumentSummary, Manifest, Summary};
+use sparktest_record::{CaseRecord, InstrumentSummary, Summary};
 use sparktest_rows::builtin::{self, Compute};
 use sparktest_rows::cell::{Figure, Missing};
 use sparktest_rows::run::{Call, Runs};
@@ -33,19 +32,6 @@ impl TerminalSummary {
     /// A summary of the run writing `file`, of `suite`.
     pub fn new(file: PathBuf, suite: String) -> Self {
         TerminalSummary { file, suite, run: Mutex::default() }
-    }
-}
-
-/// The run as the board's reader would give it, its summary not yet come.
-fn started(manifest: &Manifest) -> Run<Call> {
-    Run {
-        manifest: manifest.clone(),
-        cases: Vec::new(),
-        summary: None,
-        origin: BTreeMap::new(),
-        resumed_by: Vec::new(),
-        parts: Vec::new(),
-        part_indices: manifest.partition.iter().map(|p| p.index).collect(),
     }
 }
 
@@ -112,7 +98,8 @@ impl Sink for TerminalSummary {
     fn event(&self, event: &Event) -> Result<(), Error> {
         let mut run = self.run.lock().unwrap_or_else(|p| p.into_inner());
         match event {
-            Event::RunStarted { manifest, .. } => *run = Some(started(manifest)),
+            // The run as the board's reader would give it, its summary not yet come.
+            Event::RunStarted { manifest, .. } => *run = Some(Run::new((**manifest).clone())),
             Event::CaseFinished(f) => {
                 if let Some(run) = run.as_mut() {
                     run.cases.push(as_read(&f.record));

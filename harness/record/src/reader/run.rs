@@ -28,7 +28,9 @@ pub struct Run<C = CallRecord> {
 }
 
 impl<C> Run<C> {
-    pub(crate) fn new(manifest: Manifest) -> Run<C> {
+    /// A run as its manifest starts it: no case or summary yet, read with
+    /// no other file.
+    pub fn new(manifest: Manifest) -> Run<C> {
         let part_indices = manifest.partition.iter().map(|p| p.index).collect();
         Run {
             manifest,
