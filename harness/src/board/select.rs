@@ -168,13 +168,9 @@ impl Selection {
     }
 }
 
-/// The night a run belongs to: its campaign, else the UTC date it started
-/// on; none when it has neither.
+/// The night a run belongs to, as the run log groups it.
 fn night(f: &Facts) -> Option<String> {
-    match &f.campaign {
-        Some(c) => Some(format!("campaign {c}")),
-        None => f.started_at.get(..10).filter(|d| instant(d, false).is_some()).map(|d| format!("date {d}")),
-    }
+    sparktest_record::reader::night(f.campaign.as_deref(), &f.started_at)
 }
 
 /// The latest `n` nights of the `held` files, each placed in time by its

@@ -68,13 +68,19 @@ impl Logged {
         self.outcomes.iter().filter(|x| **x == o).count()
     }
 
-    /// The night it belongs to in a run log: its campaign, else the UTC
-    /// date it started on (`2026-12-06`), else `undated`.
+    /// The night it belongs to in a run log ([`night`]), else `undated`.
     pub fn night(&self) -> String {
-        match (&self.campaign, self.started_at.get(..10)) {
-            (Some(c), _) => format!("campaign {c}"),
-            (None, Some(d)) if d.as_bytes().get(4) == Some(&b'-') => d.to_string(),
-            _ => "undated".into(),
-        }
+        night(self.campaign.as_deref(), &self.started_at).unwrap_or_else(|| "undated".into())
+    }
+}
+
+/// The night a run belongs to, in a run log and in `board --nights`: its
+/// campaign (`campaign nightly-1206`), else the UTC date it started on
+/// (`2026-12-06`); none when it has neither.
+pub fn night(campaign: Option<&str>, started_at: &str) -> Option<String> {
+    match (campaign, started_at.get(..10)) {
+        (Some(c), _) => Some(format!("campaign {c}")),
+        (None, Some(d)) if d.as_bytes().get(4) == Some(&b'-') => Some(d.to_string()),
+        _ => None,
     }
 }

@@ -23,7 +23,7 @@ mod run;
 
 pub use chain::{Chain, chain};
 pub use file::{File, FileError, FileErrorKind, MAX_FILE_BYTES, list};
-pub use log::Logged;
+pub use log::{Logged, night};
 pub use merge::{Merged, merge};
 pub use run::Run;
 
