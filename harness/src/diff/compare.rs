@@ -113,21 +113,10 @@ fn pass_rate(a: &Side, b: &Side, keys: &BTreeSet<&Key>) -> Option<PassRateDiff> 
     let wilson = |k, n| stats::wilson(k, n, stats::Z95).map(|i| [i.low, i.high]);
     let (test, p_value, direction) = if paired > 0 {
         let (worse, better) = (pass_to_fail.len() as u64, fail_to_pass.len() as u64);
-        let dir = match worse.cmp(&better) {
-            std::cmp::Ordering::Greater => Direction::Worse,
-            std::cmp::Ordering::Less => Direction::Better,
-            std::cmp::Ordering::Equal => Direction::Same,
-        };
-        ("mcnemar-exact", stats::mcnemar_exact(worse, better), dir)
+        ("mcnemar-exact", stats::mcnemar_exact(worse, better), Direction::of(better.cmp(&worse), true))
     } else {
         let (ra, rb) = (a_passed as f64 / a_given as f64, b_passed as f64 / b_given as f64);
-        let dir = if rb < ra {
-            Direction::Worse
-        } else if rb > ra {
-            Direction::Better
-        } else {
-            Direction::Same
-        };
+        let dir = Direction::of(rb.partial_cmp(&ra).unwrap_or(std::cmp::Ordering::Equal), true);
         let p = stats::fisher_exact(a_passed, a_given - a_passed, b_passed, b_given - b_passed);
         ("fisher-exact", p, dir)
     };
@@ -228,13 +217,8 @@ fn figure(
         }
         (n, _) => n,
     };
-    let direction = if ratio == 1.0 {
-        Direction::Same
-    } else if (ratio > 1.0) == higher_better {
-        Direction::Better
-    } else {
-        Direction::Worse
-    };
+    // An undefined ratio reads as below 1, as it did.
+    let direction = Direction::of(ratio.partial_cmp(&1.0).unwrap_or(std::cmp::Ordering::Less), higher_better);
     Some(FigureDiff {
         metric: name.into(),
         unit,

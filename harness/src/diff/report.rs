@@ -91,6 +91,19 @@ pub enum Direction {
     Same,
 }
 
+impl Direction {
+    /// Which way B went, from how B's figure compares with A's (`Greater`:
+    /// B's is higher) and whether higher is better.
+    pub fn of(b_against_a: std::cmp::Ordering, higher_better: bool) -> Direction {
+        use std::cmp::Ordering::{Equal, Greater, Less};
+        match (b_against_a, higher_better) {
+            (Equal, _) => Direction::Same,
+            (Greater, true) | (Less, false) => Direction::Better,
+            _ => Direction::Worse,
+        }
+    }
+}
+
 /// One board row.
 #[derive(Debug, Clone, Serialize)]
 pub struct RowDiff {

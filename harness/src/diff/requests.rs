@@ -81,11 +81,7 @@ pub fn figure(a: &Side, b: &Side, keys: &BTreeSet<&Key>, s: Settings, how: ByReq
         note = Some(format!("{unheld} sweep(s) with no rate held on A left out of the ratio"));
     }
     // Without a ratio the means still say which way B went.
-    let direction = match (ratio.map_or(b_mean.total_cmp(&a_mean), |r| r.total_cmp(&1.0)), how.higher_better) {
-        (std::cmp::Ordering::Equal, _) => Direction::Same,
-        (std::cmp::Ordering::Greater, true) | (std::cmp::Ordering::Less, false) => Direction::Better,
-        _ => Direction::Worse,
-    };
+    let direction = Direction::of(ratio.map_or(b_mean.total_cmp(&a_mean), |r| r.total_cmp(&1.0)), how.higher_better);
     let ratio = ratio.unwrap_or(f64::NAN);
     Some(FigureDiff {
         metric: how.metric.into(),
