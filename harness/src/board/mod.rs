@@ -168,7 +168,8 @@ pub fn read_measurements_within(dir: &Path, selection: &Selection, limit: u64) -
     }
     let mut read = Measurements::default();
     let size = |f: &PathBuf| std::fs::metadata(f).ok().filter(std::fs::Metadata::is_file).map_or(0, |m| m.len());
-    let whole = if selection.is_all() && files.iter().map(size).sum::<u64>() <= limit {
+    // The files to read whole: every one, or what a selection picks.
+    let files = if selection.is_all() && files.iter().map(size).sum::<u64>() <= limit {
         files
     } else {
         let picked = picked_files(files, selection)?;
@@ -179,8 +180,7 @@ pub fn read_measurements_within(dir: &Path, selection: &Selection, limit: u64) -
         picked.files
     };
     let checked: Vec<Checked> =
-        on_every_core(&whole, |f| check_file(f, Keep::Whole)).into_iter().collect::<Result<_, _>>()?;
-    let files = whole;
+        on_every_core(&files, |f| check_file(f, Keep::Whole)).into_iter().collect::<Result<_, _>>()?;
     // Run id → the file that holds it and its text's digest: a run given
     // twice is read once.
     let mut runs: BTreeMap<String, (String, String)> = BTreeMap::new();
