@@ -62,20 +62,7 @@ impl CompileCache {
     /// not this user's alone is refused with the reason; the caller then
     /// compiles without it.
     pub fn open(dir: &Path) -> Result<Self, String> {
-        if let Some(parent) = dir.parent() {
-            std::fs::create_dir_all(parent).map_err(|e| format!("failed to create {}: {e}", parent.display()))?;
-        }
-        match std::fs::DirBuilder::new().mode(0o700).create(dir) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-            Err(e) => return Err(format!("failed to create {}: {e}", dir.display())),
-        }
-        private(dir)?;
-        if let Some(parent) = dir.parent() {
-            // Whoever can rename entries of the parent can put a folder of
-            // their own in this one's place.
-            guarded(parent)?;
-        }
+        private_folder(dir)?;
         Ok(CompileCache { dir: Some(dir.to_path_buf()) })
     }
 
@@ -103,6 +90,27 @@ impl CompileCache {
         let _ = slot.store(&artifact);
         Ok((component, Fetched::Compiled))
     }
+}
+
+/// `dir`, created mode 0700 when missing, checked to be this user's alone
+/// (a real folder, owned by this user, written by no one else, in a parent
+/// no one else can rename entries of); the reason where it is not.
+pub fn private_folder(dir: &Path) -> Result<(), String> {
+    if let Some(parent) = dir.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| format!("failed to create {}: {e}", parent.display()))?;
+    }
+    match std::fs::DirBuilder::new().mode(0o700).create(dir) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(format!("failed to create {}: {e}", dir.display())),
+    }
+    private(dir)?;
+    if let Some(parent) = dir.parent() {
+        // Whoever can rename entries of the parent can put a folder of
+        // their own in this one's place.
+        guarded(parent)?;
+    }
+    Ok(())
 }
 
 /// The engine's configuration as a folder name: artifacts of one engine
