@@ -27,7 +27,7 @@ pub struct Selection {
 }
 
 /// What selection reads of one file's manifest.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct Facts {
     /// The run's id.
     pub run_id: String,
@@ -124,27 +124,7 @@ impl Selection {
             let latest = latest_nights(files, &picked, n as usize);
             picked.retain(|i| night(&files[*i]).is_some_and(|k| latest.contains(&k)));
         }
-        loop {
-            let runs: BTreeSet<&str> = picked.iter().map(|i| files[*i].run_id.as_str()).collect();
-            let groups: BTreeSet<&str> =
-                picked.iter().flat_map(|i| files[*i].groups.iter().map(String::as_str)).collect();
-            // The runs the picked ones resume, looked up once a round (not
-            // once a file and picked file).
-            let resumed: BTreeSet<&str> = picked.iter().filter_map(|i| files[*i].resumes.as_deref()).collect();
-            let more: Vec<usize> = (0..files.len())
-                .filter(|i| !picked.contains(i))
-                .filter(|i| {
-                    let f = &files[*i];
-                    f.resumes.as_deref().is_some_and(|r| runs.contains(r))
-                        || f.groups.iter().any(|g| groups.contains(g.as_str()))
-                        || resumed.contains(f.run_id.as_str())
-                })
-                .collect();
-            if more.is_empty() {
-                return picked;
-            }
-            picked.extend(more);
-        }
+        with_what_they_bring(files, picked)
     }
 
     /// The selection in words, for messages and the board.
@@ -168,6 +148,117 @@ impl Selection {
     }
 }
 
+/// `picked` and every file that resumes a picked run, is resumed by one,
+/// or shares a picked run's partition or repeat group, until nothing more
+/// is brought along: what the picked runs' cells read with them.
+pub(super) fn with_what_they_bring(files: &[Facts], mut picked: BTreeSet<usize>) -> BTreeSet<usize> {
+    loop {
+        let runs: BTreeSet<&str> = picked.iter().map(|i| files[*i].run_id.as_str()).collect();
+        let groups: BTreeSet<&str> = picked.iter().flat_map(|i| files[*i].groups.iter().map(String::as_str)).collect();
+        // The runs the picked ones resume, looked up once a round (not
+        // once a file and picked file).
+        let resumed: BTreeSet<&str> = picked.iter().filter_map(|i| files[*i].resumes.as_deref()).collect();
+        let more: Vec<usize> = (0..files.len())
+            .filter(|i| !picked.contains(i))
+            .filter(|i| {
+                let f = &files[*i];
+                f.resumes.as_deref().is_some_and(|r| runs.contains(r))
+                    || f.groups.iter().any(|g| groups.contains(g.as_str()))
+                    || resumed.contains(f.run_id.as_str())
+            })
+            .collect();
+        if more.is_empty() {
+            return picked;
+        }
+        picked.extend(more);
+    }
+}
+
+/// What [`read_by_cells`] reads of a file: its configurations, what a
+/// cell may ask of it, whether it stands as a measurement alone, and
+/// whether it is a campaign's record (which names no column).
+pub(super) struct Reads<'a> {
+    pub configs: &'a [u64],
+    pub features: &'a [u64],
+    pub sound: bool,
+    pub campaign_record: bool,
+}
+
+/// The files of `among` whose runs a board's cells can read, with what
+/// they bring along; every other file only feeds the run log.
+///
+/// A cell of a configuration reads the latest run that has what it asks
+/// for (a case, a fact, a summary's gate) and did not fail as a run, or a
+/// later one that failed. So, per configuration, runs are taken from the
+/// newest back: a run is kept while it has anything that no newer run
+/// that stood as a measurement had, and every configuration keeps its
+/// newest. A run here is what the reader reads as one (a run with its
+/// resumes, the parts of a partition), placed at its first file's start;
+/// it stands only if each of its files does.
+pub(super) fn read_by_cells(files: &[Facts], reads: &[Option<Reads>], among: &BTreeSet<usize>) -> BTreeSet<usize> {
+    let units = units(files, among);
+    // Per configuration, its units, each once.
+    let mut by_config: BTreeMap<u64, BTreeSet<usize>> = BTreeMap::new();
+    for (u, members) in units.iter().enumerate() {
+        for r in members.iter().filter_map(|i| reads[*i].as_ref()).filter(|r| !r.campaign_record) {
+            for c in r.configs {
+                by_config.entry(*c).or_default().insert(u);
+            }
+        }
+    }
+    let start = |u: usize| units[u].iter().map(|i| (&files[*i].started_at, &files[*i].run_id)).min();
+    let mut kept = BTreeSet::new();
+    for (_, mut order) in by_config.into_iter().map(|(c, us)| (c, us.into_iter().collect::<Vec<usize>>())) {
+        order.sort_by(|a, b| start(*b).cmp(&start(*a)));
+        let mut had: std::collections::HashSet<u64> = std::collections::HashSet::new();
+        for (n, u) in order.into_iter().enumerate() {
+            let members: Vec<&Reads> = units[u].iter().filter_map(|i| reads[*i].as_ref()).collect();
+            let new = members.iter().flat_map(|r| r.features).any(|f| !had.contains(f));
+            if n == 0 || new {
+                kept.extend(units[u].iter().copied());
+                if members.iter().all(|r| r.sound) {
+                    had.extend(members.iter().flat_map(|r| r.features.iter().copied()));
+                }
+            }
+        }
+    }
+    with_what_they_bring(files, kept)
+}
+
+/// The files of `among` grouped as the reader reads them as one run: a
+/// run with the runs that resume it, the parts of a partition.
+fn units(files: &[Facts], among: &BTreeSet<usize>) -> Vec<Vec<usize>> {
+    let mut parent: BTreeMap<usize, usize> = among.iter().map(|i| (*i, *i)).collect();
+    fn root(parent: &mut BTreeMap<usize, usize>, mut i: usize) -> usize {
+        while parent[&i] != i {
+            let up = parent[&parent[&i]];
+            parent.insert(i, up);
+            i = up;
+        }
+        i
+    }
+    let mut by_run: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut by_part: BTreeMap<&str, usize> = BTreeMap::new();
+    for i in among {
+        by_run.entry(files[*i].run_id.as_str()).or_insert(*i);
+    }
+    for i in among {
+        let f = &files[*i];
+        let parts = f.groups.iter().filter(|g| g.starts_with("partition ")).map(|g| *by_part.entry(g).or_insert(*i));
+        let resumed = f.resumes.as_deref().and_then(|r| by_run.get(r).copied());
+        for j in parts.chain(resumed).collect::<Vec<usize>>() {
+            let (a, b) = (root(&mut parent, *i), root(&mut parent, j));
+            parent.insert(a.max(b), a.min(b));
+        }
+    }
+    let mut units: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+    for i in among {
+        let r = root(&mut parent, *i);
+        units.entry(r).or_default().push(*i);
+    }
+    units.into_values().collect()
+}
+
 /// The night a run belongs to, as the run log groups it.
 fn night(f: &Facts) -> Option<String> {
     sparktest_record::reader::night(f.campaign.as_deref(), &f.started_at)
@@ -175,7 +266,7 @@ fn night(f: &Facts) -> Option<String> {
 
 /// The latest `n` nights of the `held` files, each placed in time by its
 /// earliest readable start.
-fn latest_nights(files: &[Facts], held: &BTreeSet<usize>, n: usize) -> BTreeSet<String> {
+pub(super) fn latest_nights(files: &[Facts], held: &BTreeSet<usize>, n: usize) -> BTreeSet<String> {
     let mut first: BTreeMap<String, SystemTime> = BTreeMap::new();
     for f in held.iter().map(|i| &files[*i]) {
         if let (Some(k), Ok(t)) = (night(f), humantime::parse_rfc3339(&f.started_at)) {
@@ -273,5 +364,78 @@ mod tests {
             ..Default::default()
         };
         assert!(within.check().is_ok());
+    }
+
+    /// A run as [`read_by_cells`] reads it: configuration, features, and
+    /// whether it stands alone.
+    struct R(&'static str, &'static str, u64, &'static [u64], bool);
+
+    fn cells(runs: &[(R, Facts)]) -> Vec<&str> {
+        let files: Vec<Facts> = runs.iter().map(|(_, f)| f.clone()).collect();
+        let configs: Vec<[u64; 1]> = runs.iter().map(|(r, _)| [r.2]).collect();
+        let reads: Vec<Option<Reads>> = runs
+            .iter()
+            .zip(&configs)
+            .map(|((r, _), c)| {
+                Some(Reads { configs: c, features: r.3, sound: r.4, campaign_record: r.0.starts_with("campaign") })
+            })
+            .collect();
+        let among = (0..files.len()).collect();
+        read_by_cells(&files, &reads, &among).into_iter().map(|i| runs[i].0.0).collect()
+    }
+
+    fn plain(r: R) -> (R, Facts) {
+        let f = run(r.0, r.1);
+        (r, f)
+    }
+
+    #[test]
+    fn the_cells_read_each_configuration_s_newest_run_and_what_it_lacks_back_to_a_run_that_stood() {
+        let runs = vec![
+            // Configuration 1: a whole run, then one of its cases alone,
+            // then a run the server died in.
+            plain(R("old", "2026-12-01T00:00:00Z", 1, &[1, 2], true)),
+            plain(R("whole", "2026-12-02T00:00:00Z", 1, &[1, 2], true)),
+            plain(R("filtered", "2026-12-03T00:00:00Z", 1, &[1], true)),
+            plain(R("died", "2026-12-04T00:00:00Z", 1, &[1, 2], false)),
+            // Configuration 2: nightly, each night whole.
+            plain(R("n1", "2026-12-01T00:00:00Z", 2, &[1, 2], true)),
+            plain(R("n2", "2026-12-02T00:00:00Z", 2, &[1, 2], true)),
+            // Configuration 3: nothing measured at all, still its column.
+            plain(R("empty", "2026-12-01T00:00:00Z", 3, &[], true)),
+            // A campaign's record names no column.
+            plain(R("campaign-record", "2026-12-05T00:00:00Z", 4, &[9], true)),
+        ];
+        // "died" is newest but stands for nothing; "filtered" stands for
+        // case 1 only, so case 2 is read from "whole"; "old" has nothing
+        // the runs after it did not.
+        assert_eq!(cells(&runs), ["whole", "filtered", "died", "n2", "empty"]);
+    }
+
+    #[test]
+    fn a_resumed_run_is_placed_at_its_first_file_and_stands_only_if_each_file_does() {
+        let runs = vec![
+            plain(R("before", "2026-12-01T00:00:00Z", 1, &[1, 2], true)),
+            // Cut off (no summary), then resumed after another whole run:
+            // read as one run placed at "cut", before "between".
+            plain(R("cut", "2026-12-02T00:00:00Z", 1, &[1], false)),
+            plain(R("between", "2026-12-03T00:00:00Z", 1, &[1, 2], true)),
+            (
+                R("resume", "2026-12-04T00:00:00Z", 1, &[2], true),
+                Facts { resumes: Some("cut".into()), ..run("resume", "2026-12-04T00:00:00Z") },
+            ),
+            // Repeats: the newest brings its group along.
+            (
+                R("r1", "2026-12-01T00:00:00Z", 2, &[1], true),
+                Facts { groups: vec!["repeat g".into()], ..run("r1", "2026-12-01T00:00:00Z") },
+            ),
+            (
+                R("r2", "2026-12-01T01:00:00Z", 2, &[1], true),
+                Facts { groups: vec!["repeat g".into()], ..run("r2", "2026-12-01T01:00:00Z") },
+            ),
+        ];
+        // "between" is the newest unit; the cut run and its resume are
+        // older as one, and "before" adds nothing to "between".
+        assert_eq!(cells(&runs), ["between", "r1", "r2"]);
     }
 }
