@@ -20,6 +20,7 @@ mod declared;
 mod diff;
 mod edges;
 mod engines;
+mod history;
 mod install;
 mod lost;
 mod provision;

@@ -2,7 +2,7 @@
 //! reporter plugin (the built-in `sparktest-board` unless told otherwise)
 //! into board files.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -11,6 +11,7 @@ use crate::error::{Error, ErrorKind};
 use crate::plugin::{self, PluginHost};
 use crate::suite::Source;
 
+mod index;
 mod select;
 
 pub use select::Selection;
@@ -130,93 +131,116 @@ impl ReadOnce {
 /// Measurement files as read.
 #[derive(Debug, Default)]
 pub struct Measurements {
-    /// Each readable file's path and text (its whole lines).
+    /// Each file handed to the reporter whole: its path and text (its
+    /// whole lines).
     pub files: Vec<(PathBuf, String)>,
     /// The files that could not be read whole.
     pub damage: Vec<Damage>,
     /// The files of a run another file already gave.
     pub read_once: Vec<ReadOnce>,
-    /// The transcripts the records name.
+    /// The transcripts the records handed whole name.
     pub transcripts: std::collections::BTreeSet<String>,
     /// The rows the runs' suites declare, each with the file it was read
     /// from.
     pub rows: Vec<(sparktest_record::RowDeclaration, String)>,
     /// Readable files the selection left out.
     pub left_out: usize,
+    /// The nights of the run log handed as counts, not runs: none while
+    /// the runs fit the reporter whole ([`HANDED_WHOLE`]).
+    pub folded: Vec<FoldedNight>,
+    /// What the index did.
+    pub refresh: index::Refresh,
 }
+
+/// A night of the run log handed to the reporter as counts: a board of
+/// more history than [`HANDED_WHOLE`] lists the latest night's runs, and
+/// each older night as one line.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct FoldedNight {
+    /// `campaign nightly-1206` or `2026-12-06`.
+    pub label: String,
+    /// Its first run's start: what places it in time.
+    pub first: String,
+    /// Its runs, each run id once.
+    pub runs: usize,
+    /// Runs with a failed case.
+    pub failed_case: usize,
+    /// Runs with a lost case.
+    pub lost_case: usize,
+    /// Runs with no summary line, or interrupted.
+    pub unfinished: usize,
+    /// Each run that failed as a run, or resumed or was resumed: `run id
+    /// (file): what`, so that every failure stays one file away.
+    pub notable: Vec<String>,
+}
+
+/// The share of the reporter's memory that the runs handed whole may hold
+/// in bytes: up to it, every picked run is handed whole (parsed, a run
+/// takes a few times its bytes); past it, the runs the cells read and the
+/// latest night, and older nights as counts.
+pub const HANDED_WHOLE: u64 = 4;
 
 /// Every `*.jsonl` in `dir`, by name. A file cut by a crash or a full disk
 /// keeps every record up to its last whole line; a file with no readable
 /// manifest is left out; both are reported, never blanking the board. A
 /// second file of a run (an identical copy, most often) is read once and
 /// named as such. A file of another major format version is refused,
-/// naming file and line. The files are read and checked on every core;
-/// what is said of them is said in name order.
+/// naming file and line. Files are read through the board index
+/// ([`index`]): a file read before and not changed since is not read again
+/// unless the reporter is handed it whole.
 pub fn read_measurements(dir: &Path, selection: &Selection) -> Result<Measurements, Error> {
     read_measurements_within(dir, selection, u64::MAX)
 }
 
-/// [`read_measurements`] for a reporter that can hold `limit` bytes: where
-/// the runs to hand it hold more (each run once, a file with no readable
-/// manifest not counted), it is refused before any file is read whole, so
-/// the host's memory follows the limit and not the folder. Below that the
-/// reporter may still run out (it parses what it holds), and says so.
+/// [`read_measurements`] for a reporter that can hold `limit` bytes. Runs
+/// up to a quarter of it ([`HANDED_WHOLE`]) are all handed whole. Past
+/// that, the reporter is handed the runs its cells read and the latest
+/// night whole, and the older nights as counts ([`FoldedNight`]); where
+/// even those hold more than `limit`, the board is refused before any file
+/// is read whole, so the host's memory follows the board and not the
+/// folder.
 pub fn read_measurements_within(dir: &Path, selection: &Selection, limit: u64) -> Result<Measurements, Error> {
     let files = measurement_files(dir)?;
     if files.is_empty() {
         return Err(setup(format!("no measurement files (*.jsonl) in {}", dir.display())));
     }
-    let mut read = Measurements::default();
-    let size = |f: &PathBuf| std::fs::metadata(f).ok().filter(std::fs::Metadata::is_file).map_or(0, |m| m.len());
-    // The files to read whole: every one, or what a selection picks.
-    let files = if selection.is_all() && files.iter().map(size).sum::<u64>() <= limit {
-        files
-    } else {
-        let picked = picked_files(files, selection)?;
-        if picked.bytes > limit {
-            return Err(Error::new(ErrorKind::Plugin, past_the_limit_words(picked.runs, picked.bytes, limit)));
-        }
-        read.left_out = picked.left_out;
-        picked.files
+    let (slots, refresh) = index::refresh(dir, &files)?;
+    let mut read = Measurements { refresh, ..Measurements::default() };
+    let entry = |i: usize| match &slots[i] {
+        index::Slot::Indexed(e) => Some(e.as_ref()),
+        index::Slot::Left(_) => None,
     };
-    let checked: Vec<Checked> =
-        on_every_core(&files, |f| check_file(f, Keep::Whole)).into_iter().collect::<Result<_, _>>()?;
-    // Run id → the file that holds it and its text's digest: a run given
-    // twice is read once.
-    let mut runs: BTreeMap<String, (String, String)> = BTreeMap::new();
-    for (f, checked) in files.iter().zip(checked) {
-        let name = f.file_name().map_or_else(String::new, |n| n.to_string_lossy().into_owned());
-        match checked {
-            Checked::Kept { facts: select::Facts { run_id, .. }, text, .. } if runs.contains_key(&run_id) => {
-                let (first, digest) = &runs[&run_id];
-                let identical = *digest == crate::suite::sha256_hex(text.as_bytes());
-                let once = ReadOnce { file: name, first: first.clone(), run_id, identical };
-                eprintln!("sparktest: note: {}: {}", once.file, once.words());
-                read.read_once.push(once);
-            }
-            Checked::Kept { text, damaged, named, facts: select::Facts { run_id, .. }, rows } => {
-                runs.insert(run_id, (name.clone(), crate::suite::sha256_hex(text.as_bytes())));
-                for (d, e) in rows.iter().filter_map(|d| sparktest_rows::check(d).err().map(|e| (d, e))) {
-                    eprintln!("sparktest: warning: {name}: row {:?} is left out: {e}", d.title);
-                }
-                read.rows.extend(rows.into_iter().map(|d| (d, name.clone())));
-                if let Some(d) = damaged {
-                    eprintln!(
-                        "sparktest: warning: {name}: line {}: {}; the records before it are used",
-                        d.line, d.message
-                    );
-                    read.damage.push(Damage { file: name, line: d.line, message: d.message, kept: true });
-                }
-                read.transcripts.extend(named);
-                read.files.push((f.clone(), text));
-            }
-            Checked::Left(e) => {
+    let facts: Vec<select::Facts> =
+        (0..files.len()).map(|i| entry(i).map(|e| e.facts.clone()).unwrap_or_default()).collect();
+    let readable: BTreeSet<usize> = (0..files.len()).filter(|i| entry(*i).is_some()).collect();
+    let picked: BTreeSet<usize> = if selection.is_all() {
+        readable.clone()
+    } else {
+        selection.pick(&facts).intersection(&readable).copied().collect()
+    };
+    read.left_out = readable.len() - picked.len();
+    let runs = runs_once(&files, &picked, &entry, &mut read);
+    for (i, f) in files.iter().enumerate() {
+        let name = name_of(f);
+        match (&slots[i], runs.contains(&i)) {
+            (index::Slot::Left(e), _) => {
                 eprintln!("sparktest: warning: {name}: line {}: {}; the file is left out", e.line, e.message);
-                read.damage.push(Damage { file: name, line: e.line, message: e.message, kept: false });
+                read.damage.push(Damage { file: name, line: e.line, message: e.message.clone(), kept: false });
             }
+            (index::Slot::Indexed(e), true) => {
+                for (d, why) in e.rows.iter().filter_map(|d| sparktest_rows::check(d).err().map(|why| (d, why))) {
+                    eprintln!("sparktest: warning: {name}: row {:?} is left out: {why}", d.title);
+                }
+                read.rows.extend(e.rows.iter().map(|d| (d.clone(), name.clone())));
+                if let Some((line, message)) = &e.damage {
+                    eprintln!("sparktest: warning: {name}: line {line}: {message}; the records before it are used");
+                    read.damage.push(Damage { file: name, line: *line, message: message.clone(), kept: true });
+                }
+            }
+            (index::Slot::Indexed(_), false) => {}
         }
     }
-    if read.files.is_empty() && read.left_out > 0 {
+    if runs.is_empty() && read.left_out > 0 {
         return Err(setup(format!(
             "no measurement file in {} is of the selection ({}): {} readable files, none selected",
             dir.display(),
@@ -224,123 +248,149 @@ pub fn read_measurements_within(dir: &Path, selection: &Selection, limit: u64) -
             read.left_out
         )));
     }
-    if read.files.is_empty() {
+    if runs.is_empty() {
         return Err(setup(format!("no readable measurement file in {}", dir.display())));
     }
     // Two suites declaring one row title: refused before the reporter,
     // naming both files (the reporter refuses it too, by run).
     sparktest_rows::settle(read.rows.iter().map(|(d, f)| (d, f.clone())))
         .map_err(|e| setup(format!("{}: {e}", dir.display())))?;
+    let bytes = |set: &BTreeSet<usize>| set.iter().filter_map(|i| entry(*i)).map(|e| e.bytes).sum::<u64>();
+    let whole = if bytes(&runs) <= limit / HANDED_WHOLE {
+        runs
+    } else {
+        let (whole, folded) = cells_and_latest_night(&files, &facts, &runs, &entry);
+        read.folded = folded;
+        if bytes(&whole) > limit {
+            return Err(Error::new(ErrorKind::Plugin, past_the_limit_words(whole.len(), bytes(&whole), limit)));
+        }
+        eprintln!(
+            "sparktest: note: the {} runs hold {:.1} MB, more than the reporter is handed whole: it is handed the {} \
+             files its cells and the latest night read, and {} older nights as counts",
+            runs.len(),
+            bytes(&runs) as f64 / 1e6,
+            whole.len(),
+            read.folded.len()
+        );
+        whole
+    };
+    let whole: Vec<PathBuf> = whole.into_iter().map(|i| files[i].clone()).collect();
+    for (f, text) in whole.iter().zip(on_every_core(&whole, |f| read_whole(f))) {
+        match text {
+            Ok((text, named)) => {
+                read.transcripts.extend(named);
+                read.files.push((f.clone(), text));
+            }
+            // Changed since it was indexed, into something unreadable.
+            Err(e) => {
+                let name = name_of(f);
+                eprintln!("sparktest: warning: {name}: line {}: {}; the file is left out", e.line, e.message);
+                read.damage.push(Damage { file: name, line: e.line, message: e.message, kept: false });
+            }
+        }
+    }
     Ok(read)
 }
 
-/// The files a selection picks (with the resumes, parts and repeats its
-/// cells read), and how many readable files it leaves out. Every file's
-/// manifest is read, but no file's text is kept: the picked files are read
-/// whole again after, so a selection of a large folder holds only what it
-/// picks, and reads of the others their manifest line alone. A file with
-/// no readable manifest is kept in the list, to be reported as damaged.
-fn picked_files(files: Vec<PathBuf>, selection: &Selection) -> Result<Picked, Error> {
-    let checked: Vec<Checked> =
-        on_every_core(&files, |f| check_file(f, Keep::Manifest)).into_iter().collect::<Result<_, _>>()?;
-    let facts: Vec<select::Facts> = checked
-        .iter()
-        .map(|c| match c {
-            Checked::Kept { facts, .. } => facts.clone(),
-            Checked::Left(_) => select::Facts::default(),
+fn name_of(f: &Path) -> String {
+    f.file_name().map_or_else(String::new, |n| n.to_string_lossy().into_owned())
+}
+
+/// The picked files with each run once, the first file by name; the others
+/// are named in `read.read_once` (and said).
+fn runs_once<'a>(
+    files: &[PathBuf],
+    picked: &BTreeSet<usize>,
+    entry: &impl Fn(usize) -> Option<&'a index::Entry>,
+    read: &mut Measurements,
+) -> BTreeSet<usize> {
+    let mut first: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut runs = BTreeSet::new();
+    for i in picked.iter().copied() {
+        let Some(e) = entry(i) else { continue };
+        match first.get(e.facts.run_id.as_str()) {
+            Some(&j) => {
+                let identical = entry(j).is_some_and(|f| f.digest == e.digest);
+                let once = ReadOnce {
+                    file: name_of(&files[i]),
+                    first: name_of(&files[j]),
+                    run_id: e.facts.run_id.clone(),
+                    identical,
+                };
+                eprintln!("sparktest: note: {}: {}", once.file, once.words());
+                read.read_once.push(once);
+            }
+            None => {
+                first.insert(&e.facts.run_id, i);
+                runs.insert(i);
+            }
+        }
+    }
+    runs
+}
+
+/// Past [`HANDED_WHOLE`]: the files the cells read ([`select::read_by_cells`])
+/// and every run of the latest night, and each older night as counts.
+fn cells_and_latest_night<'a>(
+    files: &[PathBuf],
+    facts: &[select::Facts],
+    runs: &BTreeSet<usize>,
+    entry: &impl Fn(usize) -> Option<&'a index::Entry>,
+) -> (BTreeSet<usize>, Vec<FoldedNight>) {
+    let reads: Vec<Option<select::Reads>> = (0..files.len())
+        .map(|i| {
+            entry(i).map(|e| select::Reads {
+                configs: &e.configs,
+                features: &e.features,
+                sound: e.sound,
+                campaign_record: e.campaign_record,
+            })
         })
         .collect();
-    let picked = selection.pick(&facts);
-    let readable = |i: usize| matches!(checked[i], Checked::Kept { .. });
-    let left_out = (0..files.len()).filter(|i| readable(*i) && !picked.contains(i)).count();
-    // What the reporter would be handed: each picked run once.
-    let mut runs = std::collections::BTreeSet::new();
-    let bytes = picked
-        .iter()
-        .filter(|i| readable(**i) && runs.insert(facts[**i].run_id.as_str()))
-        .map(|i| std::fs::metadata(&files[*i]).map_or(0, |m| m.len()))
-        .sum();
-    let runs = runs.len();
-    let kept = files.into_iter().enumerate().filter(|(i, _)| !readable(*i) || picked.contains(i)).map(|(_, f)| f);
-    Ok(Picked { files: kept.collect(), left_out, runs, bytes })
+    let night = |i: usize| sparktest_record::reader::night(facts[i].campaign.as_deref(), &facts[i].started_at);
+    let latest = select::latest_nights(facts, runs, 1);
+    let mut whole: BTreeSet<usize> = select::read_by_cells(facts, &reads, runs).intersection(runs).copied().collect();
+    whole.extend(runs.iter().filter(|i| night(**i).is_some_and(|k| latest.contains(&k))));
+    let mut nights: BTreeMap<String, FoldedNight> = BTreeMap::new();
+    for i in runs.iter().copied().filter(|i| !night(*i).is_some_and(|k| latest.contains(&k))) {
+        let Some(e) = entry(i) else { continue };
+        let label = night(i).unwrap_or_else(|| "undated".into());
+        let n = nights.entry(label.clone()).or_insert_with(|| FoldedNight {
+            label,
+            first: e.facts.started_at.clone(),
+            ..FoldedNight::default()
+        });
+        n.first = n.first.clone().min(e.facts.started_at.clone());
+        n.runs += 1;
+        n.failed_case += usize::from(e.log.failed_case);
+        n.lost_case += usize::from(e.log.lost_case);
+        n.unfinished += usize::from(e.log.unfinished);
+        let file = name_of(&files[i]);
+        if let Some(why) = &e.log.failed {
+            n.notable.push(format!("{} ({file}): {why}", e.facts.run_id));
+        }
+        if let Some(of) = &e.facts.resumes {
+            n.notable.push(format!("{} ({file}): resumes {of}", e.facts.run_id));
+        }
+    }
+    let mut folded: Vec<FoldedNight> = nights.into_values().collect();
+    folded.sort_by(|a, b| b.first.cmp(&a.first));
+    (whole, folded)
 }
 
-/// What a selection picks.
-struct Picked {
-    /// The files to read whole: the picked ones and the unreadable ones.
-    files: Vec<PathBuf>,
-    /// Readable files left out.
-    left_out: usize,
-    /// The picked runs, each once.
-    runs: usize,
-    /// Their files' bytes.
-    bytes: u64,
-}
-
-/// What [`check_file`] keeps of a file.
-#[derive(Clone, Copy, PartialEq)]
-enum Keep {
-    /// Its whole lines, for the reporter.
-    Whole,
-    /// What a selection reads of its manifest: its first line alone.
-    Manifest,
-}
-
-/// One measurement file, read and checked.
-enum Checked {
-    /// Its whole lines, the damage after them if any, the transcripts its
-    /// records name, its run id.
-    Kept {
-        text: String,
-        damaged: Option<sparktest_record::ReadError>,
-        named: Vec<String>,
-        facts: select::Facts,
-        rows: Vec<sparktest_record::RowDeclaration>,
-    },
-    /// No readable manifest: left out.
-    Left(sparktest_record::ReadError),
-}
-
-/// Read through the record crate's reader, each line once and the calls
-/// skipped unread (the reporter reads them).
-fn check_file(f: &Path, keep: Keep) -> Result<Checked, Error> {
+/// A file's whole lines and the transcripts its records name.
+fn read_whole(f: &Path) -> Result<(String, Vec<String>), sparktest_record::ReadError> {
     use sparktest_record::reader::{File, FileErrorKind, Unread};
-    let read = match keep {
-        Keep::Whole => File::<Unread>::read_text(f),
-        Keep::Manifest => File::<Unread>::read_manifest(f).map(|file| (file, String::new())),
-    };
-    match read {
+    match File::<Unread>::read_text(f) {
         Ok((file, mut text)) => {
-            let whole = keep == Keep::Whole;
-            let named = file.run.cases.into_iter().map(|c| c.transcript_sha256).collect();
             // Only the whole lines go on: the reporter reads them strictly.
             text.truncate(file.whole_bytes);
-            let m = file.run.manifest;
-            // A partition's parts are one run as the reader merges them: of
-            // one group, suite and target (a group name alone is reused).
-            let part =
-                m.partition.iter().map(|p| format!("partition {} {} {}", p.group, m.suite.sha256, m.target.name));
-            let groups = part.chain(m.repeat.iter().map(|r| format!("repeat {}", r.group)));
-            let facts = select::Facts {
-                groups: groups.collect(),
-                run_id: m.run_id,
-                started_at: m.started_at,
-                campaign: m.campaign.map(|c| c.id),
-                resumes: m.resumes,
-            };
-            let rows = if whole { m.rows } else { Vec::new() };
-            Ok(Checked::Kept { text, damaged: file.damage, named, facts, rows })
+            Ok((text, file.run.cases.into_iter().map(|c| c.transcript_sha256).collect()))
         }
-        Err(e) if e.is_other_version() => Err(setup(e.to_string())),
-        Err(e) => match e.kind {
-            // Whatever else the folder holds under a `.jsonl` name (a file
-            // another user may not read, a named pipe, a device, a file
-            // past the size limit) is left out and said, never the board.
-            FileErrorKind::Io(io) => {
-                Ok(Checked::Left(sparktest_record::ReadError { line: 1, message: format!("cannot be read: {io}") }))
-            }
-            FileErrorKind::Format(e) => Ok(Checked::Left(e)),
-        },
+        Err(e) => Err(match e.kind {
+            FileErrorKind::Io(io) => sparktest_record::ReadError { line: 1, message: format!("cannot be read: {io}") },
+            FileErrorKind::Format(e) => e,
+        }),
     }
 }
 
@@ -441,8 +491,15 @@ pub fn board(args: BoardArgs) -> Result<i32, Error> {
         let wasm = reporter(&args, &config);
         (reading.join().unwrap_or_else(|e| std::panic::resume_unwind(e)), wasm)
     });
-    let Measurements { files, damage, read_once, transcripts: named, left_out, .. } = read?;
+    let Measurements { files, damage, read_once, transcripts: named, left_out, folded, refresh, .. } = read?;
+    if refresh.read > 0 || refresh.dropped > 0 {
+        eprintln!(
+            "sparktest: note: board index: {} files as indexed, {} read, {} gone from the folder",
+            refresh.reused, refresh.read, refresh.dropped
+        );
+    }
     let (wasm, pin) = wasm?;
+    give_back_freed_memory();
     let mut inputs = BTreeMap::new();
     // A board of a selection says so, on the page and here.
     if !args.selection.is_all() {
@@ -453,6 +510,9 @@ pub fn board(args: BoardArgs) -> Result<i32, Error> {
     }
     if !damage.is_empty() {
         inputs.insert("damage.json".to_string(), serde_json::to_vec(&damage).unwrap_or_default());
+    }
+    if !folded.is_empty() {
+        inputs.insert("folded-nights.json".to_string(), serde_json::to_vec(&folded).unwrap_or_default());
     }
     if !read_once.is_empty() {
         inputs.insert("read-once.json".to_string(), serde_json::to_vec(&read_once).unwrap_or_default());
@@ -510,6 +570,18 @@ pub fn board(args: BoardArgs) -> Result<i32, Error> {
     }
     eprintln!("sparktest: board from {} measurement files in {}: wrote {}", count, dir.display(), written.join(", "));
     Ok(sparktest_record::exit_code::OK)
+}
+
+/// Hand the memory freed since (the index of a large folder, read and
+/// dropped) back to the system before the reporter grows its own: glibc
+/// keeps freed heap for reuse, and the host's peak would be both.
+fn give_back_freed_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only returns free heap pages to the system; it
+    // has no preconditions.
+    unsafe {
+        libc::malloc_trim(0);
+    }
 }
 
 /// Every absolute home folder in a text written `~`: this user's

@@ -709,7 +709,7 @@ pub fn render(board: &Board, runs: &crate::run::Runs, extras: &Extras) -> String
     out.push_str("<h2>Tokens per second, by tested combination</h2><p>Single-stream decode and aggregate output are different measurements and never share a column. Decode excludes the time to first token.</p>");
     table_html(&mut out, "tokens", &sections::tokens_per_second(runs), false);
     out.push_str("<h2>Every run, including the failures</h2><p>Historical failures are kept, never replaced by later passes, and a run that failed never replaces a measurement. Every file is its own row; the parts of a partitioned run and the runs that resumed one are read as one run, each case once, and their rows say so. Runs are grouped by night (a campaign, or the UTC date a run of no campaign started on), the latest night first and open, older nights folded.</p>");
-    for (i, night) in sections::run_log(board, runs).iter().enumerate() {
+    for (i, night) in sections::run_log(board, runs, &extras.folded).iter().enumerate() {
         let _ = write!(
             out,
             "<details class=\"night\"{}><summary><b>{}</b>: {}</summary>",
@@ -717,7 +717,17 @@ pub fn render(board: &Board, runs: &crate::run::Runs, extras: &Extras) -> String
             esc(&night.label),
             esc(&night.words)
         );
-        table_html(&mut out, if i == 0 { "runs" } else { "" }, &night.table, false);
+        if night.table.rows.is_empty() && !night.notable.is_empty() {
+            out.push_str("<p>Handed as counts; the runs that failed as runs or were resumed:</p><ul>");
+            for n in &night.notable {
+                let _ = write!(out, "<li>{}</li>", esc(n));
+            }
+            out.push_str("</ul>");
+        } else if !night.table.rows.is_empty() {
+            table_html(&mut out, if i == 0 { "runs" } else { "" }, &night.table, false);
+        } else {
+            out.push_str("<p>Handed as counts: no run of it failed as a run or was resumed.</p>");
+        }
         out.push_str("</details>");
     }
     if !extras.damage.is_empty() {
@@ -728,7 +738,7 @@ pub fn render(board: &Board, runs: &crate::run::Runs, extras: &Extras) -> String
         out.push_str("<h3>Files read once</h3><p>Whole files of a run that an earlier file (by name) already gave: the run is read once, from that file. An identical copy adds nothing and is not damaged.</p>");
         table_html(&mut out, "read-once", &sections::read_once(&extras.read_once), false);
     }
-    if let Some((table, missing)) = sections::campaigns(runs) {
+    if let Some((table, missing)) = sections::campaigns(runs, &extras.folded) {
         out.push_str("<h2>Campaigns</h2><p>Each configuration of a campaign as its own record says: its launch, the memory its server gave back after the stop, and the suites not run with why.</p>");
         table_html(&mut out, "campaigns", &table, false);
         for m in &missing {

@@ -146,6 +146,33 @@ pub struct Extras {
     /// --campaign`, `--since`, `--until`).
     #[serde(default)]
     pub selection: Option<Selected>,
+    /// Nights of the run log the host handed as counts, not runs (a board
+    /// of more history than the reporter is handed whole), the latest
+    /// first.
+    #[serde(default)]
+    pub folded: Vec<FoldedNight>,
+}
+
+/// A night of the run log handed as counts: one line, and the runs that
+/// failed as runs or were resumed, by run id and file.
+#[derive(Debug, Clone, Default, serde::Deserialize, serde::Serialize)]
+pub struct FoldedNight {
+    /// `campaign nightly-1206` or `2026-12-06`.
+    pub label: String,
+    /// Its first run's start.
+    pub first: String,
+    /// Its runs.
+    pub runs: usize,
+    /// Runs with a failed case.
+    pub failed_case: usize,
+    /// Runs with a lost case.
+    pub lost_case: usize,
+    /// Runs with no summary line, or interrupted.
+    pub unfinished: usize,
+    /// `run id (file): what` of each run that failed as a run or resumed
+    /// one.
+    #[serde(default)]
+    pub notable: Vec<String>,
 }
 
 /// The runs a board covers, as the host selected them.
@@ -266,6 +293,9 @@ mod component {
             }
             if let Some(t) = text("selection.json")? {
                 extras.selection = Some(serde_json::from_str(&t).map_err(|e| format!("selection.json: {e}"))?);
+            }
+            if let Some(t) = text("folded-nights.json")? {
+                extras.folded = serde_json::from_str(&t).map_err(|e| format!("folded-nights.json: {e}"))?;
             }
             if let Some(t) = text("transcripts.json")? {
                 extras.transcripts = serde_json::from_str(&t).map_err(|e| format!("transcripts.json: {e}"))?;

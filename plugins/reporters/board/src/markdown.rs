@@ -40,7 +40,15 @@ fn run_log(out: &mut String, nights: &[sections::Night]) {
     let runs: usize = nights.iter().map(|n| n.table.rows.len()).sum();
     for (i, night) in nights.iter().enumerate() {
         let _ = writeln!(out, "### {}: {}\n", night.label, night.words);
-        if i == 0 || runs <= WHOLE_LOG {
+        if night.table.rows.is_empty() && i > 0 {
+            // A night handed as counts: its failed and resumed runs.
+            for n in &night.notable {
+                let _ = writeln!(out, "- {}", cell(n));
+            }
+            if !night.notable.is_empty() {
+                out.push('\n');
+            }
+        } else if i == 0 || runs <= WHOLE_LOG {
             table(out, &night.table);
         } else {
             out.push_str("Folded: its runs are listed in `board.html`.\n\n");
@@ -204,7 +212,7 @@ pub fn render(board: &Board, runs: &crate::run::Runs, extras: &Extras) -> String
     out.push_str("## Tokens per second, by tested combination\n\nSingle-stream decode and aggregate output never share a column.\n\n");
     table(&mut out, &sections::tokens_per_second(runs));
     out.push_str("## Every run, including the failures\n\n");
-    run_log(&mut out, &sections::run_log(board, runs));
+    run_log(&mut out, &sections::run_log(board, runs, &extras.folded));
     if !extras.damage.is_empty() {
         out.push_str("### Damaged measurement files\n\n");
         table(&mut out, &sections::damage(&extras.damage));
@@ -213,7 +221,7 @@ pub fn render(board: &Board, runs: &crate::run::Runs, extras: &Extras) -> String
         out.push_str("### Files read once\n\nWhole files of a run that an earlier file (by name) already gave: the run is read once, from that file.\n\n");
         table(&mut out, &sections::read_once(&extras.read_once));
     }
-    if let Some((campaigns, missing)) = sections::campaigns(runs) {
+    if let Some((campaigns, missing)) = sections::campaigns(runs, &extras.folded) {
         out.push_str("## Campaigns\n\n");
         table(&mut out, &campaigns);
         for m in &missing {

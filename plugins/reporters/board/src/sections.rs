@@ -206,8 +206,11 @@ pub struct Night {
     pub label: String,
     /// Its runs and how many had a failed or lost case, or did not finish.
     pub words: String,
-    /// Its runs, oldest first.
+    /// Its runs, oldest first; none for a night handed as counts.
     pub table: Table,
+    /// For a night handed as counts: the runs that failed as runs or were
+    /// resumed, `run id (file): what`.
+    pub notable: Vec<String>,
 }
 
 /// Every run, failures included, by night, the latest night first: each
@@ -215,11 +218,16 @@ pub struct Night {
 /// partition and the resumes of a run too, each saying what it was read
 /// with); a later pass never replaces an earlier failure. A night is
 /// placed in time by its first run.
-pub fn run_log(board: &crate::model::Board, runs: &crate::run::Runs) -> Vec<Night> {
+///
+/// Nights the host handed as counts (`folded`) are one line each, and a
+/// run the reporter holds of such a night (one a cell reads) is counted
+/// there, not listed.
+pub fn run_log(board: &crate::model::Board, runs: &crate::run::Runs, folded: &[crate::FoldedNight]) -> Vec<Night> {
     let fed = crate::boxes::rows_by_run(&board.rows, runs.log());
     let mut nights: Vec<(String, Vec<&sparktest_record::reader::Logged>)> = Vec::new();
     let mut at: BTreeMap<String, usize> = BTreeMap::new();
-    for r in runs.log() {
+    let counted: std::collections::BTreeSet<&str> = folded.iter().map(|n| n.label.as_str()).collect();
+    for r in runs.log().iter().filter(|r| !counted.contains(r.night().as_str())) {
         let key = r.night();
         match at.get(&key) {
             Some(i) => nights[*i].1.push(r),
@@ -238,14 +246,25 @@ pub fn run_log(board: &crate::model::Board, runs: &crate::run::Runs) -> Vec<Nigh
             let failed = with(&|r| r.count(Outcome::Fail) > 0);
             let lost = with(&|r| r.count(Outcome::Lost) > 0);
             let unfinished = with(&|r| r.summary.as_ref().is_none_or(|s| s.interrupted.is_some()));
-            let words = format!(
-                "{} run{}, {failed} with a failed case, {lost} with a lost case, {unfinished} unfinished",
-                log.len(),
-                if log.len() == 1 { "" } else { "s" }
-            );
-            Night { label, words, table: run_rows(&fed, &log) }
+            let words = night_words(log.len(), failed, lost, unfinished);
+            Night { label, words, table: run_rows(&fed, &log), notable: Vec::new() }
         })
+        .chain(folded.iter().map(|n| Night {
+            label: n.label.clone(),
+            words: night_words(n.runs, n.failed_case, n.lost_case, n.unfinished),
+            table: run_rows(&fed, &[]),
+            notable: n.notable.clone(),
+        }))
         .collect()
+}
+
+/// A night's line: its runs, and how many had a failed or lost case or
+/// did not finish.
+fn night_words(runs: usize, failed: usize, lost: usize, unfinished: usize) -> String {
+    format!(
+        "{runs} run{}, {failed} with a failed case, {lost} with a lost case, {unfinished} unfinished",
+        if runs == 1 { "" } else { "s" }
+    )
 }
 
 /// The run log's rows of some runs.
@@ -313,13 +332,20 @@ fn run_rows(fed: &BTreeMap<String, Vec<String>>, log: &[&sparktest_record::reade
 /// configuration's own record (the host's `campaign` instrument); and, per
 /// campaign, the configurations no file holds (no box ran them). None when
 /// no file is a campaign's.
-pub fn campaigns(runs: &crate::run::Runs) -> Option<(Table, Vec<String>)> {
+///
+/// A campaign of a night handed as counts (`folded`) is left out: the
+/// reporter holds only the runs of it that cells read, not the campaign.
+pub fn campaigns(runs: &crate::run::Runs, folded: &[crate::FoldedNight]) -> Option<(Table, Vec<String>)> {
     use sparktest_sdk::contract::campaign as names;
     let mut rows = Vec::new();
     // Campaign id → its configurations, and those a file holds.
     let mut planned: BTreeMap<&str, (&[String], std::collections::BTreeSet<&str>)> = BTreeMap::new();
+    let counted: std::collections::BTreeSet<&str> = folded.iter().map(|n| n.label.as_str()).collect();
     for r in runs.iter() {
         let Some(c) = &r.manifest.campaign else { continue };
+        if counted.contains(format!("campaign {}", c.id).as_str()) {
+            continue;
+        }
         let entry = planned.entry(c.id.as_str()).or_insert((&c.configurations, Default::default()));
         entry.1.insert(c.configuration.as_str());
         if !r.is_campaign_record() {

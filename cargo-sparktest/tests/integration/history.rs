@@ -1,0 +1,171 @@
+//! The board's index and a history larger than the reporter is handed
+//! whole (issue 48): a file changed since it was indexed is read again, a
+//! file removed leaves the board, a damaged index is rebuilt, and a board
+//! built from the runs its cells read is the board built from every run.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+use sparktest_record::{Outcome, Repeat};
+
+use crate::board::{case, manifest, standings, write};
+use crate::support::*;
+
+fn footprint(gib: f64) -> sparktest_record::CaseRecord {
+    case("footprint", "idle::memory", Outcome::Pass, &[("resident-gib", gib)], None)
+}
+
+fn kv(tokens: f64) -> sparktest_record::CaseRecord {
+    case("context", "kv::pool", Outcome::Pass, &[("kv-pool-tokens", tokens)], None)
+}
+
+fn columns(s: &Value) -> Vec<String> {
+    s["board"]["columns"].as_array().unwrap().iter().map(|c| c["target"].as_str().unwrap().to_string()).collect()
+}
+
+/// This user's index of a folder: the one whose second line names it.
+fn index_of(dir: &Path) -> PathBuf {
+    let home = std::env::var_os("HOME").map(PathBuf::from).unwrap();
+    let folder = serde_json::json!({ "folder": dir.canonicalize().unwrap() }).to_string();
+    std::fs::read_dir(home.join(".cache/sparktest/board-index"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| std::fs::read_to_string(p).is_ok_and(|t| t.lines().nth(1) == Some(folder.as_str())))
+        .unwrap_or_else(|| panic!("no index of {}", dir.display()))
+}
+
+#[test]
+fn the_index_reads_again_what_changed_drops_what_went_and_is_rebuilt_when_damaged() {
+    let p = Project::new("");
+    let dir = p.path().join("m");
+    std::fs::create_dir_all(&dir).unwrap();
+    for (file, target) in [("1.jsonl", "alpha"), ("2.jsonl", "beta"), ("3.jsonl", "gamma")] {
+        write(&dir, file, manifest(target, "m", "llama.cpp", "2026-03-01T00:00:00Z"), vec![footprint(2.0)], true);
+    }
+    let measurements = dir.display().to_string();
+    let board = |out: &str| {
+        let o = p.run(&["board", "--measurements", &measurements, "--out", out]);
+        assert!(o.status.success(), "{}", text(&o));
+        (text(&o), standings(&p.path().join(out)))
+    };
+    let (said, first) = board("a");
+    assert!(said.contains("board index: 0 files as indexed, 3 read, 0 gone"), "{said}");
+    // Nothing changed: nothing read for the index, and nothing said of it.
+    let (said, again) = board("b");
+    assert!(!said.contains("board index:"), "{said}");
+    assert_eq!(first, again);
+
+    // A file rewritten with another figure: read again, and the board
+    // shows the new figure, not the indexed one.
+    write(&dir, "2.jsonl", manifest("beta", "m", "llama.cpp", "2026-03-01T00:00:00Z"), vec![footprint(7.5)], true);
+    let (said, changed) = board("c");
+    assert!(said.contains("board index: 2 files as indexed, 1 read, 0 gone"), "{said}");
+    assert_ne!(first, changed);
+    assert!(serde_json::to_string(&changed).unwrap().contains("7.5"), "the new figure is on the board");
+
+    // A file removed: dropped from the index and gone from the board.
+    std::fs::remove_file(dir.join("3.jsonl")).unwrap();
+    let (said, removed) = board("d");
+    assert!(said.contains("board index: 2 files as indexed, 0 read, 1 gone"), "{said}");
+    assert_eq!(columns(&removed), ["alpha", "beta"]);
+
+    // A damaged index: said, rebuilt from the files, never trusted in part.
+    let index = index_of(&dir);
+    let lines: Vec<String> = std::fs::read_to_string(&index).unwrap().lines().map(str::to_string).collect();
+    assert_eq!(lines.len(), 4, "a head, the folder, an entry per file: {lines:?}");
+    let damaged = format!("{}\n{}\n{}\n{{\"file\":\"1.jsonl\",\"entry\":", lines[0], lines[1], lines[2]);
+    std::fs::write(&index, damaged).unwrap();
+    let (said, rebuilt) = board("e");
+    assert!(said.contains("is damaged (line 4: "), "{said}");
+    assert!(said.contains("it is rebuilt from the measurements"), "{said}");
+    assert!(said.contains("board index: 0 files as indexed, 2 read, 0 gone"), "{said}");
+    assert_eq!(rebuilt, removed);
+    // Deleting it costs only time.
+    std::fs::remove_file(&index).unwrap();
+    let (said, fresh) = board("f");
+    assert!(said.contains("board index: 0 files as indexed, 2 read, 0 gone"), "{said}");
+    assert_eq!(fresh, removed);
+}
+
+/// Runs over three nights whose cells read older runs: a later run of one
+/// case alone, a later run the server died in, repeats, a cut run and its
+/// resume, and padded runs that make the history larger than a quarter of
+/// the reporter's memory.
+fn history(dir: &Path) {
+    std::fs::create_dir_all(dir).unwrap();
+    let at = |day: u32, minute: u32| format!("2026-03-0{day}T00:{minute:02}:00Z");
+    let m = |target: &str, day: u32, minute: u32| manifest(target, "m", "llama.cpp", &at(day, minute));
+    write(dir, "alpha-1.jsonl", m("alpha", 1, 0), vec![footprint(2.0), kv(4096.0)], true);
+    write(dir, "alpha-2.jsonl", m("alpha", 2, 0), vec![kv(8192.0)], true);
+    let lost = |c: sparktest_record::CaseRecord| sparktest_record::CaseRecord {
+        outcome: Outcome::Lost,
+        reason: Some("connection refused".into()),
+        metrics: vec![],
+        ..c
+    };
+    write(dir, "alpha-3.jsonl", m("alpha", 3, 0), vec![lost(footprint(0.0)), lost(kv(0.0))], true);
+    for i in 1..=3 {
+        let mut r = m("beta", 1, i);
+        r.repeat = Some(Repeat { index: i, total: 3, group: "repeat-beta".into() });
+        write(dir, &format!("beta-{i}.jsonl"), r, vec![footprint(1.0 + f64::from(i) / 10.0)], true);
+    }
+    let cut = m("gamma", 1, 5);
+    let cut_id = cut.run_id.clone();
+    write(dir, "gamma-1.jsonl", cut, vec![footprint(3.0)], false);
+    let mut resume = m("gamma", 2, 5);
+    resume.resumes = Some(cut_id);
+    write(dir, "gamma-2.jsonl", resume, vec![kv(2048.0)], true);
+    let padding = "x".repeat(400_000);
+    for i in 0..12 {
+        let c = case("footprint", "idle::memory", Outcome::Fail, &[("resident-gib", 5.0)], Some(&padding));
+        write(dir, &format!("delta-pad{i:02}.jsonl"), m("delta", 1, 10 + i), vec![c], true);
+    }
+    write(dir, "delta-3.jsonl", m("delta", 3, 10), vec![footprint(4.0)], true);
+}
+
+#[test]
+fn a_history_past_what_the_reporter_is_handed_whole_makes_the_same_board_from_the_runs_its_cells_read() {
+    let p = Project::new("");
+    let dir = p.path().join("m");
+    history(&dir);
+    let measurements = dir.display().to_string();
+    let board = |out: &str| {
+        let o = p.run(&["board", "--measurements", &measurements, "--out", out]);
+        assert!(o.status.success(), "{}", text(&o));
+        text(&o)
+    };
+    // 64 MiB: the 5 MB of runs are handed whole.
+    let said = board("whole");
+    assert!(!said.contains("older nights as counts"), "{said}");
+    // 16 MiB: past a quarter of it, the reporter is handed what its cells
+    // read and the latest night; the two older nights are counts.
+    let config = std::fs::read_to_string(p.path().join("sparktest.toml")).unwrap();
+    let config = config.replace("memory-per-instance-mib = 64", "memory-per-instance-mib = 16");
+    std::fs::write(p.path().join("sparktest.toml"), config).unwrap();
+    let said = board("counted");
+    assert!(
+        said.contains("the 21 runs hold 4.8 MB, more than the reporter is handed whole: it is handed the 9 files its cells and the latest night read, and 2 older nights as counts"),
+        "{said}"
+    );
+    assert!(!said.contains("board index:"), "the second build reads nothing for the index: {said}");
+    let (whole, counted) = (standings(&p.path().join("whole")), standings(&p.path().join("counted")));
+    assert_eq!(whole, counted, "the same standings.json");
+    // And the cells read what they should: alpha's footprint from its
+    // first night (its later runs measured only the KV pool, or died).
+    let json = serde_json::to_string(&counted).unwrap();
+    assert!(json.contains("2026-03-01T00:00:00Z-alpha#footprint::idle::memory"), "{json}");
+    // The run log: the latest night's runs listed, each older night one
+    // line with its runs that failed as runs or resumed one.
+    let md = std::fs::read_to_string(p.path().join("counted/board.md")).unwrap();
+    assert!(md.contains("### 2026-03-03: 2 runs, 0 with a failed case, 1 with a lost case, 0 unfinished\n\n|"), "{md}");
+    // (Markdown escapes a parenthesis.)
+    let night2 = "### 2026-03-02: 2 runs, 0 with a failed case, 0 with a lost case, 0 unfinished\n\n\
+                  - 2026-03-02T00:05:00Z-gamma \\(gamma-2.jsonl\\): resumes 2026-03-01T00:05:00Z-gamma\n";
+    assert!(md.contains(night2), "{md}");
+    let night1 = "### 2026-03-01: 17 runs, 12 with a failed case, 0 with a lost case, 1 unfinished\n\n\
+                  - 2026-03-01T00:05:00Z-gamma \\(gamma-1.jsonl\\): never finished \\(no summary line: it crashed or was killed\\)\n";
+    assert!(md.contains(night1), "{md}");
+    let html = std::fs::read_to_string(p.path().join("counted/board.html")).unwrap();
+    assert!(html.contains("<b>2026-03-01</b>: 17 runs,"), "folded nights in the page too");
+    assert!(html.len() < std::fs::read_to_string(p.path().join("whole/board.html")).unwrap().len());
+}
