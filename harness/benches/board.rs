@@ -101,7 +101,7 @@ fn main() {
         let t_build = t.elapsed();
         let texts: Vec<String> = files.into_iter().map(|(_, t)| t).collect();
         let t = Instant::now();
-        let artifacts = rt.block_on(host.render(&wasm, None, Arc::new(BTreeMap::new()), texts, "")).unwrap();
+        let artifacts = rt.block_on(host.render(&wasm, None, Arc::new(BTreeMap::new()), texts, "")).unwrap().artifacts;
         let t_render = t.elapsed();
         let t = Instant::now();
         let dir = work.join("steps");

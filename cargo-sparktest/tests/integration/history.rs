@@ -169,3 +169,48 @@ fn a_history_past_what_the_reporter_is_handed_whole_makes_the_same_board_from_th
     assert!(html.contains("<b>2026-03-01</b>: 17 runs,"), "folded nights in the page too");
     assert!(html.len() < std::fs::read_to_string(p.path().join("whole/board.html")).unwrap().len());
 }
+
+/// Seven nights of the 31-configuration board (10,416 files, 242 MB)
+/// opened at 1,440 px in Chromium: the page loads, every column is there,
+/// the run log is folded by night with only the latest open, and the page
+/// does not scroll sideways. Written to `target/board-year-1440x900.png`.
+#[test]
+#[ignore = "about a minute: 10,416 files through the board and a browser; run with --ignored"]
+fn seven_nights_of_thirty_one_columns_open_folded_by_night_in_a_real_browser() {
+    let p = Project::new("");
+    // The built-in limits (the test projects cap memory at 64 MiB).
+    std::fs::write(p.path().join("sparktest.toml"), "[run]\nmeasurements-dir = \"measurements\"\n").unwrap();
+    let first = p.path().join("first");
+    crate::board_files::write(&first, &repo().join("suites"), 31);
+    let night = crate::board_files::Night::read(&first);
+    let m = p.path().join("m");
+    for k in 0..7 {
+        night.write(&m, k);
+    }
+    assert_eq!(std::fs::read_dir(&m).unwrap().count(), 7 * crate::board_files::COLUMNS * 3 * 16);
+    let measurements = m.display().to_string();
+    let out = p.run(&["board", "--measurements", &measurements, "--out", "out"]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(text(&out).contains("and 7 older nights as counts"), "{}", text(&out));
+    let html = p.path().join("out/board.html");
+    eprintln!("board.html: {:.1} MB", std::fs::metadata(&html).unwrap().len() as f64 / 1e6);
+    let b = crate::webdriver::Browser::start_at(1440, 900);
+    b.open(&format!("file://{}", html.display()));
+    assert_eq!(crate::board::order(&b).len(), crate::board_files::COLUMNS);
+    let page = b.eval(
+        "var n=Array.prototype.slice.call(document.querySelectorAll('details.night'));\
+         return {nights: n.length, open: n.filter(function(d){return d.open;}).length,\
+           first: n.length ? n[0].querySelector('summary').textContent : '',\
+           rows: n.length ? n[0].querySelectorAll('tbody tr').length : 0,\
+           wide: document.documentElement.scrollWidth, window: window.innerWidth};",
+    );
+    eprintln!("{page}");
+    // The latest night's runs listed and open; seven older nights, folded.
+    assert_eq!(page["nights"], 8, "{page}");
+    assert_eq!(page["open"], 1, "{page}");
+    assert!(page["rows"].as_u64() >= Some(300), "{page}");
+    assert!(page["wide"].as_u64() <= page["window"].as_u64(), "the page scrolls sideways: {page}");
+    let png = b.screenshot();
+    assert_eq!(&png[1..4], b"PNG");
+    std::fs::write(target_dir().join("board-year-1440x900.png"), png).unwrap();
+}

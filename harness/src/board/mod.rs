@@ -14,6 +14,7 @@ use crate::suite::Source;
 mod index;
 mod select;
 
+pub use index::path_for as index_path;
 pub use select::Selection;
 
 /// Everything `cargo sparktest board` needs.
@@ -539,7 +540,7 @@ pub fn board(args: BoardArgs) -> Result<i32, Error> {
     // Home folders are the person's, not the measurement's: `~` on a board.
     let texts: Vec<String> = files.into_iter().map(|(_, t)| homes_as_tilde(&t)).collect();
     let bytes: usize = texts.iter().map(String::len).sum();
-    let artifacts = rt
+    let rendered = rt
         .block_on(host.render(&wasm, pin.as_deref(), Arc::new(inputs), texts, &reporter_config))
         .map_err(|e| past_the_limit(e, count, bytes))?;
     let out = args.out.clone().unwrap_or_else(|| config.path(Path::new("board")));
@@ -558,7 +559,7 @@ pub fn board(args: BoardArgs) -> Result<i32, Error> {
         }
     }
     let mut written = Vec::new();
-    for (path, content) in artifacts {
+    for (path, content) in rendered.artifacts {
         let dest = out.join(&path);
         if let Some(parent) = dest.parent() {
             std::fs::create_dir_all(parent)
@@ -568,7 +569,14 @@ pub fn board(args: BoardArgs) -> Result<i32, Error> {
             .map_err(|e| Error::new(ErrorKind::Io, format!("failed to write {}: {e}", dest.display())))?;
         written.push(dest.display().to_string());
     }
-    eprintln!("sparktest: board from {} measurement files in {}: wrote {}", count, dir.display(), written.join(", "));
+    eprintln!(
+        "sparktest: board from {} measurement files in {}: wrote {} (the reporter grew to {} MiB of its {} MiB)",
+        count,
+        dir.display(),
+        written.join(", "),
+        rendered.peak_memory.div_ceil(1 << 20),
+        limit >> 20
+    );
     Ok(sparktest_record::exit_code::OK)
 }
 

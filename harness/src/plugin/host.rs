@@ -350,7 +350,7 @@ impl PluginHost {
             },
             wasi,
             table: ResourceTable::new(),
-            limits,
+            limits: super::state::Watched { limits, peak: 0 },
             endpoint,
             judge: reach.judge,
             restart: reach.restart,
@@ -534,7 +534,7 @@ impl PluginHost {
         files: Arc<BTreeMap<String, Vec<u8>>>,
         measurements: Vec<String>,
         config: &str,
-    ) -> Result<Vec<(String, Vec<u8>)>, Error> {
+    ) -> Result<Rendered, Error> {
         let (_, component) = self.compile(&self.reporter_engine, wasm, pin)?;
         Self::known_interfaces(&self.reporter_engine, &component, wasm)?;
         let pre = self
@@ -572,7 +572,8 @@ impl PluginHost {
         let result = result.map_err(|e| plugin_err(format!("reporter {} failed: {e}", wasm.display())))?;
         let artifacts =
             result.map_err(|e| Error::new(ErrorKind::Setup, format!("reporter {} refused: {e}", wasm.display())))?;
-        artifacts
+        let peak_memory = store.data().limits.peak;
+        let artifacts = artifacts
             .into_iter()
             .map(|(path, content)| {
                 let safe = !path.is_empty()
@@ -583,7 +584,8 @@ impl PluginHost {
                     Err(plugin_err(format!("reporter {} wrote outside its folder: {path:?}", wasm.display())))
                 }
             })
-            .collect()
+            .collect::<Result<_, _>>()?;
+        Ok(Rendered { artifacts, peak_memory })
     }
 
     /// The instrument's cases for this config.
@@ -657,6 +659,15 @@ fn unknown_interface<'a>(imports: impl Iterator<Item = &'a str>) -> Option<Strin
 /// A trap as a sentence naming its cause: CPU budget, memory limit, a limit
 /// on what the instrument may hand the host, panic (with the guest's own
 /// message from stderr), or the trap itself; `who` is the kind of plugin.
+/// What a reporter made, and the most memory it grew to making it.
+#[derive(Debug)]
+pub struct Rendered {
+    /// Each file's path (inside the board's folder) and bytes.
+    pub artifacts: Vec<(String, Vec<u8>)>,
+    /// Its largest linear memory at its peak, in bytes.
+    pub peak_memory: usize,
+}
+
 fn trap_message(who: &str, err: &wasmtime::Error, stderr: &MemoryOutputPipe, limits: &Limits) -> String {
     let guest_said = String::from_utf8_lossy(&stderr.contents()).trim().to_string();
     let full = format!("{err:#}");

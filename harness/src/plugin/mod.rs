@@ -24,6 +24,6 @@ pub use adapter::Finding;
 pub use build::{component_for, own_workspace, trusted_workspaces};
 pub use cache::compile_cache_dir;
 pub(crate) use cache::private_folder;
-pub use host::{CaseInfo, CaseResult, Ended, INTERFACES, InstrumentPlugin, Limits, PluginHost, Reach};
+pub use host::{CaseInfo, CaseResult, Ended, INTERFACES, InstrumentPlugin, Limits, PluginHost, Reach, Rendered};
 pub use names::check_segments;
 pub use state::{CallLog, Judge, Restarter, RunLimits};
