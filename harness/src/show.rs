@@ -39,7 +39,7 @@ pub fn show(args: ShowArgs) -> Result<i32, Error> {
     if run.contains(['/', '\\']) || run.starts_with('.') {
         return Err(setup(format!("{run:?} is not a run id")));
     }
-    let file = dir.join(format!("{run}.jsonl"));
+    let file = file_of_run(&dir, run)?;
     let read = sparktest_record::reader::File::<CallRecord>::read(&file).map_err(|e| setup(e.to_string()))?;
     let record = read
         .run
@@ -67,6 +67,20 @@ pub fn show(args: ShowArgs) -> Result<i32, Error> {
         ),
     }
     Ok(0)
+}
+
+/// The file that holds a run: `<run id>.jsonl`, as the harness names it,
+/// else the file the board's index says holds it (a file renamed, or
+/// copied in under another name).
+fn file_of_run(dir: &std::path::Path, run: &str) -> Result<PathBuf, Error> {
+    let named = dir.join(format!("{run}.jsonl"));
+    if named.is_file() {
+        return Ok(named);
+    }
+    let runs = if dir.is_dir() { crate::board::runs_in(dir)? } else { Vec::new() };
+    runs.into_iter().find(|(_, f)| f.run_id == run).map(|(path, _)| path).ok_or_else(|| {
+        setup(format!("no measurement file in {} holds run {run} (looked for {})", dir.display(), named.display()))
+    })
 }
 
 fn print_record(r: &CaseRecord) {

@@ -214,3 +214,28 @@ fn seven_nights_of_thirty_one_columns_open_folded_by_night_in_a_real_browser() {
     assert_eq!(&png[1..4], b"PNG");
     std::fs::write(target_dir().join("board-year-1440x900.png"), png).unwrap();
 }
+
+/// `show` and `diff` find a run through the index: a file renamed, or
+/// copied in under another name, is found by the run id it holds.
+#[test]
+fn show_and_diff_find_a_run_by_its_id_whatever_its_file_is_called() {
+    let p = Project::new("");
+    let dir = p.path().join("m");
+    std::fs::create_dir_all(&dir).unwrap();
+    let a = manifest("alpha", "m", "llama.cpp", "2026-03-01T00:00:00Z");
+    let b = manifest("alpha", "m", "llama.cpp", "2026-03-02T00:00:00Z");
+    let (a_id, b_id) = (a.run_id.clone(), b.run_id.clone());
+    write(&dir, "copied-in-from-the-cluster.jsonl", a, vec![footprint(2.0)], true);
+    write(&dir, "renamed.jsonl", b, vec![footprint(2.5)], true);
+    let measurements = dir.display().to_string();
+    let shown = p.run(&["show", &format!("{a_id}#footprint::idle::memory"), "--measurements", &measurements]);
+    assert!(shown.status.success(), "{}", text(&shown));
+    assert!(text(&shown).contains("resident-gib = 2 "), "{}", text(&shown));
+    let missing = p.run(&["show", "no-such-run#footprint::idle::memory", "--measurements", &measurements]);
+    assert_eq!(missing.status.code(), Some(3), "{}", text(&missing));
+    assert!(text(&missing).contains("holds run no-such-run"), "{}", text(&missing));
+    let diff = p.run(&["diff", &a_id, &b_id, "--measurements", &measurements]);
+    assert!(diff.status.success(), "{}", text(&diff));
+    let said = text(&diff);
+    assert!(said.contains(&format!("diff A: {a_id} (")) && said.contains(&format!("B: {b_id} (")), "{said}");
+}

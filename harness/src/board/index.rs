@@ -103,6 +103,32 @@ pub(super) enum Slot {
     Indexed(Box<Entry>),
     /// No readable manifest: left out, and said.
     Left(sparktest_record::ReadError),
+    /// A file of another major format version: the board refuses it,
+    /// naming it ([`refuse_other_versions`]); a lookup passes it by.
+    OtherVersion(String),
+}
+
+/// The first file of another major format version, as the error the
+/// reader gives for it: the board is not built of part of a folder it
+/// cannot read.
+pub(super) fn refuse_other_versions(slots: &[Slot]) -> Result<(), Error> {
+    match slots.iter().find_map(|s| if let Slot::OtherVersion(e) = s { Some(e) } else { None }) {
+        Some(e) => Err(Error::new(ErrorKind::Setup, e.clone())),
+        None => Ok(()),
+    }
+}
+
+/// The readable measurement files of `dir` with what their manifests say,
+/// through the index: what `diff` and `show` look a run id or group up in,
+/// reading only the files the index does not hold as they stand.
+pub(crate) fn runs_in(dir: &Path) -> Result<Vec<(PathBuf, Facts)>, Error> {
+    let files = super::measurement_files(dir)?;
+    let (slots, _) = refresh(dir, &files)?;
+    Ok(files
+        .into_iter()
+        .zip(slots)
+        .filter_map(|(f, s)| if let Slot::Indexed(e) = s { Some((f, e.facts)) } else { None })
+        .collect())
 }
 
 /// What a refresh did, for the note on stderr and for tests.
@@ -152,9 +178,9 @@ pub(super) fn refresh(dir: &Path, files: &[PathBuf]) -> Result<(Vec<Slot>, Refre
         }
         slots.push(entry.map(|e| Slot::Indexed(Box::new(e))));
     }
-    let read: Vec<Result<Slot, Error>> = super::on_every_core(&to_read, |i| reduce(&files[*i]));
+    let read: Vec<Slot> = super::on_every_core(&to_read, |i| reduce(&files[*i]));
     for (i, slot) in to_read.iter().zip(read) {
-        slots[*i] = Some(slot?);
+        slots[*i] = Some(slot);
     }
     let refresh = Refresh { reused: files.len() - to_read.len(), read: to_read.len(), dropped: old.len() };
     let slots: Vec<Slot> = slots.into_iter().map(|s| s.expect("every file has a slot")).collect();
@@ -289,28 +315,28 @@ fn sweep(keep: &Path) {
 }
 
 /// Read one file whole and reduce it.
-fn reduce(f: &Path) -> Result<Slot, Error> {
+fn reduce(f: &Path) -> Slot {
     let stat = std::fs::metadata(f).ok().filter(std::fs::Metadata::is_file).map(|m| Stat::of(&m));
     let (file, text) = match File::<Unread>::read_text(f) {
         Ok(read) => read,
-        Err(e) if e.is_other_version() => return Err(Error::new(ErrorKind::Setup, e.to_string())),
+        Err(e) if e.is_other_version() => return Slot::OtherVersion(e.to_string()),
         Err(e) => {
-            return Ok(Slot::Left(match e.kind {
+            return Slot::Left(match e.kind {
                 FileErrorKind::Io(io) => {
                     sparktest_record::ReadError { line: 1, message: format!("cannot be read: {io}") }
                 }
                 FileErrorKind::Format(e) => e,
-            }));
+            });
         }
     };
     let Some(stat) = stat else {
-        return Ok(Slot::Left(sparktest_record::ReadError {
+        return Slot::Left(sparktest_record::ReadError {
             line: 1,
             message: "cannot be read: not a regular file".into(),
-        }));
+        });
     };
     let digest = crate::suite::sha256_hex(&text.as_bytes()[..file.whole_bytes]);
-    Ok(Slot::Indexed(Box::new(entry_of(stat, digest, file))))
+    Slot::Indexed(Box::new(entry_of(stat, digest, file)))
 }
 
 fn entry_of(stat: Stat, digest: String, file: File<Unread>) -> Entry {

@@ -15,6 +15,7 @@ mod index;
 mod select;
 
 pub use index::path_for as index_path;
+pub(crate) use index::runs_in;
 pub use select::Selection;
 
 /// Everything `cargo sparktest board` needs.
@@ -206,10 +207,11 @@ pub fn read_measurements_within(dir: &Path, selection: &Selection, limit: u64) -
         return Err(setup(format!("no measurement files (*.jsonl) in {}", dir.display())));
     }
     let (slots, refresh) = index::refresh(dir, &files)?;
+    index::refuse_other_versions(&slots)?;
     let mut read = Measurements { refresh, ..Measurements::default() };
     let entry = |i: usize| match &slots[i] {
         index::Slot::Indexed(e) => Some(e.as_ref()),
-        index::Slot::Left(_) => None,
+        index::Slot::Left(_) | index::Slot::OtherVersion(_) => None,
     };
     let facts: Vec<select::Facts> =
         (0..files.len()).map(|i| entry(i).map(|e| e.facts.clone()).unwrap_or_default()).collect();
@@ -238,7 +240,7 @@ pub fn read_measurements_within(dir: &Path, selection: &Selection, limit: u64) -
                     read.damage.push(Damage { file: name, line: *line, message: message.clone(), kept: true });
                 }
             }
-            (index::Slot::Indexed(_), false) => {}
+            (index::Slot::Indexed(_), false) | (index::Slot::OtherVersion(_), _) => {}
         }
     }
     if runs.is_empty() && read.left_out > 0 {

@@ -81,19 +81,17 @@ fn files_for(spec: &str, cwd: &Path, dir: &Path) -> Result<Vec<PathBuf>, Error> 
     }
     let names_a_run = !spec.contains(['/', '\\']) && !spec.starts_with('.');
     if names_a_run && dir.is_dir() {
-        let mut found = Vec::new();
-        for f in crate::board::measurement_files(dir)? {
-            // Only the manifest is asked for: the calls are skipped unread.
-            let Ok(File { run: Run { manifest: m, .. }, .. }) = File::<sparktest_record::reader::Unread>::read(&f)
-            else {
-                continue;
-            };
-            let group = m.partition.as_ref().is_some_and(|p| p.group == spec)
-                || m.repeat.as_ref().is_some_and(|r| r.group == spec);
-            if m.run_id == spec || m.resumes.as_deref() == Some(spec) || group {
-                found.push(f);
-            }
-        }
+        // Looked up in the board's index: a folder of a year of runs is
+        // not read again for each lookup.
+        let (repeat, part) = (format!("repeat {spec}"), format!("partition {spec} "));
+        let found: Vec<PathBuf> = crate::board::runs_in(dir)?
+            .into_iter()
+            .filter(|(_, f)| {
+                let group = f.groups.iter().any(|g| *g == repeat || g.starts_with(&part));
+                f.run_id == spec || f.resumes.as_deref() == Some(spec) || group
+            })
+            .map(|(path, _)| path)
+            .collect();
         if !found.is_empty() {
             return Ok(found);
         }
