@@ -118,7 +118,11 @@ fn history(dir: &Path) {
     let padding = "x".repeat(400_000);
     for i in 0..12 {
         let c = case("footprint", "idle::memory", Outcome::Fail, &[("resident-gib", 5.0)], Some(&padding));
-        write(dir, &format!("delta-pad{i:02}.jsonl"), m("delta", 1, 10 + i), vec![c], true);
+        // Measured on another box: history, not the column's box now.
+        let mut pad = m("delta", 1, 10 + i);
+        pad.client_host.hostname = Some("the-old-box".into());
+        pad.client_host.cores = 2;
+        write(dir, &format!("delta-pad{i:02}.jsonl"), pad, vec![c], true);
     }
     write(dir, "delta-3.jsonl", m("delta", 3, 10), vec![footprint(4.0)], true);
 }
@@ -150,6 +154,12 @@ fn a_history_past_what_the_reporter_is_handed_whole_makes_the_same_board_from_th
     assert!(!said.contains("board index:"), "the second build reads nothing for the index: {said}");
     let (whole, counted) = (standings(&p.path().join("whole")), standings(&p.path().join("counted")));
     assert_eq!(whole, counted, "the same standings.json");
+    // The old box gave no cell a record: neither board names it.
+    assert!(!serde_json::to_string(&whole).unwrap().contains("the-old-box"));
+    assert!(
+        std::fs::read_to_string(p.path().join("whole/board.md")).unwrap().contains("the-old-box"),
+        "its runs are in the log"
+    );
     // And the cells read what they should: alpha's footprint from its
     // first night (its later runs measured only the KV pool, or died).
     let json = serde_json::to_string(&counted).unwrap();

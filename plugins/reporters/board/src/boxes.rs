@@ -62,17 +62,36 @@ impl Seen {
     }
 }
 
-/// The boxes of a column's files (its runs', the bare arm's of a paired
-/// run, and every part and resume read into them), in the order first
-/// measured, each once.
-fn of_column(runs: &Runs, key: &str) -> Vec<Seen> {
+/// The boxes of the column's files whose records its cells name (its
+/// runs', the bare arm's of a paired run, and every part and resume read
+/// into them), in the order first measured, each once; where no cell
+/// names a record, its latest file's. A box whose runs gave nothing the
+/// board shows is history, in the run log, not the column's: so a board
+/// handed only the runs its cells read names the same boxes.
+fn of_column(runs: &Runs, rows: &[Row], key: &str) -> Vec<Seen> {
     let mut ids: BTreeSet<&str> = BTreeSet::new();
+    let mut latest: Option<&crate::run::Run> = None;
     for r in runs.iter().filter(|r| !r.is_campaign_record()) {
         if r.column == key || r.bare_column.as_deref() == Some(key) {
             ids.insert(&r.manifest.run_id);
             ids.extend(r.resumed_by.iter().chain(&r.parts).map(String::as_str));
+            latest = Some(r);
         }
     }
+    let named: BTreeSet<&str> = rows
+        .iter()
+        .filter_map(|row| row.cells.get(key))
+        .flat_map(records)
+        .filter_map(|id| run_of(id, &|r| ids.contains(r)))
+        .collect();
+    let ids: BTreeSet<&str> = match (named.is_empty(), latest) {
+        (false, _) => named,
+        // Runs are in start order: the last is the latest.
+        (true, Some(r)) => std::iter::once(r.manifest.run_id.as_str())
+            .chain(r.resumed_by.iter().chain(&r.parts).map(String::as_str))
+            .collect(),
+        (true, None) => BTreeSet::new(),
+    };
     let mut seen: Vec<Seen> = Vec::new();
     for l in runs.log().iter().filter(|l| ids.contains(l.run_id.as_str())) {
         let words = words(l);
@@ -147,7 +166,7 @@ fn letter(i: usize) -> String {
 /// unlike ([`Column::unlike`]). Returns the kinds, `A: …`, where there is
 /// more than one.
 pub fn name(columns: &mut BTreeMap<String, Column>, rows: &[Row], runs: &Runs) -> Vec<String> {
-    let seen: BTreeMap<String, Vec<Seen>> = columns.keys().map(|k| (k.clone(), of_column(runs, k))).collect();
+    let seen: BTreeMap<String, Vec<Seen>> = columns.keys().map(|k| (k.clone(), of_column(runs, rows, k))).collect();
     let mut kinds: Vec<&str> = Vec::new();
     for s in seen.values().flatten() {
         if !kinds.contains(&s.hardware.as_str()) {
