@@ -24,7 +24,9 @@ use super::select::Facts;
 use crate::error::{Error, ErrorKind};
 
 /// The first line of an index; an index of another layout or harness is
-/// rebuilt.
+/// rebuilt. The number goes up whenever what an entry holds or means
+/// changes (a feature digested differently included), so that no entry is
+/// read with another meaning.
 const HEAD: &str = concat!("sparktest board index 1 ", env!("CARGO_PKG_VERSION"));
 
 /// A file as it stood when it was read (through a link, its target's): an
@@ -350,8 +352,7 @@ fn entry_of(stat: Stat, digest: String, file: File<Unread>) -> Entry {
             fnv(&[key.as_bytes(), line.as_bytes()])
         })
         .collect();
-    let mut features: Vec<u64> =
-        run.measured().map(|c| fnv(&[b"case", c.instrument.as_bytes(), c.id.as_bytes()])).collect();
+    let mut features: Vec<u64> = run.measured().map(case_feature).collect();
     if let Some(s) = &run.summary {
         features.extend(s.gate.iter().map(|_| fnv(&[b"gate"])));
         features.extend(s.instruments.iter().map(|i| fnv(&[b"summary", i.name.as_bytes()])));
@@ -395,6 +396,24 @@ fn entry_of(stat: Stat, digest: String, file: File<Unread>) -> Entry {
     }
 }
 
+/// What a cell may ask of one case, as one digest: the case, and which
+/// metrics, notes and tags it carries. A rule that reads a note or a metric
+/// skips a case without it (a lost case has none), so a case measured
+/// with them and the same case without are two features: the newer one
+/// does not stand for the older.
+fn case_feature<C>(c: &sparktest_record::CaseRecord<C>) -> u64 {
+    let mut parts: Vec<&[u8]> = vec![b"case", c.instrument.as_bytes(), c.id.as_bytes()];
+    let mut metrics: Vec<&str> = c.metrics.iter().map(|m| m.name.as_str()).collect();
+    let mut notes: Vec<&str> = c.notes.iter().map(|(k, _)| k.as_str()).collect();
+    let mut tags: Vec<&str> = c.tags.iter().map(String::as_str).collect();
+    for (head, names) in [(b"metrics" as &[u8], &mut metrics), (b"notes", &mut notes), (b"tags", &mut tags)] {
+        names.sort_unstable();
+        parts.push(head);
+        parts.extend(names.iter().map(|n| n.as_bytes()));
+    }
+    fnv(&parts)
+}
+
 /// FNV-1a over some byte strings, each ended by a zero: a stable digest
 /// (the index outlives the process), small enough to hold one per case.
 fn fnv(parts: &[&[u8]]) -> u64 {
@@ -404,4 +423,37 @@ fn fnv(parts: &[&[u8]]) -> u64 {
         h = h.wrapping_mul(0x0000_0100_0000_01b3);
     }
     h
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sparktest_record::{CaseRecord, Metric, Outcome};
+
+    fn case(metrics: &[&str], notes: &[&str]) -> CaseRecord<Unread> {
+        let mut c: CaseRecord<Unread> = serde_json::from_value(serde_json::json!({
+            "id": "ocr::page-1", "instrument": "ocr", "case": "page-1", "outcome": "pass",
+            "transcript_sha256": "", "metrics": [], "notes": [], "tags": [], "started_at": "",
+            "seconds": 0.0, "endpoint_seconds": 0.0, "calls": [], "prompt_tokens": null,
+            "completion_tokens": null, "snapshots": []
+        }))
+        .unwrap();
+        c.metrics = metrics.iter().map(|m| Metric { name: m.to_string(), value: 1.0, unit: String::new() }).collect();
+        c.notes = notes.iter().map(|n| (n.to_string(), "x".to_string())).collect();
+        c
+    }
+
+    #[test]
+    fn a_case_without_the_metrics_or_notes_a_rule_reads_does_not_stand_for_one_with_them() {
+        let measured = case_feature(&case(&["score", "words"], &["vision"]));
+        // The same names in another order: the same feature.
+        assert_eq!(measured, case_feature(&case(&["words", "score"], &["vision"])));
+        // Lost: no metric, no note.
+        let mut lost = case(&[], &[]);
+        lost.outcome = Outcome::Lost;
+        assert_ne!(measured, case_feature(&lost));
+        assert_ne!(measured, case_feature(&case(&["score", "words"], &[])));
+        // A metric name is not read as a note's.
+        assert_ne!(case_feature(&case(&["vision"], &[])), case_feature(&case(&[], &["vision"])));
+    }
 }
