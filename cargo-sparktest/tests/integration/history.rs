@@ -125,6 +125,13 @@ fn history(dir: &Path) {
         write(dir, &format!("delta-pad{i:02}.jsonl"), pad, vec![c], true);
     }
     write(dir, "delta-3.jsonl", m("delta", 3, 10), vec![footprint(4.0)], true);
+    // A night of many runs that never finished: more than a folded night
+    // names one by one.
+    for i in 0..52 {
+        let cut = manifest("epsilon", "m", "llama.cpp", &format!("2026-03-01T01:{i:02}:00Z"));
+        write(dir, &format!("epsilon-{i:02}.jsonl"), cut, vec![footprint(1.5)], false);
+    }
+    write(dir, "epsilon-3.jsonl", m("epsilon", 3, 30), vec![footprint(1.5)], true);
 }
 
 #[test]
@@ -148,7 +155,7 @@ fn a_history_past_what_the_reporter_is_handed_whole_makes_the_same_board_from_th
     std::fs::write(p.path().join("sparktest.toml"), config).unwrap();
     let said = board("counted");
     assert!(
-        said.contains("the 21 runs hold 4.8 MB, more than the reporter is handed whole: it is handed the 9 files its cells and the latest night read, and 2 older nights as counts"),
+        said.contains("the 74 runs hold 4.9 MB, more than the reporter is handed whole: it is handed the 10 files its cells and the latest night read, and 2 older nights as counts"),
         "{said}"
     );
     assert!(!said.contains("board index:"), "the second build reads nothing for the index: {said}");
@@ -167,16 +174,28 @@ fn a_history_past_what_the_reporter_is_handed_whole_makes_the_same_board_from_th
     // The run log: the latest night's runs listed, each older night one
     // line with its runs that failed as runs or resumed one.
     let md = std::fs::read_to_string(p.path().join("counted/board.md")).unwrap();
-    assert!(md.contains("### 2026-03-03: 2 runs, 0 with a failed case, 1 with a lost case, 0 unfinished\n\n|"), "{md}");
+    assert!(md.contains("### 2026-03-03: 3 runs, 0 with a failed case, 1 with a lost case, 0 unfinished\n\n|"), "{md}");
     // (Markdown escapes a parenthesis.)
     let night2 = "### 2026-03-02: 2 runs, 0 with a failed case, 0 with a lost case, 0 unfinished\n\n\
                   - 2026-03-02T00:05:00Z-gamma \\(gamma-2.jsonl\\): resumes 2026-03-01T00:05:00Z-gamma\n";
     assert!(md.contains(night2), "{md}");
-    let night1 = "### 2026-03-01: 17 runs, 12 with a failed case, 0 with a lost case, 1 unfinished\n\n\
+    let night1 = "### 2026-03-01: 69 runs, 12 with a failed case, 0 with a lost case, 53 unfinished\n\n\
                   - 2026-03-01T00:05:00Z-gamma \\(gamma-1.jsonl\\): never finished \\(no summary line: it crashed or was killed\\)\n";
     assert!(md.contains(night1), "{md}");
     let html = std::fs::read_to_string(p.path().join("counted/board.html")).unwrap();
-    assert!(html.contains("<b>2026-03-01</b>: 17 runs,"), "folded nights in the page too");
+    assert!(html.contains("<b>2026-03-01</b>: 69 runs,"), "folded nights in the page too");
+    // 53 runs of that night never finished: 50 named, then how to see all.
+    let night1 = &md[md.find("### 2026-03-01").unwrap()..];
+    let night1 = &night1[..night1[4..].find("\n#").map_or(night1.len(), |at| at + 4)];
+    let named: Vec<&str> = night1.lines().filter(|l| l.starts_with("- ")).collect();
+    assert_eq!(named.len(), 51, "{night1}");
+    assert!(
+        named[50].starts_with(
+            "- and 3 more runs that failed as runs or resumed one: a board of that night alone lists them all"
+        ),
+        "{}",
+        named[50]
+    );
     assert!(html.len() < std::fs::read_to_string(p.path().join("whole/board.html")).unwrap().len());
 }
 

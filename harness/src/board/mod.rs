@@ -176,6 +176,10 @@ pub struct FoldedNight {
     pub notable: Vec<String>,
 }
 
+/// The most runs a folded night names (its failed and resumed runs): a
+/// night of thousands of dead runs is one line and a pointer, not a page.
+pub const NOTABLE_PER_NIGHT: usize = 50;
+
 /// The share of the reporter's memory that the runs handed whole may hold
 /// in bytes: up to it, every picked run is handed whole (parsed, a run
 /// takes a few times its bytes); past it, the runs the cells read and the
@@ -355,6 +359,7 @@ fn cells_and_latest_night<'a>(
     let mut whole: BTreeSet<usize> = select::read_by_cells(facts, &reads, runs).intersection(runs).copied().collect();
     whole.extend(runs.iter().filter(|i| night(**i).is_some_and(|k| latest.contains(&k))));
     let mut nights: BTreeMap<String, FoldedNight> = BTreeMap::new();
+    let mut notable: BTreeMap<String, Vec<((&str, &str), String)>> = BTreeMap::new();
     for i in runs.iter().copied().filter(|i| !night(*i).is_some_and(|k| latest.contains(&k))) {
         let Some(e) = entry(i) else { continue };
         let label = night(i).unwrap_or_else(|| "undated".into());
@@ -369,15 +374,31 @@ fn cells_and_latest_night<'a>(
         n.lost_case += usize::from(e.log.lost_case);
         n.unfinished += usize::from(e.log.unfinished);
         let file = name_of(&files[i]);
+        let said = notable.entry(n.label.clone()).or_default();
+        let at = (e.facts.started_at.as_str(), e.facts.run_id.as_str());
         if let Some(why) = &e.log.failed {
-            n.notable.push(format!("{} ({file}): {why}", e.facts.run_id));
+            said.push((at, format!("{} ({file}): {why}", e.facts.run_id)));
         }
         if let Some(of) = &e.facts.resumes {
-            n.notable.push(format!("{} ({file}): resumes {of}", e.facts.run_id));
+            said.push((at, format!("{} ({file}): resumes {of}", e.facts.run_id)));
         }
     }
     let mut folded: Vec<FoldedNight> = nights.into_values().collect();
     folded.sort_by(|a, b| b.first.cmp(&a.first));
+    for n in &mut folded {
+        // Oldest first, as a night's table lists its runs.
+        let mut said = notable.remove(&n.label).unwrap_or_default();
+        said.sort();
+        n.notable = said.into_iter().map(|(_, words)| words).collect();
+        if n.notable.len() > NOTABLE_PER_NIGHT {
+            let more = n.notable.len() - NOTABLE_PER_NIGHT;
+            n.notable.truncate(NOTABLE_PER_NIGHT);
+            n.notable.push(format!(
+                "and {more} more runs that failed as runs or resumed one: a board of that night alone lists them all \
+                 (--since and --until its date, or --campaign its id)"
+            ));
+        }
+    }
     (whole, folded)
 }
 
