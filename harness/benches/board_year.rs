@@ -18,6 +18,8 @@
 
 #[path = "support/board_files.rs"]
 mod board_files;
+#[path = "support/nights.rs"]
+mod nights;
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -44,7 +46,7 @@ fn main() {
         .split(',')
         .filter_map(|n| n.trim().parse().ok())
         .collect();
-    let night = board_files::Night::read(&night);
+    let night = nights::Night::read(&night);
     println!("| nights | files | MB | build | wall | peak RSS | reporter | board.html | board.md |");
     println!("|---|---|---|---|---|---|---|---|---|");
     for n in nights {
@@ -89,6 +91,9 @@ struct Built {
 fn build(repo: &Path, folder: &Path) -> Built {
     let me = std::env::current_exe().unwrap();
     let started = Instant::now();
+    // Reaped by wait4 below, which gives the child's own resource use
+    // (std's wait does not).
+    #[allow(clippy::zombie_processes)]
     let child = std::process::Command::new(me)
         .env("SPARKTEST_BENCH_ONE_BOARD", folder)
         .current_dir(repo)

@@ -211,7 +211,7 @@ fn seven_nights_of_thirty_one_columns_open_folded_by_night_in_a_real_browser() {
     std::fs::write(p.path().join("sparktest.toml"), "[run]\nmeasurements-dir = \"measurements\"\n").unwrap();
     let first = p.path().join("first");
     crate::board_files::write(&first, &repo().join("suites"), 31);
-    let night = crate::board_files::Night::read(&first);
+    let night = crate::nights::Night::read(&first);
     let m = p.path().join("m");
     for k in 0..7 {
         night.write(&m, k);

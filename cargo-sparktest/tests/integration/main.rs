@@ -8,6 +8,9 @@ mod fake_server;
 #[path = "../../../harness/benches/support/board_files.rs"]
 mod board_files;
 
+#[path = "../../../harness/benches/support/nights.rs"]
+mod nights;
+
 mod agent;
 mod board;
 mod bookkeeping;

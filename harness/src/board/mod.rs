@@ -359,7 +359,8 @@ fn cells_and_latest_night<'a>(
     let mut whole: BTreeSet<usize> = select::read_by_cells(facts, &reads, runs).intersection(runs).copied().collect();
     whole.extend(runs.iter().filter(|i| night(**i).is_some_and(|k| latest.contains(&k))));
     let mut nights: BTreeMap<String, FoldedNight> = BTreeMap::new();
-    let mut notable: BTreeMap<String, Vec<((&str, &str), String)>> = BTreeMap::new();
+    // Per night, its failed and resumed runs: (start, run id) and words.
+    let mut notable: BTreeMap<String, Vec<Said>> = BTreeMap::new();
     for i in runs.iter().copied().filter(|i| !night(*i).is_some_and(|k| latest.contains(&k))) {
         let Some(e) = entry(i) else { continue };
         let label = night(i).unwrap_or_else(|| "undated".into());
@@ -401,6 +402,9 @@ fn cells_and_latest_night<'a>(
     }
     (whole, folded)
 }
+
+/// A run a folded night names: its (start, run id), and what is said.
+type Said<'a> = ((&'a str, &'a str), String);
 
 /// A file's whole lines and the transcripts its records name.
 fn read_whole(f: &Path) -> Result<(String, Vec<String>), sparktest_record::ReadError> {

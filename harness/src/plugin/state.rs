@@ -534,6 +534,49 @@ impl CaseState {
     }
 }
 
+/// The store's limits, and the most memory its guest asked for: what the
+/// board says of its reporter, so that a user sees how near the limit a
+/// board is before it is reached.
+pub(super) struct Watched {
+    pub(super) limits: StoreLimits,
+    /// The largest size any of its linear memories grew to, in bytes.
+    pub(super) peak: usize,
+}
+
+impl wasmtime::ResourceLimiter for Watched {
+    fn memory_growing(&mut self, current: usize, desired: usize, maximum: Option<usize>) -> wasmtime::Result<bool> {
+        let grows = self.limits.memory_growing(current, desired, maximum)?;
+        if grows {
+            self.peak = self.peak.max(desired);
+        }
+        Ok(grows)
+    }
+
+    fn memory_grow_failed(&mut self, error: wasmtime::Error) -> wasmtime::Result<()> {
+        self.limits.memory_grow_failed(error)
+    }
+
+    fn table_growing(&mut self, current: usize, desired: usize, maximum: Option<usize>) -> wasmtime::Result<bool> {
+        self.limits.table_growing(current, desired, maximum)
+    }
+
+    fn table_grow_failed(&mut self, error: wasmtime::Error) -> wasmtime::Result<()> {
+        self.limits.table_grow_failed(error)
+    }
+
+    fn instances(&self) -> usize {
+        self.limits.instances()
+    }
+
+    fn tables(&self) -> usize {
+        self.limits.tables()
+    }
+
+    fn memories(&self) -> usize {
+        self.limits.memories()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -652,48 +695,5 @@ mod tests {
         let refused = Err(dom::CallError::Unauthorized { status: 401, body: "no".into(), attempts: 1 });
         log.record_load(&sent, &load(vec![load_request(0, false, answered()), load_request(1, false, refused)]));
         assert!(log.stop.as_deref().is_some_and(|s| s.contains("refused the credentials")), "{:?}", log.stop);
-    }
-}
-
-/// The store's limits, and the most memory its guest asked for: what the
-/// board says of its reporter, so that a user sees how near the limit a
-/// board is before it is reached.
-pub(super) struct Watched {
-    pub(super) limits: StoreLimits,
-    /// The largest size any of its linear memories grew to, in bytes.
-    pub(super) peak: usize,
-}
-
-impl wasmtime::ResourceLimiter for Watched {
-    fn memory_growing(&mut self, current: usize, desired: usize, maximum: Option<usize>) -> wasmtime::Result<bool> {
-        let grows = self.limits.memory_growing(current, desired, maximum)?;
-        if grows {
-            self.peak = self.peak.max(desired);
-        }
-        Ok(grows)
-    }
-
-    fn memory_grow_failed(&mut self, error: wasmtime::Error) -> wasmtime::Result<()> {
-        self.limits.memory_grow_failed(error)
-    }
-
-    fn table_growing(&mut self, current: usize, desired: usize, maximum: Option<usize>) -> wasmtime::Result<bool> {
-        self.limits.table_growing(current, desired, maximum)
-    }
-
-    fn table_grow_failed(&mut self, error: wasmtime::Error) -> wasmtime::Result<()> {
-        self.limits.table_grow_failed(error)
-    }
-
-    fn instances(&self) -> usize {
-        self.limits.instances()
-    }
-
-    fn tables(&self) -> usize {
-        self.limits.tables()
-    }
-
-    fn memories(&self) -> usize {
-        self.limits.memories()
     }
 }
