@@ -17,10 +17,6 @@ pub use sparktest_builtin::{BOARD, COMPONENTS, Component, SUITES, Suite};
 
 use crate::error::{Error, ErrorKind};
 
-fn io(what: String, e: std::io::Error) -> Error {
-    Error::new(ErrorKind::Io, format!("failed to {what}: {e}"))
-}
-
 /// The user's cache: `~/.cache/sparktest`, the folder the reference
 /// targets' scripts provision into (`reference/`, `vllm-0.32.0/`), else a
 /// `sparktest-cache` folder in the system's temporary folder. (The scripts'
@@ -59,7 +55,7 @@ fn holds(dir: &Path, s: &Suite) -> bool {
 /// or writing the same).
 fn write_folder(dir: &Path, files: &[(&str, &[u8])]) -> Result<(), Error> {
     let parent = dir.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(parent).map_err(|e| io(format!("create {}", parent.display()), e))?;
+    std::fs::create_dir_all(parent).map_err(|e| Error::io(format!("create {}", parent.display()), e))?;
     let tmp = parent.join(format!(
         ".{}.{}.{}.tmp",
         dir.file_name().map_or_else(String::new, |n| n.to_string_lossy().into_owned()),
@@ -83,7 +79,7 @@ fn write_folder(dir: &Path, files: &[(&str, &[u8])]) -> Result<(), Error> {
     if let Err(e) = placed {
         let _ = std::fs::remove_dir_all(&tmp);
         if !dir.is_dir() {
-            return Err(io(format!("write {}", dir.display()), e));
+            return Err(Error::io(format!("write {}", dir.display()), e));
         }
     }
     Ok(())
@@ -142,8 +138,8 @@ fn component_file_in(cache: &Path, c: &Component) -> Result<(PathBuf, String), E
             ),
         ));
     }
-    std::fs::create_dir_all(&dir).map_err(|e| io(format!("create {}", dir.display()), e))?;
-    crate::campaign::lock::replace(&path, &bytes).map_err(|e| io(format!("write {}", path.display()), e))?;
+    std::fs::create_dir_all(&dir).map_err(|e| Error::io(format!("create {}", dir.display()), e))?;
+    crate::campaign::lock::replace(&path, &bytes).map_err(|e| Error::io(format!("write {}", path.display()), e))?;
     Ok((path, c.sha256.to_string()))
 }
 

@@ -43,4 +43,16 @@ impl Error {
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
         Error { kind, message: message.into() }
     }
+
+    /// A refused configuration, command line or input file (exit 3).
+    pub fn setup(message: impl Into<String>) -> Self {
+        Error::new(ErrorKind::Setup, message)
+    }
+
+    /// A file or folder that could not be read or written, or a record
+    /// that could not be encoded for it (exit 6): `failed to {what}: {e}`,
+    /// `what` saying what and where ("write /tmp/x.jsonl").
+    pub fn io(what: impl std::fmt::Display, e: impl std::fmt::Display) -> Self {
+        Error::new(ErrorKind::Io, format!("failed to {what}: {e}"))
+    }
 }

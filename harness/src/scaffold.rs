@@ -7,16 +7,8 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::error::{Error, ErrorKind};
+use crate::error::Error;
 use crate::suite::sha256_hex;
-
-fn setup(message: String) -> Error {
-    Error::new(ErrorKind::Setup, message)
-}
-
-fn io(what: String, e: std::io::Error) -> Error {
-    Error::new(ErrorKind::Io, format!("failed to {what}: {e}"))
-}
 
 /// The SDK version a new instrument depends on: this CLI's own.
 const SDK_VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -28,11 +20,11 @@ const SDK_VERSION: &str = env!("CARGO_PKG_VERSION");
 /// what to do next, in words.
 pub fn new_instrument(dir: &Path, name: &str) -> Result<String, Error> {
     if let Some(why) = name_refusal(name) {
-        return Err(setup(format!("new instrument: {name:?}: {why}")));
+        return Err(Error::setup(format!("new instrument: {name:?}: {why}")));
     }
     let camel = type_name(name);
     if dir.exists() {
-        return Err(setup(format!("new instrument: {} already exists; give a new folder", dir.display())));
+        return Err(Error::setup(format!("new instrument: {} already exists; give a new folder", dir.display())));
     }
     let lib = name.replace('-', "_");
     let words = "[\"hello\", \"sparktest\", \"wasm\"]\n";
@@ -50,9 +42,9 @@ pub fn new_instrument(dir: &Path, name: &str) -> Result<String, Error> {
     for (rel, text) in &files {
         let path = dir.join(rel);
         if let Some(p) = path.parent() {
-            std::fs::create_dir_all(p).map_err(|e| io(format!("create {}", p.display()), e))?;
+            std::fs::create_dir_all(p).map_err(|e| Error::io(format!("create {}", p.display()), e))?;
         }
-        std::fs::write(&path, text).map_err(|e| io(format!("write {}", path.display()), e))?;
+        std::fs::write(&path, text).map_err(|e| Error::io(format!("write {}", path.display()), e))?;
     }
     Ok(format!(
         "wrote instrument crate {name} in {dir}; next:\n  cd {dir}\n  cargo build --target wasm32-wasip2 --release   \
@@ -274,9 +266,9 @@ cargo sparktest --suite . --endpoint http://127.0.0.1:8000 --model MODEL
 pub fn init(dir: &Path) -> Result<PathBuf, Error> {
     let path = dir.join(crate::config::CONFIG_FILE);
     if path.exists() {
-        return Err(setup(format!("{} already exists; it is left as it is", path.display())));
+        return Err(Error::setup(format!("{} already exists; it is left as it is", path.display())));
     }
-    std::fs::write(&path, INIT).map_err(|e| io(format!("write {}", path.display()), e))?;
+    std::fs::write(&path, INIT).map_err(|e| Error::io(format!("write {}", path.display()), e))?;
     Ok(path)
 }
 
@@ -321,18 +313,18 @@ base-url = "http://127.0.0.1:8000"     # with or without /v1
 /// changed, a line each.
 pub fn pin(suite_file: &Path) -> Result<Vec<String>, Error> {
     let text = std::fs::read_to_string(suite_file)
-        .map_err(|e| setup(format!("failed to read suite {}: {e}", suite_file.display())))?;
+        .map_err(|e| Error::setup(format!("failed to read suite {}: {e}", suite_file.display())))?;
     let parsed =
-        toml_edit::Document::parse(text.clone()).map_err(|e| setup(format!("{}: {e}", suite_file.display())))?;
+        toml_edit::Document::parse(text.clone()).map_err(|e| Error::setup(format!("{}: {e}", suite_file.display())))?;
     let pins = Pins::read(&parsed, suite_file)?;
     let mut doc = parsed.into_mut();
     let said = pins.write(&mut doc);
     let written = doc.to_string();
     accepted(suite_file, &written)
-        .map_err(|e| setup(format!("{}; pinning cannot mend that, so the file is left as it was", e.message)))?;
+        .map_err(|e| Error::setup(format!("{}; pinning cannot mend that, so the file is left as it was", e.message)))?;
     if written != text {
         crate::campaign::lock::replace(suite_file, written.as_bytes())
-            .map_err(|e| io(format!("write {}", suite_file.display()), e))?;
+            .map_err(|e| Error::io(format!("write {}", suite_file.display()), e))?;
     }
     Ok(said)
 }
@@ -354,7 +346,8 @@ impl Pins {
             format!("{}:{line}", file.display())
         };
         let digest = |rel: &str, item: &toml_edit::Item, hint: &str| -> Result<String, Error> {
-            let bytes = std::fs::read(dir.join(rel)).map_err(|e| setup(format!("{}: {rel}: {e}{hint}", at(item))))?;
+            let bytes =
+                std::fs::read(dir.join(rel)).map_err(|e| Error::setup(format!("{}: {rel}: {e}{hint}", at(item))))?;
             Ok(sha256_hex(&bytes))
         };
         let mut components = Vec::new();
@@ -363,9 +356,9 @@ impl Pins {
                 components.push(None);
                 continue;
             };
-            let rel = item
-                .as_str()
-                .ok_or_else(|| setup(format!("{}: instrument #{}: wasm is not a string (a path)", at(item), i + 1)))?;
+            let rel = item.as_str().ok_or_else(|| {
+                Error::setup(format!("{}: instrument #{}: wasm is not a string (a path)", at(item), i + 1))
+            })?;
             let sha = digest(rel, item, " (build the component first?)")?;
             components.push(Some((rel.to_string(), sha)));
         }
@@ -470,9 +463,9 @@ fn accepted(file: &Path, text: &str) -> Result<(), Error> {
     let suite = crate::suite::load_bytes(file, text.as_bytes())?;
     for (i, entry) in suite.instruments.iter().enumerate() {
         if let crate::suite::Source::Wasm { path, sha256: Some(pin) } = &entry.source {
-            let bytes = std::fs::read(path).map_err(|e| io(format!("read {}", path.display()), e))?;
+            let bytes = std::fs::read(path).map_err(|e| Error::io(format!("read {}", path.display()), e))?;
             if !sha256_hex(&bytes).eq_ignore_ascii_case(pin) {
-                return Err(setup(format!(
+                return Err(Error::setup(format!(
                     "{}: instrument #{}: {} does not match its pin",
                     file.display(),
                     i + 1,
@@ -555,6 +548,7 @@ fn this_box() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::ErrorKind;
 
     #[test]
     fn pin_writes_every_digest_and_keeps_the_rest_of_the_file() {

@@ -7,7 +7,7 @@ use serde_json::Value;
 use sparktest_record::{CallRecord, CaseRecord};
 
 use crate::config::Config;
-use crate::error::{Error, ErrorKind};
+use crate::error::Error;
 use crate::sinks::transcripts::TranscriptStore;
 use crate::transcript::Transcript;
 
@@ -24,29 +24,24 @@ pub struct ShowArgs {
     pub cwd: PathBuf,
 }
 
-fn setup(message: String) -> Error {
-    Error::new(ErrorKind::Setup, message)
-}
-
 /// Print one case. Returns the process exit code.
 pub fn show(args: ShowArgs) -> Result<i32, Error> {
     let config = Config::discover(&args.cwd)?;
     let dir = config.measurements_dir(args.measurements_dir.as_deref());
-    let (run, case) = args
-        .record
-        .split_once('#')
-        .ok_or_else(|| setup(format!("{:?}: expected RUN_ID#CASE_ID (as the board lists records)", args.record)))?;
+    let (run, case) = args.record.split_once('#').ok_or_else(|| {
+        Error::setup(format!("{:?}: expected RUN_ID#CASE_ID (as the board lists records)", args.record))
+    })?;
     if run.contains(['/', '\\']) || run.starts_with('.') {
-        return Err(setup(format!("{run:?} is not a run id")));
+        return Err(Error::setup(format!("{run:?} is not a run id")));
     }
     let file = file_of_run(&dir, run)?;
-    let read = sparktest_record::reader::File::<CallRecord>::read(&file).map_err(|e| setup(e.to_string()))?;
+    let read = sparktest_record::reader::File::<CallRecord>::read(&file).map_err(|e| Error::setup(e.to_string()))?;
     let record = read
         .run
         .cases
         .into_iter()
         .rfind(|c| c.id == case)
-        .ok_or_else(|| setup(format!("{}: no record of case {case}", file.display())))?;
+        .ok_or_else(|| Error::setup(format!("{}: no record of case {case}", file.display())))?;
     // The address comes from a file: only a sha256 becomes a path.
     let transcript: Option<Transcript> = TranscriptStore::path(&dir, &record.transcript_sha256)
         .and_then(|path| std::fs::read_to_string(path).ok())
@@ -79,7 +74,11 @@ fn file_of_run(dir: &std::path::Path, run: &str) -> Result<PathBuf, Error> {
     }
     let runs = if dir.is_dir() { crate::board::runs_in(dir)? } else { Vec::new() };
     runs.into_iter().find(|(_, f)| f.run_id == run).map(|(path, _)| path).ok_or_else(|| {
-        setup(format!("no measurement file in {} holds run {run} (looked for {})", dir.display(), named.display()))
+        Error::setup(format!(
+            "no measurement file in {} holds run {run} (looked for {})",
+            dir.display(),
+            named.display()
+        ))
     })
 }
 

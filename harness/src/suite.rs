@@ -7,7 +7,7 @@ use serde::Deserialize;
 use sha2::{Digest, Sha256};
 use sparktest_record::{Better, FigureKind, FilePin, RowDeclaration, Standing, SuiteInfo};
 
-use crate::error::{Error, ErrorKind};
+use crate::error::Error;
 
 /// Where an instrument's component comes from.
 ///
@@ -135,9 +135,9 @@ fn declared_rows(file: &Path, header: &SuiteHeader, rows: Vec<RowFile>) -> Resul
     for (i, r) in rows.into_iter().enumerate() {
         let d = r.declaration(format!("{}@{}", header.name, header.version));
         let at = format!("{}: row #{} ({:?})", file.display(), i + 1, d.title);
-        sparktest_rows::check(&d).map_err(|e| setup(format!("{at}: {e}")))?;
+        sparktest_rows::check(&d).map_err(|e| Error::setup(format!("{at}: {e}")))?;
         if let Some(first) = out.iter().position(|o| o.title == d.title) {
-            return Err(setup(format!(
+            return Err(Error::setup(format!(
                 "{at}: title: row #{} has this title already; a title names one row",
                 first + 1
             )));
@@ -224,7 +224,7 @@ pub fn locate(root: &Path, arg: &str) -> Result<PathBuf, Error> {
         let listed: Vec<String> = known.iter().map(|k| format!("{} ({})", k.name, k.origin)).collect();
         message.push_str(&format!("{sep}known suites: {}", listed.join(", ")));
     }
-    Err(setup(message))
+    Err(Error::setup(message))
 }
 
 /// Print a line once per process (a campaign locates its suites again).
@@ -303,15 +303,14 @@ fn edits(a: &str, b: &str) -> usize {
     row[b.len()]
 }
 
-fn setup(message: String) -> Error {
-    Error::new(ErrorKind::Setup, message)
-}
-
 /// A relative path inside the suite folder: no absolute paths, no `..`.
 fn checked_rel(file: &Path, rel: &str) -> Result<PathBuf, Error> {
     let p = Path::new(rel);
     if !is_plain_relative(p) {
-        return Err(setup(format!("{}: file {rel:?} must be a relative path inside the suite folder", file.display())));
+        return Err(Error::setup(format!(
+            "{}: file {rel:?} must be a relative path inside the suite folder",
+            file.display()
+        )));
     }
     Ok(p.to_path_buf())
 }
@@ -327,9 +326,9 @@ fn is_plain_relative(p: &Path) -> bool {
 /// where it went.
 fn resolved_inside(file: &Path, real_dir: &Path, path: &Path, what: &str) -> Result<PathBuf, Error> {
     let real = std::fs::canonicalize(path)
-        .map_err(|err| setup(format!("{}: {what} cannot be read: {err}", file.display())))?;
+        .map_err(|err| Error::setup(format!("{}: {what} cannot be read: {err}", file.display())))?;
     if !real.starts_with(real_dir) {
-        return Err(setup(format!(
+        return Err(Error::setup(format!(
             "{}: {what} resolves to {}, outside the suite folder {} (a symlink out of the suite is refused)",
             file.display(),
             real.display(),
@@ -341,7 +340,8 @@ fn resolved_inside(file: &Path, real_dir: &Path, path: &Path, what: &str) -> Res
 
 /// Load a suite and check every pinned file against its sha256.
 pub fn load(file: &Path) -> Result<Suite, Error> {
-    let text = std::fs::read(file).map_err(|err| setup(format!("failed to read suite {}: {err}", file.display())))?;
+    let text =
+        std::fs::read(file).map_err(|err| Error::setup(format!("failed to read suite {}: {err}", file.display())))?;
     load_bytes(file, &text)
 }
 
@@ -349,8 +349,8 @@ pub fn load(file: &Path) -> Result<Suite, Error> {
 /// checks its edit with it before writing, so that a pin it writes is one
 /// a run accepts.
 pub(crate) fn load_bytes(file: &Path, text: &[u8]) -> Result<Suite, Error> {
-    let parsed: SuiteFile =
-        toml::from_str(&String::from_utf8_lossy(text)).map_err(|err| setup(format!("{}: {err}", file.display())))?;
+    let parsed: SuiteFile = toml::from_str(&String::from_utf8_lossy(text))
+        .map_err(|err| Error::setup(format!("{}: {err}", file.display())))?;
     let dir = file.parent().unwrap_or(Path::new(".")).to_path_buf();
     let rows = declared_rows(file, &parsed.suite, parsed.row)?;
 
@@ -359,15 +359,15 @@ pub(crate) fn load_bytes(file: &Path, text: &[u8]) -> Result<Suite, Error> {
     // The folder as resolved: a pinned file (or a folder on its way) that
     // is a symlink out of it is refused, whatever its path's text says.
     let real_dir = std::fs::canonicalize(if dir.as_os_str().is_empty() { Path::new(".") } else { &dir })
-        .map_err(|err| setup(format!("{}: the suite folder cannot be resolved: {err}", file.display())))?;
+        .map_err(|err| Error::setup(format!("{}: the suite folder cannot be resolved: {err}", file.display())))?;
     for (rel, expected) in &parsed.files {
         let path = dir.join(checked_rel(file, rel)?);
         resolved_inside(file, &real_dir, &path, &format!("pinned file {rel}"))?;
         let bytes = std::fs::read(&path)
-            .map_err(|err| setup(format!("{}: pinned file {rel} cannot be read: {err}", file.display())))?;
+            .map_err(|err| Error::setup(format!("{}: pinned file {rel} cannot be read: {err}", file.display())))?;
         let actual = sha256_hex(&bytes);
         if !actual.eq_ignore_ascii_case(expected) {
-            return Err(setup(format!(
+            return Err(Error::setup(format!(
                 "{}: suite data {rel} does not match its pin (expected sha256 {expected}, found {actual}); \
                  refusing to run a changed suite",
                 file.display()
@@ -382,7 +382,7 @@ pub(crate) fn load_bytes(file: &Path, text: &[u8]) -> Result<Suite, Error> {
         let where_ = format!("{}: instrument #{}", file.display(), i + 1);
         let source = match (entry.krate, entry.path, entry.wasm) {
             (_, Some(path), _) => {
-                return Err(setup(format!(
+                return Err(Error::setup(format!(
                     "{where_}: path = {:?}: a crate outside this workspace is not built (building runs its build.rs \
                      and proc macros as native code); build it yourself and give wasm = \"….wasm\" with its \
                      sha256, or add the crate to this workspace and give crate = \"…\"",
@@ -392,7 +392,7 @@ pub(crate) fn load_bytes(file: &Path, text: &[u8]) -> Result<Suite, Error> {
             (Some(name), None, None) => Source::Crate(name),
             (None, None, Some(path)) => {
                 let Some(sha256) = entry.sha256 else {
-                    return Err(setup(format!(
+                    return Err(Error::setup(format!(
                         "{where_}: wasm = {:?} needs its sha256 = \"…\" pin (`sha256sum` gives it): a prebuilt \
                          component is untrusted code",
                         path.display()
@@ -401,7 +401,7 @@ pub(crate) fn load_bytes(file: &Path, text: &[u8]) -> Result<Suite, Error> {
                 // A component is a file of the suite like its data: its
                 // path stays inside the suite folder, symlinks resolved.
                 if !is_plain_relative(&path) {
-                    return Err(setup(format!(
+                    return Err(Error::setup(format!(
                         "{where_}: wasm = {:?} must be a relative path inside the suite folder (no absolute path, \
                          no ..); copy the component into the suite folder and pin it there",
                         path.display()
@@ -412,20 +412,20 @@ pub(crate) fn load_bytes(file: &Path, text: &[u8]) -> Result<Suite, Error> {
                 Source::Wasm { path: real, sha256: Some(sha256) }
             }
             _ => {
-                return Err(setup(format!("{where_}: give exactly one of crate and wasm")));
+                return Err(Error::setup(format!("{where_}: give exactly one of crate and wasm")));
             }
         };
         let table = entry.config.unwrap_or_default();
         if !entry.arms.is_empty() && table.contains_key("arm") {
-            return Err(setup(format!("{where_}: config key \"arm\" is set by the host for paired arms")));
+            return Err(Error::setup(format!("{where_}: config key \"arm\" is set by the host for paired arms")));
         }
         for arm in entry.arms.keys() {
             crate::plugin::check_segments("arm", arm)
                 .and_then(|()| if arm.contains("::") { Err(format!("arm {arm:?} holds \"::\"")) } else { Ok(()) })
-                .map_err(|e| setup(format!("{where_}: {e}")))?;
+                .map_err(|e| Error::setup(format!("{where_}: {e}")))?;
         }
         let config = serde_json::to_string(&table)
-            .map_err(|err| setup(format!("{where_}: config cannot be expressed as JSON: {err}")))?;
+            .map_err(|err| Error::setup(format!("{where_}: config cannot be expressed as JSON: {err}")))?;
         instruments.push(InstrumentEntry { source, config, exclusive: entry.exclusive, arms: entry.arms });
     }
 
@@ -457,6 +457,7 @@ pub(crate) fn load_bytes(file: &Path, text: &[u8]) -> Result<Suite, Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::ErrorKind;
 
     fn write_suite(dir: &Path, data: &str, pin: &str) -> PathBuf {
         std::fs::create_dir_all(dir.join("d")).unwrap();

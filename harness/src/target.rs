@@ -436,7 +436,7 @@ type Spawned = (Child, u32, Option<Child>);
 
 fn spawn_server(argv: &[String], log: &Path, name: &str) -> Result<Spawned, Error> {
     let Some((program, args)) = argv.split_first() else {
-        return Err(Error::new(ErrorKind::Setup, format!("target {name}: the launch command is empty")));
+        return Err(Error::setup(format!("target {name}: the launch command is empty")));
     };
     let log_file =
         std::fs::File::create(log).map_err(|e| target_err(format!("failed to create {}: {e}", log.display())))?;

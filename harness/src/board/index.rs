@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 use sparktest_record::reader::{File, FileErrorKind, Unread};
 
 use super::select::Facts;
-use crate::error::{Error, ErrorKind};
+use crate::error::Error;
 
 /// The first line of an index; an index of another layout or harness is
 /// rebuilt. The number goes up whenever what an entry holds or means
@@ -115,7 +115,7 @@ pub(super) enum Slot {
 /// cannot read.
 pub(super) fn refuse_other_versions(slots: &[Slot]) -> Result<(), Error> {
     match slots.iter().find_map(|s| if let Slot::OtherVersion(e) = s { Some(e) } else { None }) {
-        Some(e) => Err(Error::new(ErrorKind::Setup, e.clone())),
+        Some(e) => Err(Error::setup(e.clone())),
         None => Ok(()),
     }
 }

@@ -40,10 +40,6 @@ pub struct BoardArgs {
     pub cwd: PathBuf,
 }
 
-fn setup(message: String) -> Error {
-    Error::new(ErrorKind::Setup, message)
-}
-
 /// The largest `--references` file read: a few published figures are a few
 /// kilobytes, and a larger file would be held whole, as TOML and as JSON.
 pub const REFERENCES_MAX_BYTES: u64 = 1 << 20;
@@ -54,37 +50,40 @@ pub const REFERENCES_MAX_BYTES: u64 = 1 << 20;
 fn references_as_json(path: &Path) -> Result<String, Error> {
     use std::io::Read;
     let too_large = |size: String| {
-        setup(format!(
+        Error::setup(format!(
             "--references {}: {size}, over the limit of 1 MiB ({REFERENCES_MAX_BYTES} bytes) for a references \
              file; it holds published figures, a few lines each",
             path.display()
         ))
     };
-    let file = std::fs::File::open(path).map_err(|e| setup(format!("failed to read {}: {e}", path.display())))?;
-    let size = file.metadata().map_err(|e| setup(format!("failed to read {}: {e}", path.display())))?.len();
+    let file =
+        std::fs::File::open(path).map_err(|e| Error::setup(format!("failed to read {}: {e}", path.display())))?;
+    let size = file.metadata().map_err(|e| Error::setup(format!("failed to read {}: {e}", path.display())))?.len();
     if size > REFERENCES_MAX_BYTES {
         return Err(too_large(format!("{size} bytes")));
     }
     let mut bytes = Vec::new();
     file.take(REFERENCES_MAX_BYTES + 1)
         .read_to_end(&mut bytes)
-        .map_err(|e| setup(format!("failed to read {}: {e}", path.display())))?;
+        .map_err(|e| Error::setup(format!("failed to read {}: {e}", path.display())))?;
     if bytes.len() as u64 > REFERENCES_MAX_BYTES {
         return Err(too_large("more than that when read".into()));
     }
-    let text = String::from_utf8(bytes).map_err(|e| setup(format!("{}: not UTF-8 text: {e}", path.display())))?;
+    let text =
+        String::from_utf8(bytes).map_err(|e| Error::setup(format!("{}: not UTF-8 text: {e}", path.display())))?;
     toml_text_as_json(path, &text)
 }
 
 /// A TOML file as JSON text, its errors naming the file.
 fn toml_as_json(path: &Path) -> Result<String, Error> {
-    let text = std::fs::read_to_string(path).map_err(|e| setup(format!("failed to read {}: {e}", path.display())))?;
+    let text =
+        std::fs::read_to_string(path).map_err(|e| Error::setup(format!("failed to read {}: {e}", path.display())))?;
     toml_text_as_json(path, &text)
 }
 
 fn toml_text_as_json(path: &Path, text: &str) -> Result<String, Error> {
-    let value: toml::Value = toml::from_str(text).map_err(|e| setup(format!("{}: {e}", path.display())))?;
-    serde_json::to_string(&value).map_err(|e| setup(format!("{}: {e}", path.display())))
+    let value: toml::Value = toml::from_str(text).map_err(|e| Error::setup(format!("{}: {e}", path.display())))?;
+    serde_json::to_string(&value).map_err(|e| Error::setup(format!("{}: {e}", path.display())))
 }
 
 /// A measurement file the board could not read whole: where it broke.
@@ -208,7 +207,7 @@ pub fn read_measurements(dir: &Path, selection: &Selection) -> Result<Measuremen
 pub fn read_measurements_within(dir: &Path, selection: &Selection, limit: u64) -> Result<Measurements, Error> {
     let files = measurement_files(dir)?;
     if files.is_empty() {
-        return Err(setup(format!("no measurement files (*.jsonl) in {}", dir.display())));
+        return Err(Error::setup(format!("no measurement files (*.jsonl) in {}", dir.display())));
     }
     let (slots, refresh) = index::refresh(dir, &files)?;
     index::refuse_other_versions(&slots)?;
@@ -248,7 +247,7 @@ pub fn read_measurements_within(dir: &Path, selection: &Selection, limit: u64) -
         }
     }
     if runs.is_empty() && read.left_out > 0 {
-        return Err(setup(format!(
+        return Err(Error::setup(format!(
             "no measurement file in {} is of the selection ({}): {} readable files, none selected",
             dir.display(),
             selection.words(),
@@ -256,12 +255,12 @@ pub fn read_measurements_within(dir: &Path, selection: &Selection, limit: u64) -
         )));
     }
     if runs.is_empty() {
-        return Err(setup(format!("no readable measurement file in {}", dir.display())));
+        return Err(Error::setup(format!("no readable measurement file in {}", dir.display())));
     }
     // Two suites declaring one row title: refused before the reporter,
     // naming both files (the reporter refuses it too, by run).
     sparktest_rows::settle(read.rows.iter().map(|(d, f)| (d, f.clone())))
-        .map_err(|e| setup(format!("{}: {e}", dir.display())))?;
+        .map_err(|e| Error::setup(format!("{}: {e}", dir.display())))?;
     let bytes = |set: &BTreeSet<usize>| set.iter().filter_map(|i| entry(*i)).map(|e| e.bytes).sum::<u64>();
     let whole = if bytes(&runs) <= limit / HANDED_WHOLE {
         runs
@@ -511,7 +510,7 @@ pub fn board(args: BoardArgs) -> Result<i32, Error> {
     // check runs while the files are read. An empty folder is said before
     // any build.
     if measurement_files(&dir)?.is_empty() {
-        return Err(setup(format!("no measurement files (*.jsonl) in {}", dir.display())));
+        return Err(Error::setup(format!("no measurement files (*.jsonl) in {}", dir.display())));
     }
     let limit = crate::runner::prepare::limits(&config).memory_bytes as u64;
     let (read, wasm) = std::thread::scope(|s| {
@@ -562,7 +561,7 @@ pub fn board(args: BoardArgs) -> Result<i32, Error> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(|e| Error::new(ErrorKind::Io, format!("failed to start the async runtime: {e}")))?;
+        .map_err(|e| Error::io("start the async runtime", e))?;
     let count = files.len();
     // Home folders are the person's, not the measurement's: `~` on a board.
     let texts: Vec<String> = files.into_iter().map(|(_, t)| homes_as_tilde(&t)).collect();
@@ -571,17 +570,14 @@ pub fn board(args: BoardArgs) -> Result<i32, Error> {
         .block_on(host.render(&wasm, pin.as_deref(), Arc::new(inputs), texts, &reporter_config))
         .map_err(|e| past_the_limit(e, count, bytes))?;
     let out = args.out.clone().unwrap_or_else(|| config.path(Path::new("board")));
-    std::fs::create_dir_all(&out)
-        .map_err(|e| Error::new(ErrorKind::Io, format!("failed to create {}: {e}", out.display())))?;
+    std::fs::create_dir_all(&out).map_err(|e| Error::io(format_args!("create {}", out.display()), e))?;
     if !transcripts.is_empty() {
         let into = out.join("transcripts");
-        std::fs::create_dir_all(&into)
-            .map_err(|e| Error::new(ErrorKind::Io, format!("failed to create {}: {e}", into.display())))?;
+        std::fs::create_dir_all(&into).map_err(|e| Error::io(format_args!("create {}", into.display()), e))?;
         for (sha, from) in &transcripts {
             let to = into.join(format!("{sha}.json"));
             if !to.exists() {
-                std::fs::copy(from, &to)
-                    .map_err(|e| Error::new(ErrorKind::Io, format!("failed to copy {}: {e}", from.display())))?;
+                std::fs::copy(from, &to).map_err(|e| Error::io(format_args!("copy {}", from.display()), e))?;
             }
         }
     }
@@ -589,11 +585,9 @@ pub fn board(args: BoardArgs) -> Result<i32, Error> {
     for (path, content) in rendered.artifacts {
         let dest = out.join(&path);
         if let Some(parent) = dest.parent() {
-            std::fs::create_dir_all(parent)
-                .map_err(|e| Error::new(ErrorKind::Io, format!("failed to create {}: {e}", parent.display())))?;
+            std::fs::create_dir_all(parent).map_err(|e| Error::io(format_args!("create {}", parent.display()), e))?;
         }
-        std::fs::write(&dest, content)
-            .map_err(|e| Error::new(ErrorKind::Io, format!("failed to write {}: {e}", dest.display())))?;
+        std::fs::write(&dest, content).map_err(|e| Error::io(format_args!("write {}", dest.display()), e))?;
         written.push(dest.display().to_string());
     }
     eprintln!(
@@ -650,7 +644,7 @@ pub fn homes_as_tilde(text: &str) -> String {
 /// board and `diff` both read ([`sparktest_record::reader::list`]).
 pub(crate) fn measurement_files(dir: &Path) -> Result<Vec<PathBuf>, Error> {
     sparktest_record::reader::list(dir)
-        .map_err(|e| setup(format!("failed to read measurements folder {}: {e}", dir.display())))
+        .map_err(|e| Error::setup(format!("failed to read measurements folder {}: {e}", dir.display())))
 }
 
 #[cfg(test)]

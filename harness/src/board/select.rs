@@ -84,10 +84,10 @@ impl Selection {
             ));
         }
         if self.nights == Some(0) {
-            return Err(Error::new(ErrorKind::Setup, "--nights 0: give at least 1 night".to_string()));
+            return Err(Error::setup("--nights 0: give at least 1 night".to_string()));
         }
         if self.campaign.as_deref().is_some_and(|c| c.trim().is_empty()) {
-            return Err(Error::new(ErrorKind::Setup, "--campaign: give a campaign id".to_string()));
+            return Err(Error::setup("--campaign: give a campaign id".to_string()));
         }
         Ok(())
     }

@@ -10,7 +10,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use crate::config::{Config, TargetConfig, check_name};
-use crate::error::{Error, ErrorKind};
+use crate::error::Error;
 
 /// The suites behind the board's rows, in the seed's row order, after the
 /// gate: what a campaign runs when its file names no suites.
@@ -271,14 +271,10 @@ pub struct Campaign {
     pub slurm: SlurmSettings,
 }
 
-fn setup(message: String) -> Error {
-    Error::new(ErrorKind::Setup, message)
-}
-
 /// "file:line: key: words" for something a span points at.
 fn at(file: &Path, text: &str, span: std::ops::Range<usize>, key: &str, words: impl std::fmt::Display) -> Error {
     let line = text.get(..span.start).map_or(1, |t| t.matches('\n').count() + 1);
-    setup(format!("{}:{line}: {key}: {words}", file.display()))
+    Error::setup(format!("{}:{line}: {key}: {words}", file.display()))
 }
 
 impl Campaign {
@@ -287,23 +283,23 @@ impl Campaign {
     /// that is not among the suites, and grids whose flags the engine's
     /// command does not take are refused, naming the file, line and key.
     pub fn load(file: &Path, config: &Config) -> Result<Campaign, Error> {
-        let bytes = std::fs::read(file).map_err(|e| setup(format!("failed to read {}: {e}", file.display())))?;
+        let bytes = std::fs::read(file).map_err(|e| Error::setup(format!("failed to read {}: {e}", file.display())))?;
         let text = String::from_utf8(bytes.clone())
-            .map_err(|e| setup(format!("{}: the file is not UTF-8 ({e})", file.display())))?;
+            .map_err(|e| Error::setup(format!("{}: the file is not UTF-8 ({e})", file.display())))?;
         Campaign::parse(file, &text, config)
     }
 
     /// [`Campaign::load`] on text already read.
     pub fn parse(file: &Path, text: &str, config: &Config) -> Result<Campaign, Error> {
-        let parsed: FileToml = toml::from_str(text).map_err(|e| setup(format!("{}: {e}", file.display())))?;
+        let parsed: FileToml = toml::from_str(text).map_err(|e| Error::setup(format!("{}: {e}", file.display())))?;
         let Some(name) = parsed.campaign.name.clone() else {
-            return Err(setup(format!(
+            return Err(Error::setup(format!(
                 "{}: campaign.name: missing (a campaign file names its campaign)",
                 file.display()
             )));
         };
         if !parsed.campaign.configuration.is_empty() || !parsed.campaign.grid.is_empty() {
-            return Err(setup(format!(
+            return Err(Error::setup(format!(
                 "{}: campaign.configuration, campaign.grid: a campaign file has its [[configuration]] and [[grid]] at its top level",
                 file.display()
             )));
@@ -317,11 +313,11 @@ impl Campaign {
     /// under it, against the project's own targets. Errors name the
     /// project file, its line and the key under `campaign.NAME`.
     pub fn parse_project(file: &Path, text: &str, name: &str, config: &Config) -> Result<Campaign, Error> {
-        let parsed: ProjectToml = toml::from_str(text).map_err(|e| setup(format!("{}: {e}", file.display())))?;
+        let parsed: ProjectToml = toml::from_str(text).map_err(|e| Error::setup(format!("{}: {e}", file.display())))?;
         let mut tables = parsed.campaign;
         let Some(table) = tables.remove(name) else {
             let known: Vec<String> = tables.keys().cloned().collect();
-            return Err(setup(format!(
+            return Err(Error::setup(format!(
                 "{}: no [campaign.{name}] table{}",
                 file.display(),
                 match known.is_empty() {
@@ -421,7 +417,7 @@ impl Campaign {
         for (s, span) in &listed {
             let error = |words: String| match span {
                 Some(span) => at(file, text, span.clone(), &format!("{ck}suites"), words),
-                None => setup(format!("{}: {ck}suites (the default list): {words}", file.display())),
+                None => Error::setup(format!("{}: {ck}suites (the default list): {words}", file.display())),
             };
             let suite = crate::suite::locate(&config.root, s)
                 .and_then(|path| crate::suite::load(&path))
@@ -468,14 +464,15 @@ impl Campaign {
             }
         }
         if c.repeat == 0 {
-            return Err(setup(format!("{}: {ck}repeat: must be at least 1", file.display())));
+            return Err(Error::setup(format!("{}: {ck}repeat: must be at least 1", file.display())));
         }
         let slurm = c.slurm.clone();
         if let Some(sl) = &slurm {
-            check_slurm(sl).map_err(|(key, why)| setup(format!("{}: {ck}slurm.{key}: {why}", file.display())))?;
+            check_slurm(sl)
+                .map_err(|(key, why)| Error::setup(format!("{}: {ck}slurm.{key}: {why}", file.display())))?;
         }
         if !c.settle_gib.is_finite() || c.settle_gib < 0.0 {
-            return Err(setup(format!("{}: {ck}settle-gib: must be a non-negative number", file.display())));
+            return Err(Error::setup(format!("{}: {ck}settle-gib: must be a non-negative number", file.display())));
         }
         let suites = ordered
             .into_iter()
@@ -619,7 +616,7 @@ impl Campaign {
             }
         }
         if configurations.is_empty() {
-            return Err(setup(format!(
+            return Err(Error::setup(format!(
                 "{}: no [[{tk}configuration]] or [[{tk}grid]]: nothing to measure",
                 file.display()
             )));
@@ -780,6 +777,7 @@ fn set_flag(cmd: &mut Vec<String>, flag: &str, value: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::ErrorKind;
 
     fn config() -> Config {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");

@@ -29,7 +29,7 @@ use serde::{Deserialize, Serialize};
 
 use super::file::{Configuration, OnGateFail, SuiteStep};
 use super::lock::{Lock, replace};
-use crate::error::{Error, ErrorKind};
+use crate::error::Error;
 
 /// `campaign.json`: the campaign as planned, written once per id.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -257,12 +257,8 @@ impl Read {
     }
 }
 
-fn io(path: &Path, what: &str, e: std::io::Error) -> Error {
-    Error::new(ErrorKind::Io, format!("failed to {what} the campaign journal {}: {e}", path.display()))
-}
-
-fn setup(message: String) -> Error {
-    Error::new(ErrorKind::Setup, message)
+fn journal_failed(path: &Path, what: &str, e: std::io::Error) -> Error {
+    Error::io(format_args!("{what} the campaign journal {}", path.display()), e)
 }
 
 /// A campaign's folder.
@@ -281,9 +277,9 @@ pub fn plan(dir: &Path) -> Result<Option<Plan>, Error> {
     match std::fs::read_to_string(&file) {
         Ok(text) => serde_json::from_str(&text)
             .map(Some)
-            .map_err(|e| setup(format!("{}: {e} (not a campaign plan of this version)", file.display()))),
+            .map_err(|e| Error::setup(format!("{}: {e} (not a campaign plan of this version)", file.display()))),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(io(&file, "read", e)),
+        Err(e) => Err(journal_failed(&file, "read", e)),
     }
 }
 
@@ -293,18 +289,18 @@ pub fn plan(dir: &Path) -> Result<Option<Plan>, Error> {
 /// stands.
 pub fn plan_once(dir: &Path, new: &Plan) -> Result<Plan, Error> {
     let file = dir.join("campaign.json");
-    std::fs::create_dir_all(dir).map_err(|e| io(dir, "create the folder of", e))?;
+    std::fs::create_dir_all(dir).map_err(|e| journal_failed(dir, "create the folder of", e))?;
     let tmp = dir.join(format!(".campaign.json.{}.{}.tmp", super::lock::host_name(), std::process::id()));
-    let text = serde_json::to_string_pretty(new).map_err(|e| io(&file, "encode", e.into()))?;
-    std::fs::write(&tmp, text).map_err(|e| io(&tmp, "write", e))?;
+    let text = serde_json::to_string_pretty(new).map_err(|e| journal_failed(&file, "encode", e.into()))?;
+    std::fs::write(&tmp, text).map_err(|e| journal_failed(&tmp, "write", e))?;
     let linked = std::fs::hard_link(&tmp, &file);
     let _ = std::fs::remove_file(&tmp);
     match linked {
         Ok(()) => Ok(new.clone()),
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-            plan(dir)?.ok_or_else(|| setup(format!("{} vanished as it was read", file.display())))
+            plan(dir)?.ok_or_else(|| Error::setup(format!("{} vanished as it was read", file.display())))
         }
-        Err(e) => Err(io(&file, "write", e)),
+        Err(e) => Err(journal_failed(&file, "write", e)),
     }
 }
 
@@ -314,10 +310,10 @@ pub fn replan(dir: &Path, new: &Plan) -> Result<(), Error> {
     let file = dir.join("campaign.json");
     if file.exists() {
         let kept = dir.join(format!("campaign.json.{}", crate::timestamp::compact(std::time::SystemTime::now())));
-        std::fs::copy(&file, &kept).map_err(|e| io(&kept, "keep", e))?;
+        std::fs::copy(&file, &kept).map_err(|e| journal_failed(&kept, "keep", e))?;
     }
-    let text = serde_json::to_string_pretty(new).map_err(|e| io(&file, "encode", e.into()))?;
-    replace(&file, text.as_bytes()).map_err(|e| io(&file, "write", e))
+    let text = serde_json::to_string_pretty(new).map_err(|e| journal_failed(&file, "encode", e.into()))?;
+    replace(&file, text.as_bytes()).map_err(|e| journal_failed(&file, "write", e))
 }
 
 /// Every configuration's journal in a campaign's folder, by configuration.
@@ -342,7 +338,7 @@ pub fn read(path: &Path) -> Result<Read, Error> {
     match std::fs::read(path) {
         Ok(bytes) => Ok(parse(&bytes)),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Read::default()),
-        Err(e) => Err(io(path, "read", e)),
+        Err(e) => Err(journal_failed(path, "read", e)),
     }
 }
 
@@ -419,13 +415,13 @@ impl ConfigJournal {
         session: Session,
         force: bool,
     ) -> Result<(ConfigJournal, Read), Error> {
-        std::fs::create_dir_all(dir).map_err(|e| io(dir, "create the folder of", e))?;
+        std::fs::create_dir_all(dir).map_err(|e| journal_failed(dir, "create the folder of", e))?;
         let path = path(dir, configuration);
         let lock = Lock::acquire(&path.with_extension("lock"), &format!("configuration {configuration}"))?;
         let mut read = read(&path)?;
         if let Some(why) = read.refusal(&path) {
             if !force {
-                return Err(setup(why));
+                return Err(Error::setup(why));
             }
             let kept = Self::drop_damaged(&path, &read)?;
             crate::warn_line!(
@@ -448,7 +444,7 @@ impl ConfigJournal {
         let lines = match std::fs::read(&path) {
             Ok(bytes) => whole_lines(&bytes),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
-            Err(e) => return Err(io(&path, "read", e)),
+            Err(e) => return Err(journal_failed(&path, "read", e)),
         };
         let mut j = ConfigJournal { path, lines, _lock: lock };
         j.append(&Line::Session(session))?;
@@ -459,10 +455,10 @@ impl ConfigJournal {
     /// and nothing else: the journal as it was is kept beside it
     /// (`<configuration>.jsonl.damaged-<time>`). Returns where.
     pub fn drop_damaged(path: &Path, read: &Read) -> Result<PathBuf, Error> {
-        let text = std::fs::read(path).map_err(|e| io(path, "read", e))?;
+        let text = std::fs::read(path).map_err(|e| journal_failed(path, "read", e))?;
         let kept =
             path.with_extension(format!("jsonl.damaged-{}", crate::timestamp::compact(std::time::SystemTime::now())));
-        std::fs::write(&kept, &text).map_err(|e| io(&kept, "keep a copy of", e))?;
+        std::fs::write(&kept, &text).map_err(|e| journal_failed(&kept, "keep a copy of", e))?;
         let mut out = Vec::with_capacity(text.len());
         let mut from = 0;
         for (_, _, r) in &read.damaged {
@@ -470,17 +466,17 @@ impl ConfigJournal {
             from = r.end;
         }
         out.extend_from_slice(&text[from..]);
-        replace(path, &out).map_err(|e| io(path, "rewrite", e))?;
+        replace(path, &out).map_err(|e| journal_failed(path, "rewrite", e))?;
         Ok(kept)
     }
 
     /// Add one line: the whole journal written anew and renamed into place.
     pub fn append(&mut self, line: &Line) -> Result<(), Error> {
-        let text = serde_json::to_string(line).map_err(|e| io(&self.path, "encode a line of", e.into()))?;
+        let text = serde_json::to_string(line).map_err(|e| journal_failed(&self.path, "encode a line of", e.into()))?;
         self.lines.push(text);
         let mut all = self.lines.join("\n");
         all.push('\n');
-        replace(&self.path, all.as_bytes()).map_err(|e| io(&self.path, "write", e))
+        replace(&self.path, all.as_bytes()).map_err(|e| journal_failed(&self.path, "write", e))
     }
 
     /// Add a step.
@@ -497,6 +493,7 @@ impl ConfigJournal {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::ErrorKind;
 
     fn session() -> Session {
         Session {

@@ -26,7 +26,7 @@ use std::time::{Duration, SystemTime};
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::{Error, ErrorKind};
+use crate::error::Error;
 
 /// How often the holder touches its lock.
 pub const HEARTBEAT: Duration = Duration::from_secs(30);
@@ -167,12 +167,8 @@ pub struct Lock {
     beat: Option<std::thread::JoinHandle<()>>,
 }
 
-fn setup(message: String) -> Error {
-    Error::new(ErrorKind::Setup, message)
-}
-
-fn io(path: &Path, what: &str, e: std::io::Error) -> Error {
-    Error::new(ErrorKind::Io, format!("failed to {what} the lock {}: {e}", path.display()))
+fn lock_failed(path: &Path, what: &str, e: std::io::Error) -> Error {
+    Error::io(format_args!("{what} the lock {}", path.display()), e)
 }
 
 /// Who holds the lock at `path` now, if anyone does that is not known to
@@ -196,24 +192,26 @@ impl Lock {
     /// or say who holds it. A stale lock is taken over, and said so.
     pub fn acquire(path: &Path, what: &str) -> Result<Lock, Error> {
         let me = Holder::me();
-        let text = serde_json::to_string(&me).map_err(|e| io(path, "write", e.into()))?;
+        let text = serde_json::to_string(&me).map_err(|e| lock_failed(path, "write", e.into()))?;
         if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).map_err(|e| io(path, "create the folder of", e))?;
+            std::fs::create_dir_all(dir).map_err(|e| lock_failed(path, "create the folder of", e))?;
         }
         for _ in 0..3 {
             match std::fs::OpenOptions::new().write(true).create_new(true).open(path) {
                 Ok(mut f) => {
-                    f.write_all(text.as_bytes()).and_then(|()| f.sync_all()).map_err(|e| io(path, "write", e))?;
+                    f.write_all(text.as_bytes())
+                        .and_then(|()| f.sync_all())
+                        .map_err(|e| lock_failed(path, "write", e))?;
                     return Ok(Lock::held(path, text));
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-                Err(e) => return Err(io(path, "create", e)),
+                Err(e) => return Err(lock_failed(path, "create", e)),
             }
             let (theirs, holder, untouched) = match read_holder(path) {
                 Ok(read) => read,
                 // Released between the two calls: try again.
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-                Err(e) => return Err(io(path, "read", e)),
+                Err(e) => return Err(lock_failed(path, "read", e)),
             };
             let Some(holder) = holder else {
                 // Half written by a holder that died as it wrote: stale once
@@ -222,7 +220,7 @@ impl Lock {
                     Lock::take_over(path, &theirs)?;
                     continue;
                 }
-                return Err(setup(format!(
+                return Err(Error::setup(format!(
                     "{what} is in use: {} exists and is not yet readable (another process is taking it); try again",
                     path.display()
                 )));
@@ -237,7 +235,7 @@ impl Lock {
                     Lock::take_over(path, &theirs)?;
                 }
                 None => {
-                    return Err(setup(format!(
+                    return Err(Error::setup(format!(
                         "{what} is in use by {} (lock {}); two writers would measure every suite twice under \
                          each other's load. Wait for it to end, or if that process is gone for good, remove the lock",
                         holder.describe(),
@@ -246,7 +244,7 @@ impl Lock {
                 }
             }
         }
-        Err(setup(format!("{what}: the lock {} kept changing hands; try again", path.display())))
+        Err(Error::setup(format!("{what}: the lock {} kept changing hands; try again", path.display())))
     }
 
     /// Move a stale lock out of the way, as long as it is still the one
@@ -262,7 +260,7 @@ impl Lock {
         match std::fs::rename(path, &aside) {
             Ok(()) => {}
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-            Err(e) => return Err(io(path, "move aside", e)),
+            Err(e) => return Err(lock_failed(path, "move aside", e)),
         }
         let moved = std::fs::read_to_string(&aside).unwrap_or_default();
         if moved != judged {
@@ -310,6 +308,7 @@ impl Drop for Lock {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::ErrorKind;
 
     #[test]
     fn a_second_writer_is_refused_naming_the_holder_and_a_released_lock_is_free() {

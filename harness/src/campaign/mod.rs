@@ -31,7 +31,7 @@ use std::path::PathBuf;
 use std::time::{Instant, SystemTime};
 
 use crate::config::Config;
-use crate::error::{Error, ErrorKind};
+use crate::error::Error;
 use crate::runner::select::PartitionSpec;
 use crate::timestamp::{self, rfc3339};
 use file::Campaign;
@@ -70,10 +70,6 @@ pub struct CampaignArgs {
     pub cwd: PathBuf,
 }
 
-fn setup(message: String) -> Error {
-    Error::new(ErrorKind::Setup, message)
-}
-
 /// The campaign file: a path, else a `[campaign.NAME]` table of the
 /// project's configuration.
 fn locate(config: &Config, args: &CampaignArgs) -> Result<Campaign, Error> {
@@ -86,7 +82,7 @@ fn locate(config: &Config, args: &CampaignArgs) -> Result<Campaign, Error> {
     let name = Some(args.file.as_str()).filter(|n| crate::config::check_name("campaign", n).is_ok());
     if let (Some(name), true) = (name, project.is_file()) {
         let text = std::fs::read_to_string(&project)
-            .map_err(|e| setup(format!("failed to read {}: {e}", project.display())))?;
+            .map_err(|e| Error::setup(format!("failed to read {}: {e}", project.display())))?;
         if toml::from_str::<toml::Table>(&text)
             .ok()
             .and_then(|t| t.get("campaign").and_then(|c| c.as_table()).map(|c| c.contains_key(name)))
@@ -95,7 +91,7 @@ fn locate(config: &Config, args: &CampaignArgs) -> Result<Campaign, Error> {
             return Campaign::parse_project(&project, &text, name, config);
         }
     }
-    Err(setup(format!(
+    Err(Error::setup(format!(
         "{}: no such campaign file, and no [campaign.{}] in {} (give the path of a campaign TOML file or the name \
          of a [campaign.NAME] table of the project's sparktest.toml; see the README's Campaigns section)",
         path.display(),
@@ -116,7 +112,7 @@ fn share(
     if let Some(one) = configuration {
         let found = match one.parse::<usize>() {
             Ok(i) => names.get(i).cloned().ok_or_else(|| {
-                setup(format!(
+                Error::setup(format!(
                     "--configuration {i}: the campaign has {} configurations, 0 to {} ({})",
                     names.len(),
                     names.len().saturating_sub(1),
@@ -124,7 +120,7 @@ fn share(
                 ))
             })?,
             Err(_) => names.iter().find(|n| *n == one).cloned().ok_or_else(|| {
-                setup(format!("--configuration {one}: no configuration of that name ({})", names.join(", ")))
+                Error::setup(format!("--configuration {one}: no configuration of that name ({})", names.join(", ")))
             })?,
         };
         let index = names.iter().position(|n| *n == found).unwrap_or_default();
@@ -133,7 +129,7 @@ fn share(
     let Some(p) = partition else {
         return Ok((names, "every configuration".into(), "all".into()));
     };
-    let spec = PartitionSpec::parse(p).map_err(|e| setup(format!("--partition: {}", e.message)))?;
+    let spec = PartitionSpec::parse(p).map_err(|e| Error::setup(format!("--partition: {}", e.message)))?;
     let mine = names.into_iter().enumerate().filter(|(i, n)| spec.holds(*i, n)).map(|(_, n)| n).collect();
     let tag: String = p.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '-' }).collect();
     Ok((mine, format!("partition {p}"), format!("partition-{tag}")))
@@ -170,9 +166,8 @@ pub fn campaign(args: CampaignArgs) -> Result<i32, Error> {
             id.clone()
         }
         (None, None) if args.configuration.is_some() || args.slurm => {
-            return Err(setup(
-                "--configuration and --slurm need the campaign's --id (every task of a campaign gives the same one)"
-                    .into(),
+            return Err(Error::setup(
+                "--configuration and --slurm need the campaign's --id (every task of a campaign gives the same one)",
             ));
         }
         (None, None) => format!("{}-{}", campaign.name, timestamp::compact(SystemTime::now())),
@@ -180,7 +175,7 @@ pub fn campaign(args: CampaignArgs) -> Result<i32, Error> {
     let dir = journal::dir(&measurements, &id);
     let earlier = measurements.join("campaigns").join(format!("{id}.jsonl"));
     if earlier.is_file() {
-        return Err(setup(format!(
+        return Err(Error::setup(format!(
             "campaign {id} has a journal of an earlier cargo-sparktest ({}): resume it with that version, or give \
              another --id",
             earlier.display()
@@ -210,20 +205,20 @@ pub fn campaign(args: CampaignArgs) -> Result<i32, Error> {
     };
     match journal::plan(&dir)? {
         Some(_) if !taking_up && args.partition.is_none() => {
-            return Err(setup(format!(
+            return Err(Error::setup(format!(
                 "campaign {id} already has a journal ({}): resume it with --resume {id}, or give another --id",
                 dir.display()
             )));
         }
         None if args.resume.is_some() => {
-            return Err(setup(format!("--resume {id}: no campaign of that id in {}", measurements.display())));
+            return Err(Error::setup(format!("--resume {id}: no campaign of that id in {}", measurements.display())));
         }
         _ => {}
     }
     let standing = journal::plan_once(&dir, &now)?;
     if standing.file_sha256 != campaign.sha256 {
         if !args.force {
-            return Err(setup(format!(
+            return Err(Error::setup(format!(
                 "{}: the campaign file changed since campaign {id} began ({}); give --force to go on with the file \
                  as it is now",
                 campaign.file.display(),
@@ -315,9 +310,8 @@ pub fn campaign(args: CampaignArgs) -> Result<i32, Error> {
     // another box's or task's too.
     let summary = dir.join("summary.md");
     let whole = steps::summary(&campaign, &journal::read_all(&dir)?);
-    lock::replace(&summary, whole.as_bytes()).map_err(|e| {
-        Error::new(ErrorKind::Io, format!("failed to write the campaign summary {}: {e}", summary.display()))
-    })?;
+    lock::replace(&summary, whole.as_bytes())
+        .map_err(|e| Error::io(format_args!("write the campaign summary {}", summary.display()), e))?;
     crate::warn_line!(
         "sparktest: campaign {id} {} after {:.1} min; summary in {}",
         if signal.is_some() { "interrupted" } else { "ended" },
@@ -329,5 +323,5 @@ pub fn campaign(args: CampaignArgs) -> Result<i32, Error> {
 
 /// A campaign id becomes a file name: the same rule as every name.
 pub(crate) fn check_id(id: &str) -> Result<(), Error> {
-    crate::config::check_name("campaign id", id).map_err(|e| setup(format!("--resume/--id: {e}")))
+    crate::config::check_name("campaign id", id).map_err(|e| Error::setup(format!("--resume/--id: {e}")))
 }

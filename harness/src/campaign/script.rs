@@ -4,7 +4,7 @@
 //! stops at the first line that is not a comment, so a value that ended
 //! its line would both run as shell and drop every resource after it.
 
-use crate::error::{Error, ErrorKind};
+use crate::error::Error;
 
 /// The array job's template: a task per configuration.
 pub const ARRAY: &str = include_str!("templates/array.sbatch");
@@ -52,10 +52,6 @@ pub struct SbatchOption {
     pub value: String,
 }
 
-fn setup(message: String) -> Error {
-    Error::new(ErrorKind::Setup, message)
-}
-
 /// Why a value cannot be an `#SBATCH` option's: empty, or a control
 /// character (newline, CR, NUL, other C0, DEL, C1), which would end the
 /// line sbatch reads or be read by it as something else.
@@ -84,7 +80,7 @@ pub fn shell_line_refusal(line: &str) -> Option<String> {
 /// argument and `#` starts a comment).
 fn sbatch_value(key: &str, value: &str) -> Result<String, Error> {
     if let Some(why) = sbatch_refusal(value) {
-        return Err(setup(format!("{key}: {why}")));
+        return Err(Error::setup(format!("{key}: {why}")));
     }
     let plain = |c: char| c.is_ascii_alphanumeric() || "-_.,:/=+@%^~".contains(c);
     if value.chars().all(plain) {
@@ -127,7 +123,7 @@ pub fn write(slot: &Slot) -> Result<String, Error> {
             let mut out = String::new();
             for l in lines {
                 if let Some(why) = shell_line_refusal(l) {
-                    return Err(setup(format!("{key}: {why}")));
+                    return Err(Error::setup(format!("{key}: {why}")));
                 }
                 out.push_str(l);
                 out.push('\n');
@@ -176,6 +172,7 @@ pub fn render(template: &str, slots: &[(&str, Slot)]) -> Result<String, Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::ErrorKind;
 
     #[test]
     fn each_slot_is_quoted_for_who_reads_it() {

@@ -24,16 +24,8 @@ use super::file::Campaign;
 use super::journal;
 use super::script::{self, SbatchOption, Slot};
 use crate::config::Config;
-use crate::error::{Error, ErrorKind};
+use crate::error::Error;
 use crate::timestamp::rfc3339;
-
-fn setup(message: String) -> Error {
-    Error::new(ErrorKind::Setup, message)
-}
-
-fn io(what: String, e: std::io::Error) -> Error {
-    Error::new(ErrorKind::Io, format!("failed to {what}: {e}"))
-}
 
 /// What `--slurm` submitted, kept beside the scripts for `status` and the
 /// board job.
@@ -92,7 +84,7 @@ fn resources(campaign: &Campaign, task: bool) -> Vec<SbatchOption> {
 fn output(logs: &Path, pattern: &str) -> Result<Slot, Error> {
     let folder = logs.display().to_string();
     if folder.contains('\\') {
-        return Err(setup(format!(
+        return Err(Error::setup(format!(
             "the measurements folder (--measurements) {folder:?} holds a backslash, which turns off Slurm's \
              %A/%a/%j in #SBATCH --output: give a folder without one"
         )));
@@ -178,7 +170,7 @@ pub fn submit(
     measurements: &Path,
 ) -> Result<i32, Error> {
     let measurements =
-        std::path::absolute(measurements).map_err(|e| io(format!("resolve {}", measurements.display()), e))?;
+        std::path::absolute(measurements).map_err(|e| Error::io(format!("resolve {}", measurements.display()), e))?;
     // The campaign file as every task will find it: absolute where it is a
     // file, else the name of a [campaign.NAME] of the project's config.
     let given = args.cwd.join(&args.file);
@@ -187,16 +179,16 @@ pub fn submit(
     } else {
         args.file.clone()
     };
-    let binary = std::env::current_exe().map_err(|e| io("find this program's path".into(), e))?;
+    let binary = std::env::current_exe().map_err(|e| Error::io("find this program's path", e))?;
     // Written before anything is created: a value refused leaves nothing.
     let (array, board) = scripts(campaign, project, &file_arg, id, &measurements, &binary)?;
     let dir = journal::dir(&measurements, id);
     let slurm = folder(&dir);
-    std::fs::create_dir_all(slurm.join("logs")).map_err(|e| io(format!("create {}", slurm.display()), e))?;
+    std::fs::create_dir_all(slurm.join("logs")).map_err(|e| Error::io(format!("create {}", slurm.display()), e))?;
     let array_path = slurm.join("array.sbatch");
     let board_path = slurm.join("board.sbatch");
     for (path, text) in [(&array_path, &array), (&board_path, &board)] {
-        super::lock::replace(path, text.as_bytes()).map_err(|e| io(format!("write {}", path.display()), e))?;
+        super::lock::replace(path, text.as_bytes()).map_err(|e| Error::io(format!("write {}", path.display()), e))?;
     }
     let plan = journal::Plan {
         id: id.to_string(),
@@ -230,7 +222,7 @@ pub fn submit(
     };
     let text = serde_json::to_string_pretty(&record).unwrap_or_default();
     super::lock::replace(&slurm.join("submitted.json"), text.as_bytes())
-        .map_err(|e| io(format!("write {}", slurm.display()), e))?;
+        .map_err(|e| Error::io(format!("write {}", slurm.display()), e))?;
     crate::warn_line!(
         "sparktest: campaign {id}: submitted array job {array_job} ({} configurations, {} at once) and board job \
          {board_job} after it; scripts in {}; `cargo sparktest campaign status {id}` says where each stands",
@@ -253,13 +245,13 @@ fn sbatch(opts: &[String], script: &Path, arg: Option<&str>) -> Result<String, E
         cmd.arg(a);
     }
     let out = cmd.output().map_err(|e| {
-        setup(format!(
+        Error::setup(format!(
             "failed to run sbatch ({e}): is Slurm's client on this machine's PATH? `--dry-run` only writes the scripts"
         ))
     })?;
     let said = String::from_utf8_lossy(&out.stdout).trim().to_string();
     if !out.status.success() {
-        return Err(setup(format!(
+        return Err(Error::setup(format!(
             "sbatch {} refused it ({}): {}",
             script.display(),
             out.status,
@@ -269,7 +261,7 @@ fn sbatch(opts: &[String], script: &Path, arg: Option<&str>) -> Result<String, E
     // `--parsable` prints `id` or `id;cluster`.
     let id = said.split(';').next().unwrap_or_default().to_string();
     if id.is_empty() || !id.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(setup(format!("sbatch {} answered {said:?}, not a job id", script.display())));
+        return Err(Error::setup(format!("sbatch {} answered {said:?}, not a job id", script.display())));
     }
     Ok(id)
 }

@@ -14,7 +14,7 @@ use super::file::Campaign;
 use super::journal::{self, Read};
 use super::{lock, plan, slurm, steps};
 use crate::config::Config;
-use crate::error::{Error, ErrorKind};
+use crate::error::Error;
 
 /// Everything `campaign status` needs.
 #[derive(Debug)]
@@ -31,10 +31,6 @@ pub struct StatusArgs {
     pub array_job: Option<String>,
     /// Where the command was started.
     pub cwd: PathBuf,
-}
-
-fn setup(message: String) -> Error {
-    Error::new(ErrorKind::Setup, message)
 }
 
 /// How a configuration stands.
@@ -133,7 +129,7 @@ pub fn status(args: StatusArgs) -> Result<i32, Error> {
     let measurements = project.measurements_dir(args.measurements_dir.as_deref());
     let dir = journal::dir(&measurements, &args.id);
     let Some(plan) = journal::plan(&dir)? else {
-        return Err(setup(format!("no campaign {} in {} (no campaign.json)", args.id, measurements.display())));
+        return Err(Error::setup(format!("no campaign {} in {} (no campaign.json)", args.id, measurements.display())));
     };
     let campaign = campaign_of(&plan, &project)?;
     let journals = journal::read_all(&dir)?;

@@ -207,7 +207,7 @@ impl Config {
     /// project's `[run]` keys replace the built-in ones; a `[target.NAME]`
     /// replaces the built-in target of that name whole.
     pub fn load(root: &Path, file: Option<&Path>) -> Result<Self, Error> {
-        let builtin = |err: String| Error::new(ErrorKind::Setup, format!("built-in configuration is invalid: {err}"));
+        let builtin = |err: String| Error::setup(format!("built-in configuration is invalid: {err}"));
         let mut run: toml::Table = toml::from_str::<toml::Table>(DEFAULT_CONFIG)
             .map_err(|e| builtin(e.to_string()))?
             .remove("run")
@@ -218,19 +218,17 @@ impl Config {
         let mut shown = "the built-in configuration".to_string();
         if let Some(file) = file {
             shown = file.display().to_string();
-            let text = std::fs::read_to_string(file)
-                .map_err(|err| Error::new(ErrorKind::Setup, format!("failed to read {shown}: {err}")))?;
-            let parsed: ConfigFile =
-                toml::from_str(&text).map_err(|err| Error::new(ErrorKind::Setup, format!("{shown}: {err}")))?;
+            let text =
+                std::fs::read_to_string(file).map_err(|err| Error::setup(format!("failed to read {shown}: {err}")))?;
+            let parsed: ConfigFile = toml::from_str(&text).map_err(|err| Error::setup(format!("{shown}: {err}")))?;
             run.extend(parsed.run);
             targets.extend(parsed.target);
         }
-        let run: RunConfig = toml::Value::Table(run)
-            .try_into()
-            .map_err(|err| Error::new(ErrorKind::Setup, format!("{shown}: [run]: {err}")))?;
+        let run: RunConfig =
+            toml::Value::Table(run).try_into().map_err(|err| Error::setup(format!("{shown}: [run]: {err}")))?;
         let config = Config { root: root.to_path_buf(), run, targets };
         for (name, target) in &config.targets {
-            check_name("target", name).map_err(|e| Error::new(ErrorKind::Setup, format!("{shown}: {e}")))?;
+            check_name("target", name).map_err(|e| Error::setup(format!("{shown}: {e}")))?;
             match (&target.base_url, &target.launch) {
                 (Some(_), None) | (None, Some(_)) => {}
                 _ => {
@@ -248,7 +246,7 @@ impl Config {
     pub fn target(&self, name: &str) -> Result<&TargetConfig, Error> {
         self.targets.get(name).ok_or_else(|| {
             let known: Vec<&str> = self.targets.keys().map(String::as_str).collect();
-            Error::new(ErrorKind::Setup, format!("no target named {name:?}; known targets: {}", known.join(", ")))
+            Error::setup(format!("no target named {name:?}; known targets: {}", known.join(", ")))
         })
     }
 

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use sparktest_record::reader::{self, File, Run};
 use sparktest_record::{CallRecord, CaseRecord, Manifest};
 
-use crate::error::{Error, ErrorKind};
+use crate::error::Error;
 
 /// A case on one side: its arm (paired instruments) and id.
 pub type Key = (Option<String>, String);
@@ -31,10 +31,6 @@ pub struct Side {
     /// a run stopped early, interrupted or never finished, a file cut by a
     /// damaged line. Empty for runs that ran their course.
     pub unfinished: Vec<String>,
-}
-
-fn setup(message: String) -> Error {
-    Error::new(ErrorKind::Setup, message)
 }
 
 /// The rows a case feeds, as the board groups records: a built-in
@@ -75,7 +71,7 @@ fn files_for(spec: &str, cwd: &Path, dir: &Path) -> Result<Vec<PathBuf>, Error> 
     if as_path.is_dir() {
         let files = crate::board::measurement_files(&as_path)?;
         if files.is_empty() {
-            return Err(setup(format!("no measurement files (*.jsonl) in {}", as_path.display())));
+            return Err(Error::setup(format!("no measurement files (*.jsonl) in {}", as_path.display())));
         }
         return Ok(files);
     }
@@ -96,7 +92,7 @@ fn files_for(spec: &str, cwd: &Path, dir: &Path) -> Result<Vec<PathBuf>, Error> 
             return Ok(found);
         }
     }
-    Err(setup(format!(
+    Err(Error::setup(format!(
         "{spec:?} names no measurement file, folder, run id or run group (run ids and groups are looked up in {})",
         dir.display()
     )))
@@ -111,7 +107,7 @@ pub fn side(spec: &str, cwd: &Path, dir: &Path) -> Result<Side, Error> {
     let mut manifests = Vec::new();
     let mut unfinished = Vec::new();
     for f in files_for(spec, cwd, dir)? {
-        let file = File::<CallRecord>::read(&f).map_err(|e| setup(e.to_string()))?;
+        let file = File::<CallRecord>::read(&f).map_err(|e| Error::setup(e.to_string()))?;
         if let Some(d) = &file.damage {
             eprintln!("sparktest: warning: {}: {d}; the records before it are used", f.display());
             unfinished.push(format!("{}: its file {} is damaged at {d}", file.run.manifest.run_id, f.display()));

@@ -16,7 +16,7 @@ pub use compare::{ALPHA, Settings, compare};
 pub use report::Report;
 
 use crate::config::Config;
-use crate::error::{Error, ErrorKind};
+use crate::error::Error;
 
 /// How the report is printed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,11 +67,9 @@ pub fn diff(args: DiffArgs) -> Result<i32, Error> {
     let report = compare(&a, &b, Settings { seed: args.seed, resamples: RESAMPLES });
     match args.format {
         DiffFormat::Text => print!("{}", report::text(&report)),
-        DiffFormat::Json => println!(
-            "{}",
-            serde_json::to_string_pretty(&report)
-                .map_err(|e| Error::new(ErrorKind::Io, format!("failed to write the report: {e}")))?
-        ),
+        DiffFormat::Json => {
+            println!("{}", serde_json::to_string_pretty(&report).map_err(|e| Error::io("write the report", e))?)
+        }
     }
     let incomplete = !report.incomplete.is_empty() && !args.allow_lost;
     Ok(if args.fail_on_regression && (report.regression || incomplete) {

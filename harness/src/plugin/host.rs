@@ -570,8 +570,7 @@ impl PluginHost {
         let result = self.setup("render", &stderr, call).await;
         drop(ticking);
         let result = result.map_err(|e| plugin_err(format!("reporter {} failed: {e}", wasm.display())))?;
-        let artifacts =
-            result.map_err(|e| Error::new(ErrorKind::Setup, format!("reporter {} refused: {e}", wasm.display())))?;
+        let artifacts = result.map_err(|e| Error::setup(format!("reporter {} refused: {e}", wasm.display())))?;
         let peak_memory = store.data().limits.peak;
         let artifacts = artifacts
             .into_iter()
@@ -612,7 +611,7 @@ impl PluginHost {
             .map_err(|e| plugin_err(format!("instrument {name} failed to list its cases: {e}")))?;
         // The instrument ran and said no: its config or data are wrong (a
         // setup error, exit 3), not the instrument broken.
-        result.map_err(|e| Error::new(ErrorKind::Setup, format!("instrument {name} refused its config: {e}")))
+        result.map_err(|e| Error::setup(format!("instrument {name} refused its config: {e}")))
     }
 
     /// Run one case in a fresh instance, within the limits.

@@ -33,7 +33,7 @@ use libtest_mimic::{Arguments, Trial};
 use sparktest_record::{Summary, exit_code};
 
 use crate::config::Config;
-use crate::error::{Error, ErrorKind};
+use crate::error::Error;
 use crate::events::{Event, Sinks};
 use crate::sinks::measurement::MeasurementWriter;
 use crate::sinks::summary::TerminalSummary;
@@ -95,7 +95,7 @@ fn runtime() -> Result<tokio::runtime::Runtime, Error> {
         .worker_threads(2)
         .enable_all()
         .build()
-        .map_err(|e| Error::new(ErrorKind::Io, format!("failed to start the async runtime: {e}")))
+        .map_err(|e| Error::io("start the async runtime", e))
 }
 
 /// Run a suite. Returns the process exit code.

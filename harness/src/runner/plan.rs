@@ -95,11 +95,10 @@ impl Plan {
             // The earlier run's part, checked as the command line's would be
             // (its file is input like any other).
             (None, Some(r)) => match r.manifest.partition.as_ref() {
-                Some(p) => {
-                    Some(PartitionSpec::parse(&format!("{}:{}/{}", p.scheme, p.index, p.total)).map_err(|e| {
-                        Error::new(ErrorKind::Setup, format!("--resume {}: its partition: {e}", r.manifest.run_id))
-                    })?)
-                }
+                Some(p) => Some(
+                    PartitionSpec::parse(&format!("{}:{}/{}", p.scheme, p.index, p.total))
+                        .map_err(|e| Error::setup(format!("--resume {}: its partition: {e}", r.manifest.run_id)))?,
+                ),
                 None => None,
             },
             (None, None) => None,

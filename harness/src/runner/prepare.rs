@@ -210,7 +210,7 @@ pub fn prepare(
     // case listed twice) would have its records and snapshots collide.
     let mut seen = std::collections::BTreeSet::new();
     if let Some(dup) = prepared.case_ids().into_iter().find(|id| !seen.insert(id.clone())) {
-        return Err(Error::new(ErrorKind::Setup, format!("suite {}: case {dup} is listed twice", suite.name)));
+        return Err(Error::setup(format!("suite {}: case {dup} is listed twice", suite.name)));
     }
     Ok(prepared)
 }
@@ -290,9 +290,7 @@ fn check_text_files(
 /// Refuse `--arm NAME=…` for an arm the suite does not have.
 pub fn check_arm_overrides(suite: &Suite, arms: &[(String, String)]) -> Result<(), Error> {
     match arms.iter().find(|(a, _)| !suite.instruments.iter().any(|i| i.arms.contains_key(a))) {
-        Some((arm, _)) => {
-            Err(Error::new(ErrorKind::Setup, format!("--arm {arm}=…: suite {} has no arm named {arm}", suite.name)))
-        }
+        Some((arm, _)) => Err(Error::setup(format!("--arm {arm}=…: suite {} has no arm named {arm}", suite.name))),
         None => Ok(()),
     }
 }

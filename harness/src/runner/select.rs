@@ -9,11 +9,7 @@ use std::path::Path;
 use sha2::{Digest, Sha256};
 use sparktest_record::{Manifest, Outcome, Partition};
 
-use crate::error::{Error, ErrorKind};
-
-fn setup(message: String) -> Error {
-    Error::new(ErrorKind::Setup, message)
-}
+use crate::error::Error;
 
 /// A parsed `--partition`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -29,7 +25,7 @@ pub struct PartitionSpec {
 impl PartitionSpec {
     /// `count:K/N` or `hash:K/N`, 1 ≤ K ≤ N.
     pub fn parse(text: &str) -> Result<Self, Error> {
-        let bad = || setup(format!("--partition {text:?}: expected count:K/N or hash:K/N with 1 <= K <= N"));
+        let bad = || Error::setup(format!("--partition {text:?}: expected count:K/N or hash:K/N with 1 <= K <= N"));
         let (scheme, rest) = text.split_once(':').ok_or_else(bad)?;
         let (k, n) = rest.split_once('/').ok_or_else(bad)?;
         let (index, total): (u32, u32) = (k.parse().map_err(|_| bad())?, n.parse().map_err(|_| bad())?);
@@ -88,10 +84,10 @@ pub struct Resumed {
 /// ([`sparktest_record::reader::chain`]).
 pub fn resumed(dir: &Path, run_id: &str) -> Result<Resumed, Error> {
     if run_id.contains(['/', '\\']) || run_id.starts_with('.') {
-        return Err(setup(format!("--resume {run_id:?}: give a run id, not a path")));
+        return Err(Error::setup(format!("--resume {run_id:?}: give a run id, not a path")));
     }
     let chain = sparktest_record::reader::chain::<sparktest_record::reader::Unread>(dir, run_id)
-        .map_err(|e| setup(format!("--resume {run_id}: {e}")))?;
+        .map_err(|e| Error::setup(format!("--resume {run_id}: {e}")))?;
     let done = chain
         .run
         .cases

@@ -12,7 +12,7 @@ use std::time::Duration;
 use quick_junit::{NonSuccessKind, Property, Report, TestCase, TestCaseStatus, TestSuite};
 use sparktest_record::{CaseRecord, Outcome};
 
-use crate::error::{Error, ErrorKind};
+use crate::error::Error;
 use crate::events::{Event, Sink};
 
 /// Collects the cases and writes the report when the run ends.
@@ -97,9 +97,7 @@ impl Sink for JunitSink {
                     suite.add_test_cases(records.iter().map(test_case));
                     report.add_test_suite(suite);
                 }
-                let io = |e: String| {
-                    Error::new(ErrorKind::Io, format!("failed to write the JUnit report {}: {e}", self.path.display()))
-                };
+                let io = |e: String| Error::io(format_args!("write the JUnit report {}", self.path.display()), e);
                 if let Some(dir) = self.path.parent().filter(|d| !d.as_os_str().is_empty()) {
                     std::fs::create_dir_all(dir).map_err(|e| io(e.to_string()))?;
                 }

@@ -51,12 +51,12 @@ impl MeasurementWriter {
 
     /// Write one line and flush it.
     pub fn write(&self, line: &Line) -> Result<(), Error> {
-        let encode = |e: serde_json::Error| Error::new(ErrorKind::Io, format!("failed to encode a record: {e}"));
+        let encode = |e: serde_json::Error| Error::io("encode a record", e);
         let json = self.redactor.to_json(line, false).map_err(encode)?;
         let mut out = self.out.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         writeln!(out, "{json}")
             .and_then(|()| out.flush())
-            .map_err(|e| Error::new(ErrorKind::Io, format!("failed to write {}: {e}", self.path.display())))
+            .map_err(|e| Error::io(format_args!("write {}", self.path.display()), e))
     }
 
     /// Flush and sync the file to disk.
@@ -64,7 +64,7 @@ impl MeasurementWriter {
         let mut out = self.out.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         out.flush()
             .and_then(|()| out.get_ref().sync_all())
-            .map_err(|e| Error::new(ErrorKind::Io, format!("failed to sync {}: {e}", self.path.display())))
+            .map_err(|e| Error::io(format_args!("sync {}", self.path.display()), e))
     }
 }
 

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::error::{Error, ErrorKind};
+use crate::error::Error;
 use crate::events::{Event, Sink};
 use crate::redact::Redactor;
 
@@ -51,12 +51,9 @@ impl Sink for TranscriptStore {
         if path.exists() {
             return Ok(());
         }
-        let io = |e: std::io::Error| {
-            Error::new(ErrorKind::Io, format!("failed to write transcript {}: {e}", path.display()))
-        };
+        let io = |e: std::io::Error| Error::io(format_args!("write transcript {}", path.display()), e);
         std::fs::create_dir_all(&self.dir).map_err(io)?;
-        let encode =
-            |e: serde_json::Error| Error::new(ErrorKind::Io, format!("failed to encode transcript {sha}: {e}"));
+        let encode = |e: serde_json::Error| Error::io(format_args!("encode transcript {sha}"), e);
         let json = self.redactor.to_json(&**transcript, true).map_err(encode)?;
         // Written aside under a name no other writer uses, then renamed: a
         // reader never sees half a file. Equal conversations share an
