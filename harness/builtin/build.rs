@@ -24,6 +24,26 @@ fn files_under(dir: &Path, base: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
+/// `components/components.toml`: the pins of the built-in components. It
+/// is read here alone; the binary and the tests read what this build
+/// compiled in (`sparktest_builtin::COMPONENTS`).
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Pins {
+    #[serde(default)]
+    component: Vec<Pin>,
+}
+
+/// One `[[component]]`.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Pin {
+    package: String,
+    file: String,
+    sha256: String,
+    interface: String,
+}
+
 fn hex(bytes: &[u8]) -> String {
     Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
 }
@@ -55,32 +75,9 @@ fn main() {
     code.push_str("];\n\n/// The built-in components, by package.\npub static COMPONENTS: &[Component] = &[\n");
     let pins = root.join("components/components.toml");
     let text = std::fs::read_to_string(&pins).unwrap_or_default();
-    // `[[component]]` tables of `package`, `file` and `sha256` keys, one
-    // per line: read by hand, so that the build needs no TOML parser.
-    let mut current: Vec<(String, String)> = Vec::new();
-    let mut tables: Vec<Vec<(String, String)>> = Vec::new();
-    for line in text.lines().map(str::trim) {
-        if line == "[[component]]" {
-            if !current.is_empty() {
-                tables.push(std::mem::take(&mut current));
-            }
-        } else if let Some((k, v)) = line.split_once('=')
-            && !line.starts_with('#')
-        {
-            current.push((k.trim().to_string(), v.trim().trim_matches('"').to_string()));
-        }
-    }
-    if !current.is_empty() {
-        tables.push(current);
-    }
-    for t in tables {
-        let get = |k: &str| {
-            t.iter()
-                .find(|(key, _)| key == k)
-                .map(|(_, v)| v.clone())
-                .unwrap_or_else(|| panic!("{}: a [[component]] without its {k}", pins.display()))
-        };
-        let (package, file, sha256, interface) = (get("package"), get("file"), get("sha256"), get("interface"));
+    let Pins { component } =
+        toml::from_str(&text).unwrap_or_else(|e| panic!("{}: not a list of [[component]] pins: {e}", pins.display()));
+    for Pin { package, file, sha256, interface } in component {
         // Kept compressed (xz): the components are most of the package.
         let path = root.join("components").join(format!("{file}.xz"));
         let packed = std::fs::read(&path).unwrap_or_else(|e| panic!("failed to read {}: {e}", path.display()));

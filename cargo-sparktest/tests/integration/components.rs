@@ -43,20 +43,10 @@ fn interface(bytes: &[u8]) -> String {
     version.chars().take_while(|c| c.is_ascii_digit() || *c == '.').collect()
 }
 
-/// `[[component]]` pins as (package, sha256).
+/// `[[component]]` pins as (package, sha256): what the build read from
+/// `components.toml` and compiled in (the one reader of that file).
 fn pinned() -> Vec<(String, String)> {
-    let text = std::fs::read_to_string(components_dir().join("components.toml")).unwrap_or_default();
-    let mut out = Vec::new();
-    let mut package = None;
-    for line in text.lines().map(str::trim) {
-        if let Some(p) = line.strip_prefix("package = \"") {
-            package = Some(p.trim_end_matches('"').to_string());
-        }
-        if let (Some(sha), Some(p)) = (line.strip_prefix("sha256 = \""), package.as_ref()) {
-            out.push((p.clone(), sha.trim_end_matches('"').to_string()));
-        }
-    }
-    out
+    sparktest_harness::builtin::COMPONENTS.iter().map(|c| (c.package.to_string(), c.sha256.to_string())).collect()
 }
 
 #[test]
