@@ -40,6 +40,7 @@ pub mod redact;
 pub mod runner;
 pub mod scaffold;
 pub mod show;
+pub mod signal;
 pub mod sinks;
 pub mod snapshot;
 pub mod suite;

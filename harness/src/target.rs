@@ -10,7 +10,7 @@
 //! GPU and a port.
 //!
 //! A stop signal while cases run does not stop the servers under the run's
-//! feet: the runner's signal module (`runner::signal`) interrupts the
+//! feet: the signal module (`crate::signal`) interrupts the
 //! cases and lets the run end itself, stopping its servers on the way out.
 //! Every live server's process group is known to that module, so that a
 //! signal that ends the process stops them all.
@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 use crate::config::{Config, LaunchConfig};
 use crate::error::{Error, ErrorKind};
 use crate::redact::Redactor;
-use crate::runner::signal;
+use crate::signal;
 
 /// The provisioning programs shipped inside the binary, so that
 /// `builtin:NAME` works from any project: each is a script and the files
@@ -50,15 +50,6 @@ const PROVISION_LIB: (&str, &str) = ("lib.sh", include_str!("../provision/lib.sh
 
 fn target_err(message: String) -> Error {
     Error::new(ErrorKind::Target, message)
-}
-
-/// Signal a whole process group.
-pub(crate) fn signal_group(pgid: i32, signal: i32) {
-    // SAFETY: kill(2) with a negative pid signals the group; no memory is
-    // touched.
-    unsafe {
-        libc::kill(-pgid, signal);
-    }
 }
 
 type SpawnRequest = (Command, mpsc::Sender<std::io::Result<Child>>);
@@ -134,14 +125,14 @@ impl Launched {
             let _ = w.wait();
         }
         if matches!(self.child.try_wait(), Ok(None)) {
-            signal_group(pgid, libc::SIGTERM);
+            signal::signal_group(pgid, libc::SIGTERM);
             let deadline = Instant::now() + Duration::from_secs(10);
             while Instant::now() < deadline && matches!(self.child.try_wait(), Ok(None)) {
                 std::thread::sleep(Duration::from_millis(50));
             }
         }
         // Whatever is left of the group, the server's children included.
-        signal_group(pgid, libc::SIGKILL);
+        signal::signal_group(pgid, libc::SIGKILL);
         let _ = self.child.wait();
         signal::forget_group(pgid);
     }

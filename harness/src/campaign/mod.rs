@@ -245,7 +245,7 @@ pub fn campaign(args: CampaignArgs) -> Result<i32, Error> {
     let mut session = crate::runner::Session::new(config)?;
     // A stop signal is a request to end the campaign between steps (or
     // the suite in flight), recorded in the journal, not an exit on the spot.
-    crate::runner::signal::cases_running(true);
+    crate::signal::cases_running(true);
     let mut results = Vec::new();
     let mut signal = None;
     for (k, name) in mine.iter().enumerate() {
@@ -285,10 +285,10 @@ pub fn campaign(args: CampaignArgs) -> Result<i32, Error> {
             job: job.as_ref(),
         };
         let outcome = steps::configuration(&mut session, &mut cj, &ctx, configuration)?;
-        signal = outcome.interrupted.or_else(crate::runner::signal::interrupted);
+        signal = outcome.interrupted.or_else(crate::signal::interrupted);
         cj.append(&Line::End(End {
             finished_at: rfc3339(SystemTime::now()),
-            interrupted: signal.map(|s| crate::runner::signal::name(s).to_string()),
+            interrupted: signal.map(|s| crate::signal::name(s).to_string()),
             code: steps::exit_code(std::slice::from_ref(&outcome), signal),
         }))?;
         results.push(outcome);
@@ -296,7 +296,7 @@ pub fn campaign(args: CampaignArgs) -> Result<i32, Error> {
             break;
         }
     }
-    crate::runner::signal::cases_running(false);
+    crate::signal::cases_running(false);
     // A Slurm array task's code says whether it ran its configuration,
     // not how the cases went: Slurm calls any other FAILED.
     let array_task = job.as_ref().is_some_and(|j| j.scheduler == "slurm" && j.array_task_id.is_some());

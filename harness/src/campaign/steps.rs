@@ -288,7 +288,7 @@ pub fn configuration(
     for (j, s) in campaign.suites.iter().enumerate() {
         // A stop signal between steps (launching, waiting) ends the
         // campaign here, the step not begun left for the resume.
-        if let Some(sig) = crate::runner::signal::interrupted() {
+        if let Some(sig) = crate::signal::interrupted() {
             out.interrupted = Some(sig);
             break;
         }
@@ -378,7 +378,7 @@ pub fn configuration(
         });
         // The runner ends its span of interruptible work with the run; the
         // campaign's goes on until it ends.
-        crate::runner::signal::cases_running(true);
+        crate::signal::cases_running(true);
         let secs = t.elapsed().as_secs_f64();
         let (state, counts, gate, reason, run_id) = match ran {
             Ok(r) => {
@@ -389,7 +389,7 @@ pub fn configuration(
                 };
                 let reason = r
                     .interrupted
-                    .map(|sig| format!("interrupted by {}", crate::runner::signal::name(sig)))
+                    .map(|sig| format!("interrupted by {}", crate::signal::name(sig)))
                     .or(r.stopped.clone());
                 out.interrupted = r.interrupted;
                 // A resumed suite counts the whole run, every part of it,
@@ -761,7 +761,7 @@ impl Record {
             stopped: None,
             // The configuration's steps were cut short: the rest are left
             // for a resume, not "every suite ran".
-            interrupted: interrupted.map(|s| crate::runner::signal::name(s).to_string()),
+            interrupted: interrupted.map(|s| crate::signal::name(s).to_string()),
             interrupted_cases: 0,
         };
         writer.event(&Event::RunFinished(Box::new(summary)))?;

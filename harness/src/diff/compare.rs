@@ -11,8 +11,8 @@ use sparktest_stats as stats;
 
 use super::load::{Key, Side};
 use super::report::{
-    ConfigDifference, Direction, FigureDiff, Flip, LostItem, PassRateDiff, Report, RowDiff, SideInfo, Unanswered,
-    Verdict,
+    ConfigDifference, Direction, FigureDiff, Flip, LostItem, PassRateDiff, Report, RowDiff, Settings, SideInfo,
+    Unanswered, Verdict,
 };
 
 /// Significance level of every test.
@@ -21,15 +21,6 @@ pub const ALPHA: f64 = 0.05;
 /// A 95% interval of a ratio wider than this (either way from the
 /// estimate) cannot see changes of about that size: the report says so.
 const WIDE: f64 = 0.10;
-
-/// How the two sides are compared.
-#[derive(Debug, Clone, Copy)]
-pub struct Settings {
-    /// Seed of every bootstrap.
-    pub seed: u64,
-    /// Bootstrap resamples.
-    pub resamples: usize,
-}
 
 fn case_name(key: &Key) -> String {
     match &key.0 {

@@ -12,8 +12,9 @@ pub mod requests;
 
 use std::path::PathBuf;
 
-pub use compare::{ALPHA, Settings, compare};
+pub use compare::{ALPHA, compare};
 pub use report::Report;
+pub use report::Settings;
 
 use crate::config::Config;
 use crate::error::Error;

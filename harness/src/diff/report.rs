@@ -4,6 +4,15 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
+/// How the two sides are compared.
+#[derive(Debug, Clone, Copy)]
+pub struct Settings {
+    /// Seed of every bootstrap.
+    pub seed: u64,
+    /// Bootstrap resamples.
+    pub resamples: usize,
+}
+
 /// The whole comparison of B against A.
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
@@ -206,7 +215,7 @@ pub struct FigureDiff {
     /// `paired-bootstrap-mean-ratio` or `unpaired-bootstrap-ratio-of-means`;
     /// for the Sustained load row's `sustained-req-s`,
     /// `bootstrap-over-requests` (each point's requests resampled, the
-    /// figure read again; see [`super::requests`]).
+    /// figure read again; see `diff/requests.rs`).
     pub method: String,
     /// Items with the figure on both sides (paired), or on each side.
     pub items: usize,

@@ -13,9 +13,8 @@ use sparktest_rows::ByRequests;
 use sparktest_rows::builtin::sustained_load::requests::Sweep;
 use sparktest_stats as stats;
 
-use super::compare::Settings;
 use super::load::{Key, Side};
-use super::report::{Direction, FigureDiff, Verdict};
+use super::report::{Direction, FigureDiff, Settings, Verdict};
 
 /// The sweeps of one item on one side, over its repeated records; lost,
 /// N/A and unreadable records give none.

@@ -12,10 +12,11 @@ use sparktest_record::{CallRecord, CaseRecord, ClientCeiling, Latency, Percentil
 
 use super::control::RunControl;
 use super::prepare::{Broken, Instrument};
-use super::{signal, verdict};
+use super::verdict;
 use crate::endpoint::Endpoint;
 use crate::events::{Event, Finished, Sinks};
 use crate::plugin::{CaseInfo, Judge, PluginHost, Reach, Restarter};
+use crate::signal;
 use crate::snapshot::{self, SnapshotStatus};
 use crate::timestamp::rfc3339;
 

@@ -21,7 +21,6 @@ pub mod gate;
 pub mod plan;
 pub mod prepare;
 pub mod select;
-pub mod signal;
 pub mod tally;
 pub mod verdict;
 
@@ -35,6 +34,7 @@ use sparktest_record::{Summary, exit_code};
 use crate::config::Config;
 use crate::error::Error;
 use crate::events::{Event, Sinks};
+use crate::signal;
 use crate::sinks::measurement::MeasurementWriter;
 use crate::sinks::summary::TerminalSummary;
 use crate::sinks::{junit::JunitSink, progress::ProgressSink, transcripts::TranscriptStore};

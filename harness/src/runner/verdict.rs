@@ -14,8 +14,8 @@ use std::time::Duration;
 
 use sparktest_record::{Metric, Verdict};
 
-use super::signal;
 use crate::plugin::Ended;
+use crate::signal;
 
 /// The verdict of a case that ran in the sandbox: what its run's end makes
 /// of it, then a lost call, then a stop signal that came in as it ended.

@@ -136,11 +136,20 @@ pub(crate) fn watches_group(pgid: i32) -> bool {
 fn stop_all_now() {
     let groups: Vec<i32> = state().groups().clone();
     for g in &groups {
-        crate::target::signal_group(*g, libc::SIGTERM);
+        signal_group(*g, libc::SIGTERM);
     }
     std::thread::sleep(Duration::from_millis(1500));
     for g in &groups {
-        crate::target::signal_group(*g, libc::SIGKILL);
+        signal_group(*g, libc::SIGKILL);
+    }
+}
+
+/// Signal a whole process group.
+pub(crate) fn signal_group(pgid: i32, signal: i32) {
+    // SAFETY: kill(2) with a negative pid signals the group; no memory is
+    // touched.
+    unsafe {
+        libc::kill(-pgid, signal);
     }
 }
 
