@@ -25,6 +25,7 @@ mod edges;
 mod engines;
 mod history;
 mod install;
+mod layout;
 mod lost;
 mod provision;
 mod repeats;

@@ -302,7 +302,7 @@ pub struct ServerFacts {
     /// Why there are no memory pools, when there are none.
     pub memory_unseen: Option<String>,
     /// KV-cache bytes per token, where the engine told.
-    pub kv_bytes: Option<crate::engines::KvBytes>,
+    pub kv_bytes: Option<KvBytes>,
     /// Everything else, by name.
     pub extra: Vec<(String, String)>,
 }
@@ -364,4 +364,13 @@ pub struct MetricSample {
     pub labels: Vec<(String, String)>,
     /// Value.
     pub value: f64,
+}
+
+/// KV-cache bytes per token, and where that came from.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct KvBytes {
+    /// Bytes one token of context holds in the KV cache.
+    pub per_token: f64,
+    /// What it was read from.
+    pub source: String,
 }

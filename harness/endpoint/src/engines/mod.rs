@@ -18,6 +18,7 @@ use futures_util::future::BoxFuture;
 use serde_json::Value;
 
 use crate::client::Client;
+pub use crate::types::KvBytes;
 use crate::types::{CallError, MetricSample, ServerFacts, TokenLogprob};
 
 pub use generic::Generic;
@@ -63,15 +64,6 @@ pub enum DraftCounters {
     },
     /// A mean accept length (SGLang).
     AcceptLength(f64),
-}
-
-/// KV-cache bytes per token, and where that came from.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct KvBytes {
-    /// Bytes one token of context holds in the KV cache.
-    pub per_token: f64,
-    /// What it was read from.
-    pub source: String,
 }
 
 /// What an engine's own words make of an error answer

@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use sparktest_record::HostInfo;
 use sparktest_record::reader::Logged;
 
-use crate::model::{Cell, Column, Row};
+use crate::model::{Board, Cell, Column, Row};
 use crate::run::{Id, Runs};
 
 /// A box's hardware, as a column's records name it: what makes two boxes
@@ -163,17 +163,21 @@ fn letter(i: usize) -> String {
 /// Name every column's boxes ([`Column::measured_on`], [`Column::boxes`]),
 /// and where the board's boxes are of more than one kind of hardware, each
 /// column's kinds ([`Column::hardware`]) and whether its own boxes are
-/// unlike ([`Column::unlike`]). Returns the kinds, `A: …`, where there is
-/// more than one.
-pub fn name(columns: &mut BTreeMap<String, Column>, rows: &[Row], runs: &Runs) -> Vec<String> {
-    let seen: BTreeMap<String, Vec<Seen>> = columns.keys().map(|k| (k.clone(), of_column(runs, rows, k))).collect();
+/// unlike ([`Column::unlike`]); the kinds, `A: …`, where there is more than
+/// one, are the board's [`Board::hardware_kinds`]. Run once the rows are
+/// built: a column's boxes are those its cells' records came from.
+pub fn name(board: &mut Board, runs: &Runs) {
+    let (columns, rows) = (&mut board.columns, &board.rows);
+    let seen: BTreeMap<String, Vec<Seen>> =
+        columns.iter().map(|c| (c.key.clone(), of_column(runs, rows, &c.key))).collect();
     let mut kinds: Vec<&str> = Vec::new();
     for s in seen.values().flatten() {
         if !kinds.contains(&s.hardware.as_str()) {
             kinds.push(&s.hardware);
         }
     }
-    for (key, col) in columns.iter_mut() {
+    for col in columns.iter_mut() {
+        let key = &col.key;
         let boxes = &seen[key];
         col.measured_on = match boxes.as_slice() {
             [] => "no measured run".into(),
@@ -195,10 +199,10 @@ pub fn name(columns: &mut BTreeMap<String, Column>, rows: &[Row], runs: &Runs) -
         col.unlike = own.len() > 1;
         col.hardware = (kinds.len() > 1).then(|| own.into_iter().map(letter).collect::<Vec<_>>().join(" + "));
     }
-    match kinds.len() {
+    board.hardware_kinds = match kinds.len() {
         0 | 1 => Vec::new(),
         _ => kinds.iter().enumerate().map(|(i, k)| format!("{}: {k}", letter(i))).collect(),
-    }
+    };
 }
 
 /// The columns whose own boxes are unlike hardware, by label, in words for

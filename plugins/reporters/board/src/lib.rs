@@ -248,6 +248,9 @@ pub fn render_with(
     let defs = rows::all(&runs)?;
     check_config(config, &defs)?;
     let mut board = model::build(&runs, &defs, config, &judgements);
+    // Columns from unlike hardware: each kind a letter, said in the head;
+    // each column names the boxes its cells' records came from.
+    boxes::name(&mut board, &runs);
     check_judgements(&board, &judgements)?;
     if let Some(refs) = &extras.references {
         check_references(&board, refs)?;

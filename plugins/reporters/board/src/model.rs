@@ -40,7 +40,7 @@ pub struct Column {
     /// Whether its numbers are admitted: the configuration battery is the
     /// gate a configuration passes before its numbers count.
     pub admission: Admission,
-    /// Every box that measured it ([`crate::boxes`]): where its server ran
+    /// Every box that measured it (`boxes.rs`): where its server ran
     /// (the harness's own box for a server it launched), its hardware, and
     /// the batch job; where there is more than one, each with the rows it
     /// gave, joined by ` + `.
@@ -299,7 +299,7 @@ pub fn build(runs: &Runs, defs: &[RowDef], config: &Config, judgements: &Judgeme
                     marks: Vec::new(),
                     differs: None,
                     admission: Admission::NotRun,
-                    // Named once the rows are built ([`crate::boxes::name`]).
+                    // Named once the rows are built (`boxes::name`).
                     measured_on: String::new(),
                     boxes: Vec::new(),
                     hardware: None,
@@ -380,9 +380,6 @@ pub fn build(runs: &Runs, defs: &[RowDef], config: &Config, judgements: &Judgeme
             .map_or(rows.len(), |i| i + 1);
         rows.insert(at, row);
     }
-    // Columns from unlike hardware: each kind a letter, said in the head;
-    // each column names every box it was measured on.
-    let hardware_kinds = crate::boxes::name(&mut columns, &rows, runs);
     let keys: Vec<String> = columns.keys().cloned().collect();
     Board {
         title: config.title.clone().unwrap_or_else(|| "cargo-sparktest board".into()),
@@ -390,7 +387,8 @@ pub fn build(runs: &Runs, defs: &[RowDef], config: &Config, judgements: &Judgeme
         rows,
         references: Vec::new(),
         frontier: crate::frontier::frontier(runs, &keys),
-        hardware_kinds,
+        // Named with the boxes, once the board is built (`boxes::name`).
+        hardware_kinds: Vec::new(),
     }
 }
 

@@ -1,0 +1,169 @@
+//! The source's shape (issue 49): no module of a crate imports, through
+//! any chain of imports, a module that imports it back. A circle makes a
+//! newcomer read every file of it to understand any one of them.
+//!
+//! Read from the source text: every `crate::a::b` and `super::a` path
+//! outside a file's `#[cfg(test)] mod tests` (doc comments included: a
+//! link is a pointer a reader follows too), resolved to the deepest module
+//! of the crate it names.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use crate::support::repo;
+
+/// Every library and binary crate's `src` folder of the workspace.
+fn crate_sources() -> Vec<PathBuf> {
+    let repo = repo();
+    let mut out = Vec::new();
+    let mut dirs = vec![repo.join("cargo-sparktest"), repo.join("harness"), repo.join("plugins")];
+    while let Some(dir) = dirs.pop() {
+        if dir.join("Cargo.toml").is_file() && dir.join("src").is_dir() {
+            out.push(dir.join("src"));
+        }
+        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        for e in entries.flatten() {
+            let p = e.path();
+            let name = e.file_name().to_string_lossy().into_owned();
+            let skip = ["src", "target", "tests", "benches", "suites", "components", "wit", "provision"];
+            if e.file_type().is_ok_and(|t| t.is_dir()) && !skip.contains(&name.as_str()) {
+                dirs.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Module path (`board::index`) → its file, for one crate.
+fn modules(src: &Path) -> BTreeMap<String, PathBuf> {
+    let mut out = BTreeMap::new();
+    let mut dirs = vec![src.to_path_buf()];
+    while let Some(dir) = dirs.pop() {
+        for e in std::fs::read_dir(&dir).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                dirs.push(p);
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                let rel = p.strip_prefix(src).unwrap().with_extension("");
+                let mut parts: Vec<String> = rel.iter().map(|s| s.to_string_lossy().into_owned()).collect();
+                if matches!(parts.last().map(String::as_str), Some("mod" | "lib" | "main")) {
+                    parts.pop();
+                }
+                out.insert(parts.join("::"), p);
+            }
+        }
+    }
+    out
+}
+
+/// The paths after `prefix` in `text`: `a::b::c` of `crate::a::b::c`.
+fn paths_after<'a>(text: &'a str, prefix: &str) -> Vec<Vec<&'a str>> {
+    let mut out = Vec::new();
+    let bytes = text.as_bytes();
+    let mut at = 0;
+    while let Some(i) = text[at..].find(prefix).map(|i| at + i) {
+        at = i + prefix.len();
+        let before = i.checked_sub(1).map(|b| bytes[b]);
+        if before.is_some_and(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b':') {
+            continue;
+        }
+        let rest = &text[at..];
+        let len = rest.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == ':')).unwrap_or(rest.len());
+        out.push(rest[..len].split("::").filter(|s| !s.is_empty()).collect());
+    }
+    out
+}
+
+/// Each module's imports of other modules of its crate.
+fn imports(mods: &BTreeMap<String, PathBuf>) -> BTreeMap<String, BTreeSet<String>> {
+    let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (m, file) in mods {
+        let text = std::fs::read_to_string(file).unwrap();
+        let text = text.find("#[cfg(test)]\nmod tests").map_or(text.as_str(), |t| &text[..t]);
+        let parent: Vec<&str> = m.split("::").filter(|s| !s.is_empty()).collect();
+        let parent = &parent[..parent.len().saturating_sub(1)];
+        let from_crate = paths_after(text, "crate::").into_iter().map(|p| p.into_iter().collect::<Vec<_>>());
+        let from_super = paths_after(text, "super::").into_iter().map(|p| parent.iter().copied().chain(p).collect());
+        let to = edges.entry(m.clone()).or_default();
+        for path in from_crate.chain(from_super) {
+            let deepest = (1..=path.len()).rev().map(|k| path[..k].join("::")).find(|c| mods.contains_key(c));
+            if let Some(target) = deepest.filter(|t| t != m) {
+                to.insert(target);
+            }
+        }
+    }
+    edges
+}
+
+/// The circles among the modules: each strongly connected set of more
+/// than one module (Tarjan).
+fn circles(edges: &BTreeMap<String, BTreeSet<String>>) -> Vec<Vec<String>> {
+    struct Walk<'a> {
+        edges: &'a BTreeMap<String, BTreeSet<String>>,
+        index: BTreeMap<&'a str, usize>,
+        low: BTreeMap<&'a str, usize>,
+        stack: Vec<&'a str>,
+        out: Vec<Vec<String>>,
+    }
+    fn visit<'a>(w: &mut Walk<'a>, v: &'a str) {
+        let n = w.index.len();
+        w.index.insert(v, n);
+        w.low.insert(v, n);
+        w.stack.push(v);
+        let edges = w.edges;
+        for t in edges.get(v).into_iter().flatten() {
+            let t = t.as_str();
+            if !w.index.contains_key(t) {
+                visit(w, t);
+                let low = w.low[v].min(w.low[t]);
+                w.low.insert(v, low);
+            } else if w.stack.contains(&t) {
+                let low = w.low[v].min(w.index[t]);
+                w.low.insert(v, low);
+            }
+        }
+        if w.low[v] == w.index[v] {
+            let at = w.stack.iter().rposition(|x| *x == v).unwrap();
+            let set: Vec<String> = w.stack.drain(at..).map(str::to_string).collect();
+            if set.len() > 1 {
+                w.out.push(set);
+            }
+        }
+    }
+    let mut w = Walk { edges, index: BTreeMap::new(), low: BTreeMap::new(), stack: Vec::new(), out: Vec::new() };
+    for v in edges.keys() {
+        if !w.index.contains_key(v.as_str()) {
+            visit(&mut w, v);
+        }
+    }
+    w.out
+}
+
+#[test]
+fn no_module_imports_a_module_that_imports_it_back() {
+    let crates = crate_sources();
+    assert!(crates.len() >= 10, "the workspace's crates: {crates:?}");
+    let mut found = Vec::new();
+    for src in &crates {
+        for circle in circles(&imports(&modules(src))) {
+            found.push(format!("{}: {}", src.strip_prefix(repo()).unwrap().display(), circle.join(" → ")));
+        }
+    }
+    assert!(found.is_empty(), "modules that import each other, directly or through others:\n{}", found.join("\n"));
+}
+
+#[test]
+fn the_circle_finder_finds_a_circle() {
+    let edges: BTreeMap<String, BTreeSet<String>> =
+        [("a", vec!["b"]), ("b", vec!["c"]), ("c", vec!["a"]), ("d", vec!["a"])]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v.into_iter().map(str::to_string).collect()))
+            .collect();
+    let found = circles(&edges);
+    assert_eq!(found.len(), 1, "{found:?}");
+    let mut circle = found[0].clone();
+    circle.sort();
+    assert_eq!(circle, ["a", "b", "c"]);
+    assert_eq!(paths_after("use crate::a::b;\nx::crate::c; super::d::e", "crate::"), [vec!["a", "b"]]);
+}
