@@ -515,16 +515,22 @@ fn row_anchors(board: &Board) -> Vec<String> {
 
 /// Render the whole page.
 pub fn render(board: &Board, runs: &crate::run::Runs, extras: &Extras) -> String {
-    let transcripts: BTreeMap<String, String> = runs
-        .iter()
-        .flat_map(|r| {
-            r.cases
-                .iter()
-                .filter(|c| extras.transcripts.contains(&c.transcript_sha256))
-                .map(move |c| (r.record_id(c).to_string(), c.transcript_sha256.clone()))
-        })
-        .collect();
     let mut out = String::new();
+    page_head(&mut out, board, extras);
+    let anchors = row_anchors(board);
+    scores(&mut out, board, runs, extras, &anchors);
+    references_html(&mut out, board);
+    efficiency(&mut out, board, runs);
+    charts(&mut out, board, runs);
+    run_log(&mut out, board, runs, extras);
+    files_and_campaigns(&mut out, runs, extras);
+    tail(&mut out, board, runs, &anchors);
+    out
+}
+
+/// The page's head, title, what a cell shows, the ordering controls, and
+/// the board's kinds of hardware where it has more than one.
+fn page_head(out: &mut String, board: &Board, extras: &Extras) {
     let _ = write!(
         out,
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
@@ -568,6 +574,20 @@ pub fn render(board: &Board, runs: &crate::run::Runs, extras: &Extras) -> String
             crate::boxes::unlike_columns(&board.columns).map_or(String::new(), |u| format!(" {}", esc(&u)))
         );
     }
+}
+
+/// The scorecard: a column head per configuration, a row per measured
+/// thing, each cell its standing, raw figure and records.
+fn scores(out: &mut String, board: &Board, runs: &crate::run::Runs, extras: &Extras, anchors: &[String]) {
+    let transcripts: BTreeMap<String, String> = runs
+        .iter()
+        .flat_map(|r| {
+            r.cases
+                .iter()
+                .filter(|c| extras.transcripts.contains(&c.transcript_sha256))
+                .map(move |c| (r.record_id(c).to_string(), c.transcript_sha256.clone()))
+        })
+        .collect();
     // The table scrolls sideways in its own box, never the page; the box is
     // at most a screen high so that the column headers still stick.
     out.push_str("<div class=\"wrap\"><table id=\"scores\"><thead><tr><th>What is measured</th>");
@@ -596,7 +616,6 @@ pub fn render(board: &Board, runs: &crate::run::Runs, extras: &Extras) -> String
         );
     }
     out.push_str("</tr></thead><tbody>");
-    let anchors = row_anchors(board);
     for (i, row) in board.rows.iter().enumerate() {
         let _ = write!(
             out,
@@ -607,77 +626,88 @@ pub fn render(board: &Board, runs: &crate::run::Runs, extras: &Extras) -> String
             if row.judged { " <span class=\"judged\">judged, not measured</span>" } else { "" }
         );
         for c in &board.columns {
-            let cell = &row.cells[&c.key];
-            let grey = if matches!(c.admission, Admission::Failed { .. }) { " unadmitted" } else { "" };
-            match cell {
-                Cell::Measured { standing, raw, config, records, spread, partial, failed_later, .. } => {
-                    let spread = spread
-                        .as_ref()
-                        .map(|s| format!("<div class=\"spread\">{}{}</div>", esc(&s.words()), unseparated(row, &c.key)))
-                        .unwrap_or_default();
-                    let later = if failed_later.is_empty() {
-                        String::new()
-                    } else {
-                        format!(
-                            "<div class=\"partial\">a later run failed and does not replace this one: {}</div>",
-                            esc(&failed_later.join("; "))
-                        )
-                    };
-                    let _ = write!(
-                        out,
-                        "<td class=\"{grey}{}\" data-col=\"{}\" data-standing=\"{standing}\" title=\"{}\"><div class=\"standing\">{}</div><div class=\"raw\">{}</div>{spread}{}{later}{}{}</td>",
-                        if partial.is_some() { " partial" } else { "" },
-                        esc(&c.key),
-                        esc(config),
-                        fmt_standing(*standing),
-                        esc(raw),
-                        partial
-                            .as_deref()
-                            .map_or(String::new(), |p| format!("<div class=\"partial\">{}</div>", esc(p))),
-                        config_html(&c.config, Some(config)),
-                        folded_records(records, &transcripts)
-                    );
-                }
-                Cell::Judged { standing, raw, reason } => {
-                    let _ = write!(
-                        out,
-                        "<td class=\"{grey}\" data-col=\"{}\" data-standing=\"{standing}\" title=\"{}\"><div class=\"standing\">{}</div><div class=\"raw\">{}</div><div class=\"why\">judged: {}</div></td>",
-                        esc(&c.key),
-                        esc(reason),
-                        fmt_standing(*standing),
-                        esc(raw),
-                        esc(reason)
-                    );
-                }
-                Cell::NotApplicable { reason, config, records } => {
-                    let _ = write!(
-                        out,
-                        "<td class=\"na{grey}\" data-col=\"{}\" data-standing=\"\" title=\"{}\"><div class=\"standing\">N/A</div><div class=\"why\">{}</div>{}{}</td>",
-                        esc(&c.key),
-                        esc(reason),
-                        esc(reason),
-                        config_html(&c.config, config.as_deref()),
-                        folded_records(records, &transcripts)
-                    );
-                }
-                Cell::Incapable { reason, config, records } => {
-                    let _ = write!(
-                        out,
-                        "<td class=\"incapable{grey}\" data-col=\"{}\" data-standing=\"0\" title=\"{}\"><div class=\"standing\">0</div><div class=\"why\">{}</div>{}{}</td>",
-                        esc(&c.key),
-                        esc(reason),
-                        esc(reason),
-                        config_html(&c.config, config.as_deref()),
-                        folded_records(records, &transcripts)
-                    );
-                }
-            }
+            cell_html(out, row, c, &transcripts);
         }
         out.push_str("</tr>");
     }
     out.push_str("</tbody></table></div>");
-    references_html(&mut out, board);
+}
 
+/// One cell of the scorecard: its standing, raw figure, spread, what a
+/// later run said, what of its configuration differs, and its records.
+fn cell_html(
+    out: &mut String,
+    row: &crate::model::Row,
+    c: &crate::model::Column,
+    transcripts: &BTreeMap<String, String>,
+) {
+    let cell = &row.cells[&c.key];
+    let grey = if matches!(c.admission, Admission::Failed { .. }) { " unadmitted" } else { "" };
+    match cell {
+        Cell::Measured { standing, raw, config, records, spread, partial, failed_later, .. } => {
+            let spread = spread
+                .as_ref()
+                .map(|s| format!("<div class=\"spread\">{}{}</div>", esc(&s.words()), unseparated(row, &c.key)))
+                .unwrap_or_default();
+            let later = if failed_later.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "<div class=\"partial\">a later run failed and does not replace this one: {}</div>",
+                    esc(&failed_later.join("; "))
+                )
+            };
+            let _ = write!(
+                out,
+                "<td class=\"{grey}{}\" data-col=\"{}\" data-standing=\"{standing}\" title=\"{}\"><div class=\"standing\">{}</div><div class=\"raw\">{}</div>{spread}{}{later}{}{}</td>",
+                if partial.is_some() { " partial" } else { "" },
+                esc(&c.key),
+                esc(config),
+                fmt_standing(*standing),
+                esc(raw),
+                partial.as_deref().map_or(String::new(), |p| format!("<div class=\"partial\">{}</div>", esc(p))),
+                config_html(&c.config, Some(config)),
+                folded_records(records, &transcripts)
+            );
+        }
+        Cell::Judged { standing, raw, reason } => {
+            let _ = write!(
+                out,
+                "<td class=\"{grey}\" data-col=\"{}\" data-standing=\"{standing}\" title=\"{}\"><div class=\"standing\">{}</div><div class=\"raw\">{}</div><div class=\"why\">judged: {}</div></td>",
+                esc(&c.key),
+                esc(reason),
+                fmt_standing(*standing),
+                esc(raw),
+                esc(reason)
+            );
+        }
+        Cell::NotApplicable { reason, config, records } => {
+            let _ = write!(
+                out,
+                "<td class=\"na{grey}\" data-col=\"{}\" data-standing=\"\" title=\"{}\"><div class=\"standing\">N/A</div><div class=\"why\">{}</div>{}{}</td>",
+                esc(&c.key),
+                esc(reason),
+                esc(reason),
+                config_html(&c.config, config.as_deref()),
+                folded_records(records, &transcripts)
+            );
+        }
+        Cell::Incapable { reason, config, records } => {
+            let _ = write!(
+                out,
+                "<td class=\"incapable{grey}\" data-col=\"{}\" data-standing=\"0\" title=\"{}\"><div class=\"standing\">0</div><div class=\"why\">{}</div>{}{}</td>",
+                esc(&c.key),
+                esc(reason),
+                esc(reason),
+                config_html(&c.config, config.as_deref()),
+                folded_records(records, &transcripts)
+            );
+        }
+    }
+}
+
+/// The A-Bench efficiency readout: what a correct answer costs.
+fn efficiency(out: &mut String, board: &Board, runs: &crate::run::Runs) {
     let efficiency = sections::efficiency(runs);
     let _ = write!(
         out,
@@ -689,7 +719,7 @@ pub fn render(board: &Board, runs: &crate::run::Runs, extras: &Extras) -> String
         efficiency.rows.len(),
         board.columns.len()
     );
-    table_html(&mut out, "efficiency", &efficiency, true);
+    table_html(out, "efficiency", &efficiency, true);
     let left_out = sections::efficiency_left_out(board, runs);
     if !left_out.is_empty() {
         let list: Vec<String> = left_out.iter().map(|(k, why)| format!("{} ({why})", esc(k))).collect();
@@ -698,6 +728,11 @@ pub fn render(board: &Board, runs: &crate::run::Runs, extras: &Extras) -> String
     out.push_str(
         "<p class=\"left-out\" id=\"efficiency-removed\" hidden>Removed above, so left out here: <span></span></p>",
     );
+}
+
+/// Decode bars, throughput against concurrency, sustained load, the
+/// frontier and the tokens-per-second table.
+fn charts(out: &mut String, board: &Board, runs: &crate::run::Runs) {
     out.push_str("<h2>Decode speed by configuration</h2>");
     out.push_str(&bars(&sections::decode_bars(board), "tok/s"));
     out.push_str("<h2>Throughput against concurrency</h2>");
@@ -707,7 +742,11 @@ pub fn render(board: &Board, runs: &crate::run::Runs, extras: &Extras) -> String
     out.push_str("<h2>Aggregate against per-request speed</h2><p>Every concurrency level and sustained-load rate (of every mix) a configuration was measured at: more users (aggregate tok/s) against more speed each (per-request tok/s). Filled points are its Pareto frontier (nothing of it beats them on both), joined by its line.</p>");
     out.push_str(&frontier_chart(&board.frontier));
     out.push_str("<h2>Tokens per second, by tested combination</h2><p>Single-stream decode and aggregate output are different measurements and never share a column. Decode excludes the time to first token.</p>");
-    table_html(&mut out, "tokens", &sections::tokens_per_second(runs), false);
+    table_html(out, "tokens", &sections::tokens_per_second(runs), false);
+}
+
+/// Every run by night, the latest open.
+fn run_log(out: &mut String, board: &Board, runs: &crate::run::Runs, extras: &Extras) {
     out.push_str("<h2>Every run, including the failures</h2><p>Historical failures are kept, never replaced by later passes, and a run that failed never replaces a measurement. Every file is its own row; the parts of a partitioned run and the runs that resumed one are read as one run, each case once, and their rows say so. Runs are grouped by night (a campaign, or the UTC date a run of no campaign started on), the latest night first and open, older nights folded.</p>");
     for (i, night) in sections::run_log(board, runs, &extras.folded).iter().enumerate() {
         let _ = write!(
@@ -724,33 +763,42 @@ pub fn render(board: &Board, runs: &crate::run::Runs, extras: &Extras) -> String
             }
             out.push_str("</ul>");
         } else if !night.table.rows.is_empty() {
-            table_html(&mut out, if i == 0 { "runs" } else { "" }, &night.table, false);
+            table_html(out, if i == 0 { "runs" } else { "" }, &night.table, false);
         } else {
             out.push_str("<p>Handed as counts: no run of it failed as a run or was resumed.</p>");
         }
         out.push_str("</details>");
     }
+}
+
+/// Damaged files, files read once, and the campaigns.
+fn files_and_campaigns(out: &mut String, runs: &crate::run::Runs, extras: &Extras) {
     if !extras.damage.is_empty() {
         out.push_str("<h3>Damaged measurement files</h3><p>Cut by a crash or a full disk, or not measurement files at all: each record up to the damage is used where the file's manifest was readable.</p>");
-        table_html(&mut out, "damage", &sections::damage(&extras.damage), false);
+        table_html(out, "damage", &sections::damage(&extras.damage), false);
     }
     if !extras.read_once.is_empty() {
         out.push_str("<h3>Files read once</h3><p>Whole files of a run that an earlier file (by name) already gave: the run is read once, from that file. An identical copy adds nothing and is not damaged.</p>");
-        table_html(&mut out, "read-once", &sections::read_once(&extras.read_once), false);
+        table_html(out, "read-once", &sections::read_once(&extras.read_once), false);
     }
     if let Some((table, missing)) = sections::campaigns(runs, &extras.folded) {
         out.push_str("<h2>Campaigns</h2><p>Each configuration of a campaign as its own record says: its launch, the memory its server gave back after the stop, and the suites not run with why.</p>");
-        table_html(&mut out, "campaigns", &table, false);
+        table_html(out, "campaigns", &table, false);
         for m in &missing {
             let _ = write!(out, "<p class=\"left-out\">{}</p>", esc(m));
         }
     }
+}
+
+/// Pinned configurations, hardware snapshots, the methodology and the
+/// page's script.
+fn tail(out: &mut String, board: &Board, runs: &crate::run::Runs, anchors: &[String]) {
     out.push_str("<h2>Pinned serving configurations</h2><p>As each run's manifest recorded them: a snapshot, not a live monitor.</p>");
-    table_html(&mut out, "configs", &sections::pinned_configs(runs), false);
+    table_html(out, "configs", &sections::pinned_configs(runs), false);
     out.push_str("<h2>Hardware snapshots</h2><p>The state captured at the run, not current utilisation.</p>");
-    table_html(&mut out, "hardware", &sections::hardware(runs), false);
+    table_html(out, "hardware", &sections::hardware(runs), false);
     out.push_str("<section id=\"methodology\"><h2>Methodology</h2><h3>Scoring rules</h3><ul>");
-    for (row, anchor) in board.rows.iter().zip(&anchors) {
+    for (row, anchor) in board.rows.iter().zip(anchors) {
         let _ = write!(out, "<li><b><a href=\"#{anchor}\">{}</a></b>: {}</li>", esc(&row.title), esc(&row.rule));
     }
     out.push_str("</ul><h3>Instruments</h3><ul>");
@@ -758,7 +806,6 @@ pub fn render(board: &Board, runs: &crate::run::Runs, extras: &Extras) -> String
         let _ = write!(out, "<li><b>{}</b>: {}</li>", esc(&title), esc(&description));
     }
     let _ = writeln!(out, "</ul></section><script>{JS}</script></body></html>");
-    out
 }
 
 /// Under a column's name: its kind of hardware where the board has more

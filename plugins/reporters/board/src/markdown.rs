@@ -87,6 +87,52 @@ pub fn render(board: &Board, runs: &crate::run::Runs, extras: &Extras) -> String
             crate::boxes::unlike_columns(&board.columns).map_or(String::new(), |u| format!(" **{}**", cell(&u)))
         );
     }
+    scorecard(&mut out, board);
+    references(&mut out, board);
+    out.push_str("\n## Efficiency readout\n\n");
+    table(&mut out, &sections::efficiency(runs));
+    let left_out = sections::efficiency_left_out(board, runs);
+    if !left_out.is_empty() {
+        let list: Vec<String> = left_out.iter().map(|(k, why)| format!("{} ({})", cell(k), cell(why))).collect();
+        let _ = writeln!(out, "Not in this readout: {}.\n", list.join(", "));
+    }
+    frontier(&mut out, board);
+    out.push_str("## Tokens per second, by tested combination\n\nSingle-stream decode and aggregate output never share a column.\n\n");
+    table(&mut out, &sections::tokens_per_second(runs));
+    out.push_str("## Every run, including the failures\n\n");
+    run_log(&mut out, &sections::run_log(board, runs, &extras.folded));
+    if !extras.damage.is_empty() {
+        out.push_str("### Damaged measurement files\n\n");
+        table(&mut out, &sections::damage(&extras.damage));
+    }
+    if !extras.read_once.is_empty() {
+        out.push_str("### Files read once\n\nWhole files of a run that an earlier file (by name) already gave: the run is read once, from that file.\n\n");
+        table(&mut out, &sections::read_once(&extras.read_once));
+    }
+    if let Some((campaigns, missing)) = sections::campaigns(runs, &extras.folded) {
+        out.push_str("## Campaigns\n\n");
+        table(&mut out, &campaigns);
+        for m in &missing {
+            let _ = writeln!(out, "{}\n", cell(m));
+        }
+    }
+    out.push_str("## Pinned serving configurations\n\n");
+    table(&mut out, &sections::pinned_configs(runs));
+    out.push_str("## Hardware snapshots\n\n");
+    table(&mut out, &sections::hardware(runs));
+    out.push_str("## Methodology\n\n");
+    for row in &board.rows {
+        let _ = writeln!(out, "- **{}**: {}", cell(&row.title), cell(&row.rule));
+    }
+    out.push('\n');
+    for (title, description, _) in sections::methodology(runs) {
+        let _ = writeln!(out, "- **{}**: {}", cell(&title), cell(&description));
+    }
+    out
+}
+
+/// The scorecard: a column per configuration, a row per measured thing.
+fn scorecard(out: &mut String, board: &Board) {
     out.push_str("## Scorecard\n\n");
     let _ = write!(out, "| What is measured |");
     for c in &board.columns {
@@ -154,6 +200,10 @@ pub fn render(board: &Board, runs: &crate::run::Runs, extras: &Extras) -> String
         }
         out.push('\n');
     }
+}
+
+/// Published references, drawn apart from the measured cells.
+fn references(out: &mut String, board: &Board) {
     if !board.references.is_empty() {
         out.push_str("\n## Published references (read elsewhere, not measured here)\n\nFigures as their sources published them: never scored, never mixed into a measured cell.\n\n| What is measured |");
         for r in &board.references {
@@ -182,13 +232,11 @@ pub fn render(board: &Board, runs: &crate::run::Runs, extras: &Extras) -> String
         }
         out.push('\n');
     }
-    out.push_str("\n## Efficiency readout\n\n");
-    table(&mut out, &sections::efficiency(runs));
-    let left_out = sections::efficiency_left_out(board, runs);
-    if !left_out.is_empty() {
-        let list: Vec<String> = left_out.iter().map(|(k, why)| format!("{} ({})", cell(k), cell(why))).collect();
-        let _ = writeln!(out, "Not in this readout: {}.\n", list.join(", "));
-    }
+}
+
+/// Every concurrency level and rate, and whether it is on its
+/// configuration's frontier.
+fn frontier(out: &mut String, board: &Board) {
     if !board.frontier.is_empty() {
         out.push_str("## Aggregate against per-request speed\n\nEvery concurrency level and sustained-load rate (of every mix) measured: on the frontier where nothing of the same configuration beats it on both.\n\n");
         out.push_str(
@@ -209,38 +257,6 @@ pub fn render(board: &Board, runs: &crate::run::Runs, extras: &Extras) -> String
         }
         out.push('\n');
     }
-    out.push_str("## Tokens per second, by tested combination\n\nSingle-stream decode and aggregate output never share a column.\n\n");
-    table(&mut out, &sections::tokens_per_second(runs));
-    out.push_str("## Every run, including the failures\n\n");
-    run_log(&mut out, &sections::run_log(board, runs, &extras.folded));
-    if !extras.damage.is_empty() {
-        out.push_str("### Damaged measurement files\n\n");
-        table(&mut out, &sections::damage(&extras.damage));
-    }
-    if !extras.read_once.is_empty() {
-        out.push_str("### Files read once\n\nWhole files of a run that an earlier file (by name) already gave: the run is read once, from that file.\n\n");
-        table(&mut out, &sections::read_once(&extras.read_once));
-    }
-    if let Some((campaigns, missing)) = sections::campaigns(runs, &extras.folded) {
-        out.push_str("## Campaigns\n\n");
-        table(&mut out, &campaigns);
-        for m in &missing {
-            let _ = writeln!(out, "{}\n", cell(m));
-        }
-    }
-    out.push_str("## Pinned serving configurations\n\n");
-    table(&mut out, &sections::pinned_configs(runs));
-    out.push_str("## Hardware snapshots\n\n");
-    table(&mut out, &sections::hardware(runs));
-    out.push_str("## Methodology\n\n");
-    for row in &board.rows {
-        let _ = writeln!(out, "- **{}**: {}", cell(&row.title), cell(&row.rule));
-    }
-    out.push('\n');
-    for (title, description, _) in sections::methodology(runs) {
-        let _ = writeln!(out, "- **{}**: {}", cell(&title), cell(&description));
-    }
-    out
 }
 
 /// What a cell says of its configuration, where a run is behind it and
