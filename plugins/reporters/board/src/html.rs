@@ -667,7 +667,7 @@ fn cell_html(
                 esc(raw),
                 partial.as_deref().map_or(String::new(), |p| format!("<div class=\"partial\">{}</div>", esc(p))),
                 config_html(&c.config, Some(config)),
-                folded_records(records, &transcripts)
+                folded_records(records, transcripts)
             );
         }
         Cell::Judged { standing, raw, reason } => {
@@ -689,7 +689,7 @@ fn cell_html(
                 esc(reason),
                 esc(reason),
                 config_html(&c.config, config.as_deref()),
-                folded_records(records, &transcripts)
+                folded_records(records, transcripts)
             );
         }
         Cell::Incapable { reason, config, records } => {
@@ -700,7 +700,7 @@ fn cell_html(
                 esc(reason),
                 esc(reason),
                 config_html(&c.config, config.as_deref()),
-                folded_records(records, &transcripts)
+                folded_records(records, transcripts)
             );
         }
     }
