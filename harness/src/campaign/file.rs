@@ -355,272 +355,38 @@ impl Campaign {
         config: &Config,
         scope: &Scope,
     ) -> Result<Campaign, Error> {
-        let (ck, tk) = (&scope.campaign, &scope.tables);
-        let c = parsed.campaign;
+        let ck = &scope.campaign;
         check_name("campaign", name.get_ref()).map_err(|e| at(file, text, name.span(), &format!("{ck}name"), e))?;
-        // The file's own targets join the project's; a name it already has
-        // is refused (one name, one configuration).
-        let mut own_targets = BTreeMap::new();
-        for (name, target) in &parsed.target {
-            let key = format!("target.{name}");
-            check_name("target", name).map_err(|e| at(file, text, target.span(), &key, e))?;
-            if config.targets.contains_key(name) {
-                return Err(at(file, text, target.span(), &key, "the project already has a target of this name"));
-            }
-            let t = target.get_ref();
-            if t.base_url.is_some() == t.launch.is_some() {
-                return Err(at(file, text, target.span(), &key, "give exactly one of base-url and launch"));
-            }
-            own_targets.insert(name.clone(), t.clone());
-        }
+        let own_targets = own_targets(file, text, &parsed.target, config)?;
         let mut with_own = config.clone();
         with_own.targets.extend(own_targets.clone());
-        let config = &with_own;
-        let known_target = |name: &Spanned<String>, key: &str| -> Result<(), Error> {
-            if config.targets.contains_key(name.get_ref()) {
-                return Ok(());
-            }
-            let known: Vec<&str> = config.targets.keys().map(String::as_str).collect();
-            Err(at(
-                file,
-                text,
-                name.span(),
-                key,
-                format!("no target named {:?}; known targets: {}", name.get_ref(), known.join(", ")),
-            ))
-        };
-        let arms = |given: &BTreeMap<String, Spanned<String>>, key: &str| -> Result<BTreeMap<String, String>, Error> {
-            let mut out = BTreeMap::new();
-            for (arm, t) in given {
-                known_target(t, &format!("{key}.arms.{arm}"))?;
-                out.insert(arm.clone(), t.get_ref().clone());
-            }
-            Ok(out)
-        };
-
-        // Suites: the file's, else the gate then every board suite.
-        let gate_name = c.gate.as_ref().map(|g| g.get_ref().clone());
-        let listed: Vec<(String, Option<std::ops::Range<usize>>)> = match &c.suites {
-            Some(list) => list.iter().map(|s| (s.get_ref().clone(), Some(s.span()))).collect(),
-            None => std::iter::once(gate_name.clone().unwrap_or_else(|| DEFAULT_GATE.to_string()))
-                .chain(BOARD_SUITES.iter().map(|s| s.to_string()))
-                .map(|s| (s, None))
-                .collect(),
-        };
-        if listed.is_empty() {
-            return Err(at(file, text, name.span(), &format!("{ck}suites"), "names no suite"));
-        }
-        let mut seen = BTreeSet::new();
-        // Each suite as given, its own name, and whether its file makes it
-        // a gate (`gate = true`).
-        let mut loaded: Vec<(String, String, bool)> = Vec::new();
-        for (s, span) in &listed {
-            let error = |words: String| match span {
-                Some(span) => at(file, text, span.clone(), &format!("{ck}suites"), words),
-                None => Error::setup(format!("{}: {ck}suites (the default list): {words}", file.display())),
-            };
-            let suite = crate::suite::locate(&config.root, s)
-                .and_then(|path| crate::suite::load(&path))
-                .map_err(|e| error(e.message))?;
-            if !seen.insert(suite.name.clone()) {
-                return Err(error(format!("{s:?} is listed twice (suite {})", suite.name)));
-            }
-            loaded.push((s.clone(), suite.name, suite.gate));
-        }
-        let gate = match &c.gate {
-            Some(g) => {
-                let named = |(given, name, _): &&(String, String, bool)| given == g.get_ref() || name == g.get_ref();
-                let Some(found) = loaded.iter().find(named) else {
-                    return Err(at(
-                        file,
-                        text,
-                        g.span(),
-                        &format!("{ck}gate"),
-                        format!("{:?} is not among the suites", g.get_ref()),
-                    ));
-                };
-                Some(found.0.clone())
-            }
-            // The first suite whose own file makes it a gate (the battery).
-            None => loaded.iter().find(|(_, _, gate)| *gate).map(|(given, _, _)| given.clone()),
-        };
-        // The gate runs first, whatever the list's order.
-        let mut ordered: Vec<String> = gate.iter().cloned().collect();
-        ordered.extend(listed.iter().map(|(s, _)| s.clone()).filter(|s| Some(s) != gate.as_ref()));
-        let name_of =
-            |given: &str| loaded.iter().find(|(g, _, _)| g == given).map_or(given.to_string(), |l| l.1.clone());
-        for (s, n) in &c.suite_repeat {
-            if !ordered.iter().any(|given| given == s || name_of(given) == *s) {
-                return Err(at(
-                    file,
-                    text,
-                    n.span(),
-                    &format!("{ck}suite-repeat.{s}"),
-                    "names no suite of the campaign",
-                ));
-            }
-            if *n.get_ref() == 0 {
-                return Err(at(file, text, n.span(), &format!("{ck}suite-repeat.{s}"), "must be at least 1"));
-            }
-        }
+        let checking = Checking { file, text, config: &with_own, scope };
+        let c = &parsed.campaign;
+        let suites = checking.suites(c, &name)?;
         if c.repeat == 0 {
             return Err(Error::setup(format!("{}: {ck}repeat: must be at least 1", file.display())));
         }
-        let slurm = c.slurm.clone();
-        if let Some(sl) = &slurm {
+        if let Some(sl) = &c.slurm {
             check_slurm(sl)
                 .map_err(|(key, why)| Error::setup(format!("{}: {ck}slurm.{key}: {why}", file.display())))?;
         }
         if !c.settle_gib.is_finite() || c.settle_gib < 0.0 {
             return Err(Error::setup(format!("{}: {ck}settle-gib: must be a non-negative number", file.display())));
         }
-        let suites = ordered
-            .into_iter()
-            .map(|s| {
-                let name = name_of(&s);
-                SuiteStep {
-                    repeat: c.suite_repeat.get(&s).or(c.suite_repeat.get(&name)).map_or(c.repeat, |n| *n.get_ref()),
-                    gate: Some(&s) == gate.as_ref(),
-                    suite: s,
-                    name,
-                }
-            })
-            .collect();
-
-        // Configurations: the plain ones, then each grid's expansion.
-        let mut configurations = Vec::new();
-        let mut names: BTreeMap<String, std::ops::Range<usize>> = BTreeMap::new();
-        let mut unique = |name: &str, span: std::ops::Range<usize>, key: &str| -> Result<(), Error> {
-            check_name("configuration", name).map_err(|e| at(file, text, span.clone(), key, e))?;
-            // `--configuration N` reads digits as an index (SLURM_ARRAY_TASK_ID
-            // gives one): a name of digits could never be chosen by name.
-            if name.bytes().all(|b| b.is_ascii_digit()) {
-                return Err(at(
-                    file,
-                    text,
-                    span,
-                    key,
-                    format!(
-                        "configuration name {name:?} reads as an index (`--configuration {name}` chooses the \
-                         configuration at that place): give it a name with a letter"
-                    ),
-                ));
-            }
-            if names.insert(name.to_string(), span.clone()).is_some() {
-                return Err(at(file, text, span, key, format!("a second configuration named {name:?}")));
-            }
-            Ok(())
-        };
-        for (i, entry) in parsed.configuration.iter().enumerate() {
-            let key = format!("{tk}configuration[{}]", i + 1);
-            known_target(&entry.target, &format!("{key}.target"))?;
-            let (name, span) = match &entry.name {
-                Some(n) => (n.get_ref().clone(), n.span()),
-                None => (entry.target.get_ref().clone(), entry.target.span()),
-            };
-            // A configuration is run as a target of its own name: named as
-            // another target, it would take that target's place.
-            if name != *entry.target.get_ref()
-                && (config.targets.contains_key(&name) || own_targets.contains_key(&name))
-            {
-                return Err(at(
-                    file,
-                    text,
-                    span,
-                    &format!("{key}.name"),
-                    format!("{name:?} is the name of another target: name the configuration apart from every target"),
-                ));
-            }
-            unique(&name, span, &format!("{key}.name"))?;
-            configurations.push(Configuration {
-                name,
-                target: entry.target.get_ref().clone(),
-                label: entry.label.clone(),
-                note: entry.note.clone(),
-                arms: arms(&entry.arms, &key)?,
-                varied: Vec::new(),
-            });
-        }
+        let mut names = Names::default();
+        let mut configurations = checking.configurations(&parsed.configuration, &own_targets, &mut names)?;
         let mut grid_targets = own_targets;
         for (i, g) in parsed.grid.iter().enumerate() {
-            let key = format!("{tk}grid[{}]", i + 1);
-            known_target(&g.base, &format!("{key}.base"))?;
-            let base = &config.targets[g.base.get_ref()];
-            let Some(launch) = &base.launch else {
-                return Err(at(
-                    file,
-                    text,
-                    g.base.span(),
-                    &format!("{key}.base"),
-                    format!("target {:?} is not launched by the harness: a grid varies launch flags", g.base.get_ref()),
-                ));
-            };
-            if g.vary.get_ref().is_empty() || g.vary.get_ref().values().any(Vec::is_empty) {
-                return Err(at(
-                    file,
-                    text,
-                    g.vary.span(),
-                    &format!("{key}.vary"),
-                    "every flag needs at least one value",
-                ));
-            }
-            for flag in g.vary.get_ref().keys() {
-                if !flag.starts_with('-') {
-                    return Err(at(file, text, g.vary.span(), &format!("{key}.vary.{flag}"), "a flag starts with '-'"));
-                }
-            }
-            for combo in combinations(g.vary.get_ref()) {
-                let name = match &g.name {
-                    Some(template) => fill(template.get_ref(), &combo),
-                    None => default_name(g.base.get_ref(), &combo),
-                };
-                let span = g.name.as_ref().map_or(g.base.span(), |n| n.span());
-                // A grid's configuration becomes a target of its name: one
-                // named as a target would relaunch every configuration
-                // that uses that target with the grid's flags.
-                unique(&name, span.clone(), &format!("{key}.name"))?;
-                if config.targets.contains_key(&name) || grid_targets.contains_key(&name) {
-                    return Err(at(
-                        file,
-                        text,
-                        span,
-                        &format!("{key}.name"),
-                        format!(
-                            "{name:?} is the name of a target: a grid's configurations are targets of their own, \
-                             named apart from every target of the project and the file"
-                        ),
-                    ));
-                }
-                let mut target = base.clone();
-                let mut launch = launch.clone();
-                for (flag, value) in &combo {
-                    set_flag(&mut launch.command, flag, value);
-                }
-                target.launch = Some(launch);
-                let words: Vec<String> = combo.iter().map(|(f, v)| said(f, v)).collect();
-                target.label = Some(match &g.label {
-                    Some(template) => fill(template, &combo),
-                    None => format!("{} · {}", base.label.as_deref().unwrap_or(g.base.get_ref()), words.join(" · ")),
-                });
-                target.note = g.note.clone().or(target.note);
-                target.description = format!("{} (grid: {})", target.description, words.join(", "));
-                grid_targets.insert(name.clone(), target);
-                configurations.push(Configuration {
-                    name: name.clone(),
-                    target: name,
-                    label: None,
-                    note: None,
-                    arms: arms(&g.arms, &key)?,
-                    varied: combo,
-                });
-            }
+            configurations.extend(checking.grid(i, g, &mut grid_targets, &mut names)?);
         }
         if configurations.is_empty() {
+            let tk = &scope.tables;
             return Err(Error::setup(format!(
                 "{}: no [[{tk}configuration]] or [[{tk}grid]]: nothing to measure",
                 file.display()
             )));
         }
+        let c = parsed.campaign;
         Ok(Campaign {
             file: file.to_path_buf(),
             sha256: crate::suite::sha256_hex(text.as_bytes()),
@@ -633,7 +399,7 @@ impl Campaign {
             settle_secs: c.settle_secs,
             settle_gib: c.settle_gib,
             grid_targets,
-            slurm: slurm.unwrap_or_default(),
+            slurm: c.slurm.unwrap_or_default(),
         })
     }
 
@@ -644,6 +410,294 @@ impl Campaign {
         let mut config = config.clone();
         config.targets.extend(self.grid_targets.clone());
         config
+    }
+}
+
+/// The file's own targets, checked: each named as a target may be, none
+/// named as a project's target (one name, one configuration), each with
+/// exactly one of a base URL and a launch.
+fn own_targets(
+    file: &Path,
+    text: &str,
+    given: &BTreeMap<String, Spanned<TargetConfig>>,
+    config: &Config,
+) -> Result<BTreeMap<String, TargetConfig>, Error> {
+    let mut own = BTreeMap::new();
+    for (name, target) in given {
+        let key = format!("target.{name}");
+        check_name("target", name).map_err(|e| at(file, text, target.span(), &key, e))?;
+        if config.targets.contains_key(name) {
+            return Err(at(file, text, target.span(), &key, "the project already has a target of this name"));
+        }
+        let t = target.get_ref();
+        if t.base_url.is_some() == t.launch.is_some() {
+            return Err(at(file, text, target.span(), &key, "give exactly one of base-url and launch"));
+        }
+        own.insert(name.clone(), t.clone());
+    }
+    Ok(own)
+}
+
+/// What the checks of one campaign read: the file and its text (an error
+/// points at its line), the project's targets with the file's own, and
+/// how its keys are spelt.
+struct Checking<'a> {
+    file: &'a Path,
+    text: &'a str,
+    config: &'a Config,
+    scope: &'a Scope,
+}
+
+/// The configuration names taken so far, each where it was given.
+#[derive(Default)]
+struct Names(BTreeMap<String, std::ops::Range<usize>>);
+
+impl Checking<'_> {
+    fn at(&self, span: std::ops::Range<usize>, key: &str, words: impl std::fmt::Display) -> Error {
+        at(self.file, self.text, span, key, words)
+    }
+
+    /// A target the project or the file defines, else refused with the
+    /// known ones.
+    fn known_target(&self, name: &Spanned<String>, key: &str) -> Result<(), Error> {
+        if self.config.targets.contains_key(name.get_ref()) {
+            return Ok(());
+        }
+        let known: Vec<&str> = self.config.targets.keys().map(String::as_str).collect();
+        Err(self.at(
+            name.span(),
+            key,
+            format!("no target named {:?}; known targets: {}", name.get_ref(), known.join(", ")),
+        ))
+    }
+
+    /// A configuration's arms, each a known target.
+    fn arms(&self, given: &BTreeMap<String, Spanned<String>>, key: &str) -> Result<BTreeMap<String, String>, Error> {
+        let mut out = BTreeMap::new();
+        for (arm, t) in given {
+            self.known_target(t, &format!("{key}.arms.{arm}"))?;
+            out.insert(arm.clone(), t.get_ref().clone());
+        }
+        Ok(out)
+    }
+
+    /// A configuration name, checked and taken: a name a target may have,
+    /// not all digits (`--configuration N` reads digits as an index), not
+    /// taken before.
+    fn take(&self, names: &mut Names, name: &str, span: std::ops::Range<usize>, key: &str) -> Result<(), Error> {
+        check_name("configuration", name).map_err(|e| self.at(span.clone(), key, e))?;
+        if name.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(self.at(
+                span,
+                key,
+                format!(
+                    "configuration name {name:?} reads as an index (`--configuration {name}` chooses the \
+                     configuration at that place): give it a name with a letter"
+                ),
+            ));
+        }
+        if names.0.insert(name.to_string(), span.clone()).is_some() {
+            return Err(self.at(span, key, format!("a second configuration named {name:?}")));
+        }
+        Ok(())
+    }
+
+    /// The suites in the order they run: the file's list, else the gate
+    /// then every board suite; the gate first; each with its repeats.
+    fn suites(&self, c: &CampaignToml, name: &Spanned<String>) -> Result<Vec<SuiteStep>, Error> {
+        let ck = &self.scope.campaign;
+        let gate_name = c.gate.as_ref().map(|g| g.get_ref().clone());
+        let listed: Vec<(String, Option<std::ops::Range<usize>>)> = match &c.suites {
+            Some(list) => list.iter().map(|s| (s.get_ref().clone(), Some(s.span()))).collect(),
+            None => std::iter::once(gate_name.clone().unwrap_or_else(|| DEFAULT_GATE.to_string()))
+                .chain(BOARD_SUITES.iter().map(|s| s.to_string()))
+                .map(|s| (s, None))
+                .collect(),
+        };
+        if listed.is_empty() {
+            return Err(self.at(name.span(), &format!("{ck}suites"), "names no suite"));
+        }
+        let loaded = self.load_suites(&listed)?;
+        let gate = self.gate(c, &loaded)?;
+        // The gate runs first, whatever the list's order.
+        let mut ordered: Vec<String> = gate.iter().cloned().collect();
+        ordered.extend(listed.iter().map(|(s, _)| s.clone()).filter(|s| Some(s) != gate.as_ref()));
+        let name_of =
+            |given: &str| loaded.iter().find(|(g, _, _)| g == given).map_or(given.to_string(), |l| l.1.clone());
+        for (s, n) in &c.suite_repeat {
+            if !ordered.iter().any(|given| given == s || name_of(given) == *s) {
+                return Err(self.at(n.span(), &format!("{ck}suite-repeat.{s}"), "names no suite of the campaign"));
+            }
+            if *n.get_ref() == 0 {
+                return Err(self.at(n.span(), &format!("{ck}suite-repeat.{s}"), "must be at least 1"));
+            }
+        }
+        Ok(ordered
+            .into_iter()
+            .map(|s| {
+                let name = name_of(&s);
+                SuiteStep {
+                    repeat: c.suite_repeat.get(&s).or(c.suite_repeat.get(&name)).map_or(c.repeat, |n| *n.get_ref()),
+                    gate: Some(&s) == gate.as_ref(),
+                    suite: s,
+                    name,
+                }
+            })
+            .collect())
+    }
+
+    /// Each listed suite loaded, once: (as given, its own name, whether
+    /// its file makes it a gate).
+    fn load_suites(
+        &self,
+        listed: &[(String, Option<std::ops::Range<usize>>)],
+    ) -> Result<Vec<(String, String, bool)>, Error> {
+        let ck = &self.scope.campaign;
+        let mut seen = BTreeSet::new();
+        let mut loaded = Vec::new();
+        for (s, span) in listed {
+            let error = |words: String| match span {
+                Some(span) => self.at(span.clone(), &format!("{ck}suites"), words),
+                None => Error::setup(format!("{}: {ck}suites (the default list): {words}", self.file.display())),
+            };
+            let suite = crate::suite::locate(&self.config.root, s)
+                .and_then(|path| crate::suite::load(&path))
+                .map_err(|e| error(e.message))?;
+            if !seen.insert(suite.name.clone()) {
+                return Err(error(format!("{s:?} is listed twice (suite {})", suite.name)));
+            }
+            loaded.push((s.clone(), suite.name, suite.gate));
+        }
+        Ok(loaded)
+    }
+
+    /// The gate, as given: the one the file names (among its suites), else
+    /// the first suite whose own file makes it a gate (the battery).
+    fn gate(&self, c: &CampaignToml, loaded: &[(String, String, bool)]) -> Result<Option<String>, Error> {
+        let Some(g) = &c.gate else {
+            return Ok(loaded.iter().find(|(_, _, gate)| *gate).map(|(given, _, _)| given.clone()));
+        };
+        let named = |(given, name, _): &&(String, String, bool)| given == g.get_ref() || name == g.get_ref();
+        match loaded.iter().find(named) {
+            Some(found) => Ok(Some(found.0.clone())),
+            None => Err(self.at(
+                g.span(),
+                &format!("{}gate", self.scope.campaign),
+                format!("{:?} is not among the suites", g.get_ref()),
+            )),
+        }
+    }
+
+    /// The plain configurations, each named apart from every target but
+    /// its own.
+    fn configurations(
+        &self,
+        given: &[ConfigurationToml],
+        own_targets: &BTreeMap<String, TargetConfig>,
+        names: &mut Names,
+    ) -> Result<Vec<Configuration>, Error> {
+        let mut out = Vec::new();
+        for (i, entry) in given.iter().enumerate() {
+            let key = format!("{}configuration[{}]", self.scope.tables, i + 1);
+            self.known_target(&entry.target, &format!("{key}.target"))?;
+            let (name, span) = match &entry.name {
+                Some(n) => (n.get_ref().clone(), n.span()),
+                None => (entry.target.get_ref().clone(), entry.target.span()),
+            };
+            // A configuration is run as a target of its own name: named as
+            // another target, it would take that target's place.
+            if name != *entry.target.get_ref()
+                && (self.config.targets.contains_key(&name) || own_targets.contains_key(&name))
+            {
+                return Err(self.at(
+                    span,
+                    &format!("{key}.name"),
+                    format!("{name:?} is the name of another target: name the configuration apart from every target"),
+                ));
+            }
+            self.take(names, &name, span, &format!("{key}.name"))?;
+            out.push(Configuration {
+                name,
+                target: entry.target.get_ref().clone(),
+                label: entry.label.clone(),
+                note: entry.note.clone(),
+                arms: self.arms(&entry.arms, &key)?,
+                varied: Vec::new(),
+            });
+        }
+        Ok(out)
+    }
+
+    /// One grid's configurations, one per combination of its flags' values,
+    /// each a target of its own name (added to `grid_targets`).
+    fn grid(
+        &self,
+        i: usize,
+        g: &GridToml,
+        grid_targets: &mut BTreeMap<String, TargetConfig>,
+        names: &mut Names,
+    ) -> Result<Vec<Configuration>, Error> {
+        let key = format!("{}grid[{}]", self.scope.tables, i + 1);
+        self.known_target(&g.base, &format!("{key}.base"))?;
+        let base = &self.config.targets[g.base.get_ref()];
+        let Some(launch) = &base.launch else {
+            return Err(self.at(
+                g.base.span(),
+                &format!("{key}.base"),
+                format!("target {:?} is not launched by the harness: a grid varies launch flags", g.base.get_ref()),
+            ));
+        };
+        if g.vary.get_ref().is_empty() || g.vary.get_ref().values().any(Vec::is_empty) {
+            return Err(self.at(g.vary.span(), &format!("{key}.vary"), "every flag needs at least one value"));
+        }
+        if let Some(flag) = g.vary.get_ref().keys().find(|f| !f.starts_with('-')) {
+            return Err(self.at(g.vary.span(), &format!("{key}.vary.{flag}"), "a flag starts with '-'"));
+        }
+        let mut out = Vec::new();
+        for combo in combinations(g.vary.get_ref()) {
+            let name = match &g.name {
+                Some(template) => fill(template.get_ref(), &combo),
+                None => default_name(g.base.get_ref(), &combo),
+            };
+            let span = g.name.as_ref().map_or(g.base.span(), |n| n.span());
+            // A grid's configuration becomes a target of its name: one
+            // named as a target would relaunch every configuration that
+            // uses that target with the grid's flags.
+            self.take(names, &name, span.clone(), &format!("{key}.name"))?;
+            if self.config.targets.contains_key(&name) || grid_targets.contains_key(&name) {
+                return Err(self.at(
+                    span,
+                    &format!("{key}.name"),
+                    format!(
+                        "{name:?} is the name of a target: a grid's configurations are targets of their own, \
+                         named apart from every target of the project and the file"
+                    ),
+                ));
+            }
+            let mut target = base.clone();
+            let mut launch = launch.clone();
+            for (flag, value) in &combo {
+                set_flag(&mut launch.command, flag, value);
+            }
+            target.launch = Some(launch);
+            let words: Vec<String> = combo.iter().map(|(f, v)| said(f, v)).collect();
+            target.label = Some(match &g.label {
+                Some(template) => fill(template, &combo),
+                None => format!("{} · {}", base.label.as_deref().unwrap_or(g.base.get_ref()), words.join(" · ")),
+            });
+            target.note = g.note.clone().or(target.note);
+            target.description = format!("{} (grid: {})", target.description, words.join(", "));
+            grid_targets.insert(name.clone(), target);
+            out.push(Configuration {
+                name: name.clone(),
+                target: name,
+                label: None,
+                note: None,
+                arms: self.arms(&g.arms, &key)?,
+                varied: combo,
+            });
+        }
+        Ok(out)
     }
 }
 
