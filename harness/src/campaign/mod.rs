@@ -160,18 +160,7 @@ pub fn campaign(args: CampaignArgs) -> Result<i32, Error> {
     let measurements = project.measurements_dir(args.measurements_dir.as_deref());
     let config = steps::config(&campaign, &project);
     let (mine, share_words, share_tag) = share(&campaign, args.partition.as_deref(), args.configuration.as_deref())?;
-    let id = match (&args.resume, &args.id) {
-        (Some(id), _) | (None, Some(id)) => {
-            check_id(id)?;
-            id.clone()
-        }
-        (None, None) if args.configuration.is_some() || args.slurm => {
-            return Err(Error::setup(
-                "--configuration and --slurm need the campaign's --id (every task of a campaign gives the same one)",
-            ));
-        }
-        (None, None) => format!("{}-{}", campaign.name, timestamp::compact(SystemTime::now())),
-    };
+    let id = campaign_id(&args, &campaign)?;
     let dir = journal::dir(&measurements, &id);
     let earlier = measurements.join("campaigns").join(format!("{id}.jsonl"));
     if earlier.is_file() {
@@ -189,44 +178,8 @@ pub fn campaign(args: CampaignArgs) -> Result<i32, Error> {
     if args.slurm {
         return slurm::submit(&campaign, &project, &args, &id, &measurements);
     }
-    // The plan: written by the first process of the id, compared by every
-    // later one (another box, a resume, a Slurm task).
     let taking_up = args.resume.is_some() || args.configuration.is_some();
-    let now = Plan {
-        id: id.clone(),
-        name: campaign.name.clone(),
-        file: campaign.file.display().to_string(),
-        file_sha256: campaign.sha256.clone(),
-        file_text: campaign.text.clone(),
-        started_at: rfc3339(SystemTime::now()),
-        configurations: campaign.configurations.clone(),
-        suites: campaign.suites.clone(),
-        on_gate_fail: campaign.on_gate_fail,
-    };
-    match journal::plan(&dir)? {
-        Some(_) if !taking_up && args.partition.is_none() => {
-            return Err(Error::setup(format!(
-                "campaign {id} already has a journal ({}): resume it with --resume {id}, or give another --id",
-                dir.display()
-            )));
-        }
-        None if args.resume.is_some() => {
-            return Err(Error::setup(format!("--resume {id}: no campaign of that id in {}", measurements.display())));
-        }
-        _ => {}
-    }
-    let standing = journal::plan_once(&dir, &now)?;
-    if standing.file_sha256 != campaign.sha256 {
-        if !args.force {
-            return Err(Error::setup(format!(
-                "{}: the campaign file changed since campaign {id} began ({}); give --force to go on with the file \
-                 as it is now",
-                campaign.file.display(),
-                changed(&standing.file_text, &campaign.text)
-            )));
-        }
-        journal::replan(&dir, &now)?;
-    }
+    begin(&args, &campaign, &id, &dir, &measurements, taking_up)?;
     // One process per share of a campaign: a second run or resume of the
     // same share is refused, naming the first, before anything launches.
     let _share =
@@ -241,26 +194,121 @@ pub fn campaign(args: CampaignArgs) -> Result<i32, Error> {
         dir.display()
     );
     let started = Instant::now();
-    let history = plan::History::read(&measurements);
     let mut session = crate::runner::Session::new(config)?;
     // A stop signal is a request to end the campaign between steps (or
     // the suite in flight), recorded in the journal, not an exit on the spot.
     crate::signal::cases_running(true);
+    let turn = Session {
+        started_at: String::new(),
+        host: lock::host_name(),
+        pid: std::process::id(),
+        share: share_words,
+        resumed: taking_up,
+        forced: args.force,
+        job: job.clone(),
+    };
+    let mine_ctx = Share { campaign: &campaign, id: &id, dir: &dir, measurements: &measurements, mine: &mine };
+    let (results, signal) = configurations(&mut session, &args, &mine_ctx, turn, started)?;
+    crate::signal::cases_running(false);
+    finish(&args, &mine_ctx, job.as_ref(), &results, signal, started)
+}
+
+/// The campaign's id: the one to resume or the one given, else the
+/// campaign's name and now. Refused where several processes must share
+/// one and none was given.
+fn campaign_id(args: &CampaignArgs, campaign: &Campaign) -> Result<String, Error> {
+    Ok(match (&args.resume, &args.id) {
+        (Some(id), _) | (None, Some(id)) => {
+            check_id(id)?;
+            id.clone()
+        }
+        (None, None) if args.configuration.is_some() || args.slurm => {
+            return Err(Error::setup(
+                "--configuration and --slurm need the campaign's --id (every task of a campaign gives the same one)",
+            ));
+        }
+        (None, None) => format!("{}-{}", campaign.name, timestamp::compact(SystemTime::now())),
+    })
+}
+
+/// The campaign's plan: written by the first process of the id, compared
+/// by every later one (another box, a resume, a Slurm task). A second
+/// start of an id, a resume of none, or a changed file (without `--force`)
+/// is refused.
+fn begin(
+    args: &CampaignArgs,
+    campaign: &Campaign,
+    id: &str,
+    dir: &std::path::Path,
+    measurements: &std::path::Path,
+    taking_up: bool,
+) -> Result<(), Error> {
+    let now = Plan {
+        id: id.to_string(),
+        name: campaign.name.clone(),
+        file: campaign.file.display().to_string(),
+        file_sha256: campaign.sha256.clone(),
+        file_text: campaign.text.clone(),
+        started_at: rfc3339(SystemTime::now()),
+        configurations: campaign.configurations.clone(),
+        suites: campaign.suites.clone(),
+        on_gate_fail: campaign.on_gate_fail,
+    };
+    match journal::plan(dir)? {
+        Some(_) if !taking_up && args.partition.is_none() => {
+            return Err(Error::setup(format!(
+                "campaign {id} already has a journal ({}): resume it with --resume {id}, or give another --id",
+                dir.display()
+            )));
+        }
+        None if args.resume.is_some() => {
+            return Err(Error::setup(format!("--resume {id}: no campaign of that id in {}", measurements.display())));
+        }
+        _ => {}
+    }
+    let standing = journal::plan_once(dir, &now)?;
+    if standing.file_sha256 != campaign.sha256 {
+        if !args.force {
+            return Err(Error::setup(format!(
+                "{}: the campaign file changed since campaign {id} began ({}); give --force to go on with the file \
+                 as it is now",
+                campaign.file.display(),
+                changed(&standing.file_text, &campaign.text)
+            )));
+        }
+        journal::replan(dir, &now)?;
+    }
+    Ok(())
+}
+
+/// What one process of a campaign works on: its share of the
+/// configurations, and where the journals and measurements go.
+struct Share<'a> {
+    campaign: &'a Campaign,
+    id: &'a str,
+    dir: &'a std::path::Path,
+    measurements: &'a std::path::Path,
+    mine: &'a [String],
+}
+
+/// Each configuration of the share, in turn, until a stop signal: its
+/// outcomes, and the signal.
+fn configurations(
+    session: &mut crate::runner::Session,
+    args: &CampaignArgs,
+    share: &Share,
+    turn: Session,
+    started: Instant,
+) -> Result<(Vec<steps::ConfigOutcome>, Option<i32>), Error> {
+    let Share { campaign, id, dir, measurements, mine } = *share;
+    let history = plan::History::read(measurements);
     let mut results = Vec::new();
     let mut signal = None;
     for (k, name) in mine.iter().enumerate() {
         let configuration =
             campaign.configurations.iter().find(|c| &c.name == name).expect("a configuration of the campaign");
-        let turn = Session {
-            started_at: rfc3339(SystemTime::now()),
-            host: lock::host_name(),
-            pid: std::process::id(),
-            share: share_words.clone(),
-            resumed: taking_up,
-            forced: args.force,
-            job: job.clone(),
-        };
-        let (mut cj, done) = match ConfigJournal::open(&dir, name, turn, args.force) {
+        let now = Session { started_at: rfc3339(SystemTime::now()), ..turn.clone() };
+        let (mut cj, done) = match ConfigJournal::open(dir, name, now, args.force) {
             Ok(opened) => opened,
             // Another process has this configuration (a task given it
             // twice): it is never measured twice; the others go on.
@@ -272,19 +320,19 @@ pub fn campaign(args: CampaignArgs) -> Result<i32, Error> {
             Err(e) => return Err(e),
         };
         let ctx = steps::Context {
-            campaign: &campaign,
-            id: &id,
-            dir: &measurements,
+            campaign,
+            id,
+            dir: measurements,
             index: (k + 1, mine.len()),
             started,
             partition: args.partition.as_deref(),
             done: (!done.sessions.is_empty()).then_some(&done),
             history: &history,
-            mine: &mine,
+            mine,
             forced: args.force,
-            job: job.as_ref(),
+            job: turn.job.as_ref(),
         };
-        let outcome = steps::configuration(&mut session, &mut cj, &ctx, configuration)?;
+        let outcome = steps::configuration(session, &mut cj, &ctx, configuration)?;
         signal = outcome.interrupted.or_else(crate::signal::interrupted);
         cj.append(&Line::End(End {
             finished_at: rfc3339(SystemTime::now()),
@@ -296,20 +344,33 @@ pub fn campaign(args: CampaignArgs) -> Result<i32, Error> {
             break;
         }
     }
-    crate::signal::cases_running(false);
+    Ok((results, signal))
+}
+
+/// The exit code, the table on stderr and the whole campaign's summary
+/// (every configuration's journal read: another box's or task's too).
+fn finish(
+    args: &CampaignArgs,
+    share: &Share,
+    job: Option<&sparktest_record::JobRef>,
+    results: &[steps::ConfigOutcome],
+    signal: Option<i32>,
+    started: Instant,
+) -> Result<i32, Error> {
+    let Share { campaign, id, dir, mine, .. } = *share;
     // A Slurm array task's code says whether it ran its configuration,
     // not how the cases went: Slurm calls any other FAILED.
-    let array_task = job.as_ref().is_some_and(|j| j.scheduler == "slurm" && j.array_task_id.is_some());
+    let array_task = job.is_some_and(|j| j.scheduler == "slurm" && j.array_task_id.is_some());
     let code = match args.configuration.is_some() && array_task {
-        true => steps::task_exit_code(&results, signal),
-        false => steps::exit_code(&results, signal),
+        true => steps::task_exit_code(results, signal),
+        false => steps::exit_code(results, signal),
     };
-    let table = steps::table(&campaign, &results, &mine);
+    let table = steps::table(campaign, results, mine);
     eprint!("{table}");
     // The whole campaign's summary, every configuration's journal read:
     // another box's or task's too.
     let summary = dir.join("summary.md");
-    let whole = steps::summary(&campaign, &journal::read_all(&dir)?);
+    let whole = steps::summary(campaign, &journal::read_all(dir)?);
     lock::replace(&summary, whole.as_bytes())
         .map_err(|e| Error::io(format_args!("write the campaign summary {}", summary.display()), e))?;
     crate::warn_line!(

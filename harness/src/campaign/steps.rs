@@ -13,7 +13,7 @@ use sparktest_record::{
     CampaignRef, CaseRecord, HarnessInfo, InstrumentInfo, Manifest, Metric, Outcome, SuiteInfo, Summary, TargetInfo,
 };
 
-use super::file::{Campaign, Configuration, OnGateFail};
+use super::file::{Campaign, Configuration, OnGateFail, SuiteStep};
 use super::journal::{self, ConfigJournal, Counts, Memory, Phase, Skip, State, Step};
 use crate::config::Config;
 use crate::error::Error;
@@ -249,40 +249,16 @@ pub fn configuration(
     let (k, n) = ctx.index;
     crate::warn_line!("sparktest: campaign: configuration {k} of {n}: {} (target {})", c.name, c.target);
     let before = memory_now();
-    journal.step(step(c, Phase::Launch, None, State::Started))?;
     // The record starts with the launch: the run log puts it before the
     // configuration's suites, in the order the steps ran.
     let mut record = Record::new();
-    let t0 = Instant::now();
-    let launched = session.launch(&c.name);
-    let info = match launched {
-        Ok(info) => {
-            let secs = t0.elapsed().as_secs_f64();
-            journal.step(Step { seconds: secs, ..step(c, Phase::Launch, None, State::Done) })?;
-            record.launch(secs, before, None, &ctx.launch_kind())?;
-            out.launch = Some(Ok(secs));
-            Some(info)
-        }
-        Err(e) => {
-            let secs = t0.elapsed().as_secs_f64();
-            journal.step(Step {
-                seconds: secs,
-                reason: Some(e.message.clone()),
-                ..step(c, Phase::Launch, None, State::Failed)
-            })?;
-            crate::warn_line!("sparktest: campaign: {} failed to launch: {}", c.name, e.message);
-            record.launch(secs, before, Some(&e.message), &ctx.launch_kind())?;
-            out.launch = Some(Err(e.message));
-            None
-        }
-    };
+    let info = launch(session, journal, ctx, c, &mut record, &mut out, before)?;
     record.open(ctx, info.as_ref(), session.config(), c)?;
     let mut skip: Option<(Skip, String)> = out
         .launch
         .as_ref()
         .and_then(|l| l.as_ref().err())
         .map(|why| (Skip::Launch, format!("not run: the launch failed: {why}")));
-    let suites_n = campaign.suites.len();
     // Why the launched server is gone, once it exited on its own.
     let mut died: Option<String> = None;
     for (j, s) in campaign.suites.iter().enumerate() {
@@ -310,115 +286,14 @@ pub fn configuration(
                 Some((Skip::ServerGone, format!("not run: the server died before this suite: {}", first_line(&why))));
         }
         if let Some((cause, why)) = &skip {
-            journal.step(Step {
-                reason: Some(why.clone()),
-                skip: Some(*cause),
-                ..step(c, Phase::Suite, Some(&s.suite), State::Skipped)
-            })?;
-            record.not_run(&s.name, why)?;
-            out.suites.push(SuiteOutcome {
-                suite: s.name.clone(),
-                state: State::Skipped,
-                counts: None,
-                minutes: 0.0,
-                gate: None,
-                reason: Some(why.clone()),
-                earlier: false,
-            });
+            out.suites.push(skipped(journal, &mut record, c, s, *cause, why)?);
             continue;
         }
-        let (left, unknown, steps) = ctx.left(k - 1, j);
-        let left = if unknown == steps {
-            "time left unknown (no earlier run here to go by)".to_string()
-        } else if unknown > 0 {
-            format!(
-                "{} left by earlier runs (+{} never run here before)",
-                super::plan::about(left * 60.0),
-                super::plan::steps_word(unknown)
-            )
-        } else {
-            format!("{} left by earlier runs", super::plan::about(left * 60.0))
-        };
-        crate::warn_line!(
-            "sparktest: campaign: configuration {k} of {n} ({}), suite {} of {suites_n}: {}{}; {:.1} min elapsed, {left}",
-            c.name,
-            j + 1,
-            s.name,
-            if s.gate { " (the gate)" } else { "" },
-            ctx.started.elapsed().as_secs_f64() / 60.0,
-        );
         let resume = before_step.and_then(|p| p.run_id.clone()).filter(|_| s.repeat <= 1);
-        let args = RunArgs {
-            suite: s.suite.clone(),
-            target: TargetChoice::Named(c.name.clone()),
-            measurements_dir: Some(ctx.dir.to_path_buf()),
-            libtest: libtest_mimic::Arguments::default(),
-            cwd: session.config().root.clone(),
-            arms: c.arms.iter().map(|(a, t)| (a.clone(), t.clone())).collect(),
-            judge: None,
-            junit: None,
-            partition: None,
-            run_group: None,
-            resume: resume.clone(),
-            label: None,
-            repeat: s.repeat,
-            campaign: Some(CampaignRef {
-                id: ctx.id.to_string(),
-                configuration: c.name.clone(),
-                configurations: campaign.configurations.iter().map(|x| x.name.clone()).collect(),
-                partition: ctx.partition.map(str::to_string),
-            }),
-        };
-        let t = Instant::now();
-        let mut started_id = None;
-        let ran = session.run(&args, &mut |m: &Manifest| {
-            started_id = Some(m.run_id.clone());
-            journal
-                .step(Step { run_id: Some(m.run_id.clone()), ..step(c, Phase::Suite, Some(&s.suite), State::Started) })
-        });
-        // The runner ends its span of interruptible work with the run; the
-        // campaign's goes on until it ends.
-        crate::signal::cases_running(true);
-        let secs = t.elapsed().as_secs_f64();
-        let (state, counts, gate, reason, run_id) = match ran {
-            Ok(r) => {
-                let state = match (r.interrupted, &r.stopped) {
-                    (Some(_), _) => State::Interrupted,
-                    (None, Some(_)) => State::Failed,
-                    (None, None) => State::Done,
-                };
-                let reason = r
-                    .interrupted
-                    .map(|sig| format!("interrupted by {}", crate::signal::name(sig)))
-                    .or(r.stopped.clone());
-                out.interrupted = r.interrupted;
-                // A resumed suite counts the whole run, every part of it,
-                // as the board reads it; this part alone is what it re-ran.
-                let counts = match (&resume, &r.run_id) {
-                    (Some(_), Some(id)) => whole(ctx.dir, id).unwrap_or(Counts::from(r.counts)),
-                    _ => Counts::from(r.counts),
-                };
-                (state, Some(counts), r.gate, reason, r.run_id.or(started_id))
-            }
-            Err(e) => (State::Failed, None, None, Some(e.message.clone()), started_id),
-        };
-        journal.step(Step {
-            seconds: secs,
-            counts,
-            gate,
-            reason: reason.clone(),
-            run_id,
-            ..step(c, Phase::Suite, Some(&s.suite), state)
-        })?;
-        out.suites.push(SuiteOutcome {
-            suite: s.name.clone(),
-            state,
-            counts,
-            minutes: secs / 60.0,
-            gate,
-            reason: reason.clone(),
-            earlier: false,
-        });
+        let (ran, interrupted) = suite(session, journal, ctx, c, (j, s), resume)?;
+        let (state, gate, reason) = (ran.state, ran.gate, ran.reason.clone());
+        out.suites.push(ran);
+        out.interrupted = interrupted;
         if out.interrupted.is_some() {
             // What was not started stays for the resume.
             break;
@@ -441,41 +316,220 @@ pub fn configuration(
             ));
         }
     }
-    // Stop, and wait for what the server held.
-    let t = Instant::now();
-    if died.is_none() {
-        died = session.died(&c.name);
-    }
-    session.stop_all();
-    if info.is_some() {
-        let memory = wait_for_memory(before, campaign);
-        let state = if memory.released { State::Done } else { State::Failed };
-        journal.step(Step {
-            seconds: t.elapsed().as_secs_f64(),
-            memory: Some(memory),
-            // A server that died was not stopped: the step says so.
-            reason: died.as_ref().map(|why| format!("the server had died: {}", first_line(why))),
-            ..step(c, Phase::Stop, None, state)
-        })?;
-        if let Some(why) = &died {
-            record.died(why)?;
-        }
-        if !memory.released {
-            crate::warn_line!(
-                "sparktest: campaign: {}'s server did not give its memory back within {} s ({:.1} GiB available, {:.1} \
-                 before launch); the next configuration runs anyway",
-                c.name,
-                campaign.settle_secs,
-                memory.after_gib,
-                memory.before_gib
-            );
-        }
-        record.released(&memory, campaign)?;
-        out.memory = Some(memory);
-    }
-    out.died = died;
+    out.died = died.or_else(|| session.died(&c.name));
+    stop(session, journal, c, &mut record, &mut out, info.is_some().then_some(before), campaign)?;
     record.close(out.interrupted)?;
     Ok(out)
+}
+
+/// The launch: journaled (started, then done or failed), recorded and
+/// said; the target as it came up, or none.
+fn launch(
+    session: &mut Session,
+    journal: &mut ConfigJournal,
+    ctx: &Context,
+    c: &Configuration,
+    record: &mut Record,
+    out: &mut ConfigOutcome,
+    before: (f64, Option<f64>),
+) -> Result<Option<sparktest_record::TargetInfo>, Error> {
+    journal.step(step(c, Phase::Launch, None, State::Started))?;
+    let t0 = Instant::now();
+    match session.launch(&c.name) {
+        Ok(info) => {
+            let secs = t0.elapsed().as_secs_f64();
+            journal.step(Step { seconds: secs, ..step(c, Phase::Launch, None, State::Done) })?;
+            record.launch(secs, before, None, &ctx.launch_kind())?;
+            out.launch = Some(Ok(secs));
+            Ok(Some(info))
+        }
+        Err(e) => {
+            let secs = t0.elapsed().as_secs_f64();
+            journal.step(Step {
+                seconds: secs,
+                reason: Some(e.message.clone()),
+                ..step(c, Phase::Launch, None, State::Failed)
+            })?;
+            crate::warn_line!("sparktest: campaign: {} failed to launch: {}", c.name, e.message);
+            record.launch(secs, before, Some(&e.message), &ctx.launch_kind())?;
+            out.launch = Some(Err(e.message));
+            Ok(None)
+        }
+    }
+}
+
+/// A suite not run, with why: journaled and recorded.
+fn skipped(
+    journal: &mut ConfigJournal,
+    record: &mut Record,
+    c: &Configuration,
+    s: &SuiteStep,
+    cause: Skip,
+    why: &str,
+) -> Result<SuiteOutcome, Error> {
+    journal.step(Step {
+        reason: Some(why.to_string()),
+        skip: Some(cause),
+        ..step(c, Phase::Suite, Some(&s.suite), State::Skipped)
+    })?;
+    record.not_run(&s.name, why)?;
+    Ok(SuiteOutcome {
+        suite: s.name.clone(),
+        state: State::Skipped,
+        counts: None,
+        minutes: 0.0,
+        gate: None,
+        reason: Some(why.to_string()),
+        earlier: false,
+    })
+}
+
+/// What is left of the campaign, in words, by what earlier runs took.
+fn time_left(ctx: &Context, k: usize, j: usize) -> String {
+    let (left, unknown, steps) = ctx.left(k - 1, j);
+    if unknown == steps {
+        "time left unknown (no earlier run here to go by)".to_string()
+    } else if unknown > 0 {
+        format!(
+            "{} left by earlier runs (+{} never run here before)",
+            super::plan::about(left * 60.0),
+            super::plan::steps_word(unknown)
+        )
+    } else {
+        format!("{} left by earlier runs", super::plan::about(left * 60.0))
+    }
+}
+
+/// One suite on the launched server (`j`: its place in the campaign's
+/// list), resumed from `resume` where an earlier run began it: said with
+/// the time left, run, journaled. Its outcome, and the stop signal that
+/// interrupted it, if one did.
+fn suite(
+    session: &mut Session,
+    journal: &mut ConfigJournal,
+    ctx: &Context,
+    c: &Configuration,
+    (j, s): (usize, &SuiteStep),
+    resume: Option<String>,
+) -> Result<(SuiteOutcome, Option<i32>), Error> {
+    let campaign = ctx.campaign;
+    let (k, n) = ctx.index;
+    crate::warn_line!(
+        "sparktest: campaign: configuration {k} of {n} ({}), suite {} of {}: {}{}; {:.1} min elapsed, {}",
+        c.name,
+        j + 1,
+        campaign.suites.len(),
+        s.name,
+        if s.gate { " (the gate)" } else { "" },
+        ctx.started.elapsed().as_secs_f64() / 60.0,
+        time_left(ctx, k, j),
+    );
+    let args = RunArgs {
+        suite: s.suite.clone(),
+        target: TargetChoice::Named(c.name.clone()),
+        measurements_dir: Some(ctx.dir.to_path_buf()),
+        libtest: libtest_mimic::Arguments::default(),
+        cwd: session.config().root.clone(),
+        arms: c.arms.iter().map(|(a, t)| (a.clone(), t.clone())).collect(),
+        judge: None,
+        junit: None,
+        partition: None,
+        run_group: None,
+        resume: resume.clone(),
+        label: None,
+        repeat: s.repeat,
+        campaign: Some(CampaignRef {
+            id: ctx.id.to_string(),
+            configuration: c.name.clone(),
+            configurations: campaign.configurations.iter().map(|x| x.name.clone()).collect(),
+            partition: ctx.partition.map(str::to_string),
+        }),
+    };
+    let t = Instant::now();
+    let mut started_id = None;
+    let ran = session.run(&args, &mut |m: &Manifest| {
+        started_id = Some(m.run_id.clone());
+        journal.step(Step { run_id: Some(m.run_id.clone()), ..step(c, Phase::Suite, Some(&s.suite), State::Started) })
+    });
+    // The runner ends its span of interruptible work with the run; the
+    // campaign's goes on until it ends.
+    crate::signal::cases_running(true);
+    let secs = t.elapsed().as_secs_f64();
+    let mut interrupted = None;
+    let (state, counts, gate, reason, run_id) = match ran {
+        Ok(r) => {
+            let state = match (r.interrupted, &r.stopped) {
+                (Some(_), _) => State::Interrupted,
+                (None, Some(_)) => State::Failed,
+                (None, None) => State::Done,
+            };
+            let reason =
+                r.interrupted.map(|sig| format!("interrupted by {}", crate::signal::name(sig))).or(r.stopped.clone());
+            interrupted = r.interrupted;
+            // A resumed suite counts the whole run, every part of it, as
+            // the board reads it; this part alone is what it re-ran.
+            let counts = match (&resume, &r.run_id) {
+                (Some(_), Some(id)) => whole(ctx.dir, id).unwrap_or(Counts::from(r.counts)),
+                _ => Counts::from(r.counts),
+            };
+            (state, Some(counts), r.gate, reason, r.run_id.or(started_id))
+        }
+        Err(e) => (State::Failed, None, None, Some(e.message.clone()), started_id),
+    };
+    journal.step(Step {
+        seconds: secs,
+        counts,
+        gate,
+        reason: reason.clone(),
+        run_id,
+        ..step(c, Phase::Suite, Some(&s.suite), state)
+    })?;
+    let outcome =
+        SuiteOutcome { suite: s.name.clone(), state, counts, minutes: secs / 60.0, gate, reason, earlier: false };
+    Ok((outcome, interrupted))
+}
+
+/// Stop the configuration's servers and, where one was launched (`before`:
+/// the memory free before it), wait for what it held: journaled,
+/// recorded, said when it was not given back. A server that had died
+/// (`out.died`) was not stopped: the step says so.
+fn stop(
+    session: &mut Session,
+    journal: &mut ConfigJournal,
+    c: &Configuration,
+    record: &mut Record,
+    out: &mut ConfigOutcome,
+    before: Option<(f64, Option<f64>)>,
+    campaign: &Campaign,
+) -> Result<(), Error> {
+    let t = Instant::now();
+    let died = out.died.clone();
+    session.stop_all();
+    let Some(before) = before else { return Ok(()) };
+    let memory = wait_for_memory(before, campaign);
+    let state = if memory.released { State::Done } else { State::Failed };
+    journal.step(Step {
+        seconds: t.elapsed().as_secs_f64(),
+        memory: Some(memory),
+        reason: died.as_ref().map(|why| format!("the server had died: {}", first_line(why))),
+        ..step(c, Phase::Stop, None, state)
+    })?;
+    if let Some(why) = &died {
+        record.died(why)?;
+    }
+    if !memory.released {
+        crate::warn_line!(
+            "sparktest: campaign: {}'s server did not give its memory back within {} s ({:.1} GiB available, {:.1} \
+             before launch); the next configuration runs anyway",
+            c.name,
+            campaign.settle_secs,
+            memory.after_gib,
+            memory.before_gib
+        );
+    }
+    record.released(&memory, campaign)?;
+    out.memory = Some(memory);
+    Ok(())
 }
 
 /// A run's cases by outcome with the runs it resumed, each case once (its
