@@ -386,19 +386,21 @@ fn main() -> ExitCode {
         return ExitCode::SUCCESS;
     }
     if args.list_suites {
-        let root = match sparktest_harness::config::Config::discover(&cwd) {
-            Ok(config) => config.root,
-            Err(err) => {
-                eprintln!("error: {err}");
-                return ExitCode::from(err.kind.exit_code() as u8);
-            }
-        };
-        for k in sparktest_harness::suite::known(&root) {
-            println!("{:<22} {}", k.name, k.origin);
-        }
-        return ExitCode::SUCCESS;
+        return list_suites(&cwd);
     }
-    let result = match args.command {
+    let result = dispatch(args, cwd);
+    match result {
+        Ok(code) => ExitCode::from(code as u8),
+        Err(err) => {
+            eprintln!("error: {}", sparktest_harness::redact::printed(&err.to_string()));
+            ExitCode::from(err.kind.exit_code() as u8)
+        }
+    }
+}
+
+/// The command the arguments name, run: a subcommand, else a suite.
+fn dispatch(args: SparktestArgs, cwd: PathBuf) -> Result<i32, sparktest_harness::error::Error> {
+    match args.command {
         Some(Command::New(NewCmd { what: NewWhat::Instrument { name, path } })) => {
             let dir = cwd.join(path.unwrap_or_else(|| PathBuf::from(&name)));
             sparktest_harness::scaffold::new_instrument(&dir, &name).map(|said| {
@@ -501,14 +503,22 @@ fn main() -> ExitCode {
             };
             sparktest_harness::run(run)
         }
-    };
-    match result {
-        Ok(code) => ExitCode::from(code as u8),
-        Err(err) => {
-            eprintln!("error: {}", sparktest_harness::redact::printed(&err.to_string()));
-            ExitCode::from(err.kind.exit_code() as u8)
-        }
     }
+}
+
+/// `--list-suites`: every suite this project can name, and where it is.
+fn list_suites(cwd: &std::path::Path) -> ExitCode {
+    let root = match sparktest_harness::config::Config::discover(cwd) {
+        Ok(config) => config.root,
+        Err(err) => {
+            eprintln!("error: {err}");
+            return ExitCode::from(err.kind.exit_code() as u8);
+        }
+    };
+    for k in sparktest_harness::suite::known(&root) {
+        println!("{:<22} {}", k.name, k.origin);
+    }
+    ExitCode::SUCCESS
 }
 
 /// The command-line reference in the book (`docs/cli/`), generated from
