@@ -166,6 +166,44 @@ enum Turn<'a> {
     Read(std::sync::RwLockReadGuard<'a, ()>),
 }
 
+/// Why the case's launched server exited on its own, if it did. A dying
+/// process closes its sockets before it can be reaped: a case lost to a
+/// closed connection waits a moment for the exit to show.
+fn died_with(shared: &Shared, target: &str, verdict: &Verdict) -> Option<String> {
+    shared.launched.get(target).and_then(|l| {
+        let waits = if matches!(verdict, Verdict::Lost(_)) { DEATH_WAITS } else { 0 };
+        (0..=waits).find_map(|i| {
+            if i > 0 {
+                std::thread::sleep(DEATH_POLL);
+            }
+            l.lock().unwrap_or_else(|p| p.into_inner()).died()
+        })
+    })
+}
+
+/// The case's snapshots against their baselines, each as (name, status);
+/// a changed one changes the verdict. Snapshots are committed files: a
+/// reply that echoes a key is redacted like every other output.
+fn check_snapshots(
+    shared: &Shared,
+    inst: &Instrument,
+    case: &CaseInfo,
+    taken: &[(String, String)],
+    verdict: &mut Verdict,
+) -> Vec<(String, String)> {
+    let snap_dir = shared.snapshots.join(inst.prefix().replace("::", "/"));
+    let mut snapshots = Vec::new();
+    for (snap_name, content) in taken {
+        let content = shared.redactor.redact(content);
+        let status = snapshot::check(&snap_dir, &format!("{}__{snap_name}", case.name.replace("::", "__")), &content);
+        if status == SnapshotStatus::Changed {
+            *verdict = verdict::snapshot_changed(verdict.clone(), snap_name, &shared.snapshots);
+        }
+        snapshots.push((snap_name.clone(), status.as_str().to_string()));
+    }
+    snapshots
+}
+
 fn run_case(shared: &Shared, inst: &Instrument, case: &CaseInfo) -> Result<Completion, Failed> {
     let id = format!("{}::{}", inst.prefix(), case.name);
     let _ = shared.sinks.emit(&Event::CaseStarted { id: id.clone() });
@@ -226,15 +264,7 @@ fn run_case(shared: &Shared, inst: &Instrument, case: &CaseInfo) -> Result<Compl
     // reason says so, and every case after it is lost with the same words.
     // A dying process closes its sockets before it can be reaped: a case
     // lost to a closed connection waits a moment for the exit to show.
-    let died = shared.launched.get(target).and_then(|l| {
-        let waits = if matches!(verdict, Verdict::Lost(_)) { DEATH_WAITS } else { 0 };
-        (0..=waits).find_map(|i| {
-            if i > 0 {
-                std::thread::sleep(DEATH_POLL);
-            }
-            l.lock().unwrap_or_else(|p| p.into_inner()).died()
-        })
-    });
+    let died = died_with(shared, target, &verdict);
     if let Some(why) = &died {
         shared.control.died(why);
     }
@@ -242,18 +272,7 @@ fn run_case(shared: &Shared, inst: &Instrument, case: &CaseInfo) -> Result<Compl
         verdict = verdict::server_died(verdict, why);
     }
     let finding = result.finding();
-    let mut snapshots = Vec::new();
-    let snap_dir = shared.snapshots.join(inst.prefix().replace("::", "/"));
-    for (snap_name, content) in finding.map_or(&[][..], |f| &f.snapshots) {
-        // Snapshots are committed files: a reply that echoes a key is
-        // redacted like every other output.
-        let content = shared.redactor.redact(content);
-        let status = snapshot::check(&snap_dir, &format!("{}__{snap_name}", case.name.replace("::", "__")), &content);
-        if status == SnapshotStatus::Changed {
-            verdict = verdict::snapshot_changed(verdict, snap_name, &shared.snapshots);
-        }
-        snapshots.push((snap_name.clone(), status.as_str().to_string()));
-    }
+    let snapshots = check_snapshots(shared, inst, case, finding.map_or(&[][..], |f| &f.snapshots), &mut verdict);
     let sum = |f: fn(&CallRecord) -> Option<u32>| -> Option<u64> {
         let counts: Vec<u64> = result.log.calls.iter().filter_map(|c| f(c).map(u64::from)).collect();
         (!counts.is_empty()).then(|| counts.iter().sum())

@@ -138,6 +138,17 @@ pub struct Ran {
     pub interrupted: Option<i32>,
 }
 
+impl Ran {
+    /// Add one repeat's cases by outcome.
+    fn add(&mut self, t: &tally::Counts) {
+        self.counts.passed += t.passed;
+        self.counts.failed += t.failed;
+        self.counts.lost += t.lost;
+        self.counts.not_applicable += t.not_applicable;
+        self.counts.interrupted += t.interrupted;
+    }
+}
+
 impl Session {
     /// A session on a project's configuration: its runtime, the stop
     /// signals watched, no target reached yet.
@@ -226,23 +237,7 @@ impl Session {
         // A gate counts every check of the suite: a filter that skips one fails it.
         let checks = suite.gate.then(|| (plan.gate_checks(&prepared), plan.gate_carry()));
         if args.libtest.list || !plan.any_selected(&args.libtest) {
-            // Listing, or nothing selected: libtest prints; no server needed.
-            let trials = plan.selected.iter().map(|n| Trial::test(n.clone(), || Ok(()))).collect();
-            let failed = libtest_mimic::run(&args.libtest, trials).has_failed();
-            let mut ran = Ran::default();
-            if let Some((total, carried)) = checks.as_ref().filter(|_| !args.libtest.list) {
-                // Nothing runs now: the gate stands on what earlier runs
-                // recorded (a resume with nothing left), else it has not passed.
-                let gate = gate::verdict(&Default::default(), *total, carried);
-                ran.gate = Some(gate.passed);
-                if !gate.passed {
-                    crate::warn_line!("sparktest: gate {}: FAILED: {}", suite.name, gate.failing.join("; "));
-                    ran.code = exit_code::CASES_FAILED;
-                    return Ok(ran);
-                }
-            }
-            ran.code = if failed && !args.libtest.list { exit_code::CASES_FAILED } else { exit_code::OK };
-            return Ok(ran);
+            return Ok(list_only(args, &plan, checks.as_ref(), &suite.name));
         }
         plan.connect(rt, config, &prepared, &mut self.targets)?;
         let ceiling = self.ceiling();
@@ -265,17 +260,7 @@ impl Session {
         let repeats = args.repeat.max(1);
         let mut ran = Ran::default();
         for index in 1..=repeats {
-            let mut manifest = first.clone();
-            if repeats > 1 {
-                // Every repeat its own file and id; the group ties them.
-                if index > 1 {
-                    manifest.started_at = rfc3339(SystemTime::now());
-                }
-                manifest.run_id = format!("{}-r{index}", first.run_id);
-                manifest.repeat =
-                    Some(sparktest_record::Repeat { index, total: repeats, group: format!("repeat-{}", first.run_id) });
-                crate::warn_line!("sparktest: repeat {index} of {repeats} ({})", manifest.run_id);
-            }
+            let manifest = repeat_manifest(&first, index, repeats);
             if index == 1 {
                 ran.run_id = Some(manifest.run_id.clone());
                 on_start(&manifest)?;
@@ -316,12 +301,7 @@ impl Session {
             let gate_failed = summary.gate.as_ref().is_some_and(|g| !g.passed);
             ran.gate = summary.gate.as_ref().map(|g| g.passed);
             ran.stopped = summary.stopped.clone();
-            let t = tally.tally().counts;
-            ran.counts.passed += t.passed;
-            ran.counts.failed += t.failed;
-            ran.counts.lost += t.lost;
-            ran.counts.not_applicable += t.not_applicable;
-            ran.counts.interrupted += t.interrupted;
+            ran.add(&tally.tally().counts);
             sinks.emit(&Event::RunFinished(Box::new(summary)))?;
             signal::cases_running(false);
             if let Some(signal) = interrupted {
@@ -348,6 +328,46 @@ impl Session {
         }
         Ok(ran)
     }
+}
+
+/// A gate suite's checks: how many it has, and what earlier runs of a
+/// resumed run carried (checks done, those that failed).
+type GateChecks = (usize, (usize, Vec<sparktest_record::GateFailure>));
+
+/// Listing, or nothing selected: libtest prints the cases, and no server
+/// is needed. A gate with nothing to run stands on what earlier runs
+/// recorded (a resume with nothing left), else it has not passed.
+fn list_only(args: &RunArgs, plan: &plan::Plan, checks: Option<&GateChecks>, suite: &str) -> Ran {
+    let trials = plan.selected.iter().map(|n| Trial::test(n.clone(), || Ok(()))).collect();
+    let failed = libtest_mimic::run(&args.libtest, trials).has_failed();
+    let mut ran = Ran::default();
+    if let Some((total, carried)) = checks.filter(|_| !args.libtest.list) {
+        let gate = gate::verdict(&Default::default(), *total, carried);
+        ran.gate = Some(gate.passed);
+        if !gate.passed {
+            crate::warn_line!("sparktest: gate {suite}: FAILED: {}", gate.failing.join("; "));
+            ran.code = exit_code::CASES_FAILED;
+            return ran;
+        }
+    }
+    ran.code = if failed && !args.libtest.list { exit_code::CASES_FAILED } else { exit_code::OK };
+    ran
+}
+
+/// The manifest of repeat `index` of `repeats`: with more than one, every
+/// repeat its own file and id, the group tying them, and said.
+fn repeat_manifest(first: &sparktest_record::Manifest, index: u32, repeats: u32) -> sparktest_record::Manifest {
+    let mut manifest = first.clone();
+    if repeats > 1 {
+        if index > 1 {
+            manifest.started_at = rfc3339(SystemTime::now());
+        }
+        manifest.run_id = format!("{}-r{index}", first.run_id);
+        manifest.repeat =
+            Some(sparktest_record::Repeat { index, total: repeats, group: format!("repeat-{}", first.run_id) });
+        crate::warn_line!("sparktest: repeat {index} of {repeats} ({})", manifest.run_id);
+    }
+    manifest
 }
 
 /// The folder of a run's byte-for-byte baselines under `snapshots/`: a
@@ -379,7 +399,7 @@ fn snapshot_folder(target: &sparktest_record::TargetInfo) -> String {
 fn summary(
     tally: &TallySink,
     started: Instant,
-    gate: Option<(usize, (usize, Vec<sparktest_record::GateFailure>))>,
+    gate: Option<GateChecks>,
     stop: Option<&control::Stop>,
     redactor: &crate::redact::Redactor,
 ) -> Summary {
