@@ -394,6 +394,75 @@ fn start_clock(
     Ok(())
 }
 
+/// A task per request, each waiting for the clock's word, then sent once
+/// at its instant (a refusal is recorded as it came, never resent inside
+/// the schedule) and its slot freed as it ends.
+fn spawn_requests(
+    endpoint: &Arc<Endpoint>,
+    requests: &Arc<Vec<ChatRequest>>,
+    clock: &Arc<Clock>,
+    starts: Vec<tokio::sync::oneshot::Receiver<Go>>,
+) -> JoinSet<Option<(Go, Done)>> {
+    let mut tasks = JoinSet::new();
+    for (index, start) in starts.into_iter().enumerate() {
+        let (endpoint, requests, clock) = (endpoint.clone(), requests.clone(), clock.clone());
+        tasks.spawn(async move {
+            let go = start.await.ok()?;
+            let mut slot = Slot(clock, None);
+            let sent = Instant::now();
+            let reply = endpoint.chat_sent(&requests[index % requests.len()], Sends::Once).await;
+            let ended = Instant::now();
+            slot.1 = Some(ended);
+            drop(slot);
+            Some((go, Done { index, sent, ended, reply }))
+        });
+    }
+    tasks
+}
+
+/// The requests in schedule order, each with its times from `base`, and
+/// whether each waited for a slot; a request whose task never reported is
+/// lost, saying why (`broken`: the harness's own failure).
+fn in_order(
+    done: Vec<Option<(Go, Done)>>,
+    offsets: &[f64],
+    base: Instant,
+    warmup: usize,
+    broken: Option<&str>,
+) -> (Vec<LoadRequest>, Vec<bool>) {
+    let mut waits = Vec::with_capacity(done.len());
+    let requests = done
+        .into_iter()
+        .enumerate()
+        .map(|(i, d)| match d {
+            Some((go, d)) => {
+                waits.push(go.waited);
+                LoadRequest {
+                    intended_ms: ms(base, go.intended),
+                    sent_ms: ms(base, d.sent),
+                    ended_ms: ms(base, d.ended),
+                    warmup: i < warmup,
+                    reply: d.reply,
+                }
+            }
+            None => {
+                waits.push(false);
+                LoadRequest {
+                    intended_ms: offsets[i],
+                    sent_ms: offsets[i],
+                    ended_ms: offsets[i],
+                    warmup: i < warmup,
+                    reply: Err(CallError::lost(format!(
+                        "the harness failed to run this request of the load: {}",
+                        broken.unwrap_or("its task ended")
+                    ))),
+                }
+            }
+        })
+        .collect();
+    (requests, waits)
+}
+
 /// Time from `base` in milliseconds (zero for an instant before it).
 fn ms(base: Instant, at: Instant) -> f64 {
     at.saturating_duration_since(base).as_secs_f64() * 1000.0
@@ -436,13 +505,7 @@ impl Endpoint {
     /// stops the clock and aborts the requests in flight.
     pub async fn open_loop(&self, plan: &LoadPlan) -> LoadResult {
         if let Err(why) = self.check_load(plan) {
-            return LoadResult {
-                requests: Vec::new(),
-                window_ms: 0.0,
-                lag_p99_ms: 0.0,
-                client_bound: Some(format!("the plan cannot be run: {why}")),
-                load: None,
-            };
+            return LoadResult::unsent(format!("the plan cannot be run: {why}"));
         }
         let offsets = schedule(plan);
         let total = offsets.len();
@@ -457,22 +520,7 @@ impl Endpoint {
         let _stop = StopClock(clock.clone());
         // Every request's task first, waiting for its word; then the clock.
         let (gos, starts): (Vec<_>, Vec<_>) = (0..total).map(|_| tokio::sync::oneshot::channel::<Go>()).unzip();
-        let mut tasks = JoinSet::new();
-        for (index, start) in starts.into_iter().enumerate() {
-            let (endpoint, requests, clock) = (endpoint.clone(), requests.clone(), clock.clone());
-            tasks.spawn(async move {
-                let go = start.await.ok()?;
-                let mut slot = Slot(clock, None);
-                let sent = Instant::now();
-                // Sent once at its instant: a refusal is recorded as it
-                // came, never resent inside the schedule.
-                let reply = endpoint.chat_sent(&requests[index % requests.len()], Sends::Once).await;
-                let ended = Instant::now();
-                slot.1 = Some(ended);
-                drop(slot);
-                Some((go, Done { index, sent, ended, reply }))
-            });
-        }
+        let mut tasks = spawn_requests(&endpoint, &requests, &clock, starts);
         // A millisecond's lead for the clock thread to start.
         let base = Instant::now() + Duration::from_millis(1);
         clock.lock().freed.extend(std::iter::repeat_n(base, slots as usize));
@@ -484,15 +532,9 @@ impl Endpoint {
             })
             .collect();
         if let Err(err) = start_clock(&clock, instants, gos, slots, plan.rate.is_none()) {
-            return LoadResult {
-                requests: Vec::new(),
-                window_ms: 0.0,
-                lag_p99_ms: 0.0,
-                client_bound: Some(format!(
-                    "the harness could not start the load's clock thread, so nothing was sent: {err}"
-                )),
-                load: None,
-            };
+            return LoadResult::unsent(format!(
+                "the harness could not start the load's clock thread, so nothing was sent: {err}"
+            ));
         }
         // Collect, sampling the server's own load meanwhile.
         let mut done: Vec<Option<(Go, Done)>> = (0..total).map(|_| None).collect();
@@ -527,36 +569,7 @@ impl Endpoint {
             }
         }
         let warmup = plan.warmup as usize;
-        let mut waits = Vec::with_capacity(total);
-        let requests: Vec<LoadRequest> = done
-            .into_iter()
-            .enumerate()
-            .map(|(i, d)| match d {
-                Some((go, d)) => {
-                    waits.push(go.waited);
-                    LoadRequest {
-                        intended_ms: ms(base, go.intended),
-                        sent_ms: ms(base, d.sent),
-                        ended_ms: ms(base, d.ended),
-                        warmup: i < warmup,
-                        reply: d.reply,
-                    }
-                }
-                None => {
-                    waits.push(false);
-                    LoadRequest {
-                        intended_ms: offsets[i],
-                        sent_ms: offsets[i],
-                        ended_ms: offsets[i],
-                        warmup: i < warmup,
-                        reply: Err(CallError::lost(format!(
-                            "the harness failed to run this request of the load: {}",
-                            broken.as_deref().unwrap_or("its task ended")
-                        ))),
-                    }
-                }
-            })
-            .collect();
+        let (requests, waits) = in_order(done, &offsets, base, warmup, broken.as_deref());
         let measured = &requests[warmup..];
         let first_send = measured.iter().map(|r| r.sent_ms).fold(f64::INFINITY, f64::min);
         let first_send = if first_send.is_finite() { first_send } else { 0.0 };
@@ -574,6 +587,11 @@ impl Endpoint {
 }
 
 impl LoadResult {
+    /// A load of which nothing was sent, and why.
+    fn unsent(why: String) -> LoadResult {
+        LoadResult { requests: Vec::new(), window_ms: 0.0, lag_p99_ms: 0.0, client_bound: Some(why), load: None }
+    }
+
     /// Streamed chunks per second the client took in over the measured
     /// window (every content-bearing chunk of every measured reply), the
     /// figure the client's ceiling is measured in; None without a window.
