@@ -282,6 +282,40 @@ impl Client {
         CallError::lost(lost_reason(err, self.config.timeouts))
     }
 
+    /// One send of the request, its answer as reqwest gives it. A stream's
+    /// whole-call limit is kept by its read (`Idle`: reqwest's would poll a
+    /// timer per token), so only its response head is timed here, lost
+    /// when it does not come in time.
+    async fn send_once(
+        &self,
+        http: &reqwest::Client,
+        url: &str,
+        body: &Value,
+        streamed: bool,
+        attempt: u32,
+    ) -> Result<Result<reqwest::Response, reqwest::Error>, CallError> {
+        let timeouts = self.config.timeouts;
+        if !streamed {
+            return Ok(http.post(url).json(body).timeout(timeouts.request).send().await);
+        }
+        let sending = http.post(url).json(body).send();
+        match tokio::time::timeout(timeouts.head.min(timeouts.request), sending).await {
+            Ok(answer) => Ok(answer),
+            Err(_) => {
+                let sends = if attempt > 1 { format!(" (after {attempt} sends)") } else { String::new() };
+                let reason = if timeouts.request < timeouts.head {
+                    format!("{}: no complete response head within request-timeout-secs{sends}", timed_out(timeouts))
+                } else {
+                    format!(
+                        "no complete response head within {:.0} s (head-timeout-secs){sends}",
+                        timeouts.head.as_secs_f64()
+                    )
+                };
+                Err(CallError::Lost { reason, attempts: attempt })
+            }
+        }
+    }
+
     /// Send, coming back later while the server asks to (429, 408, 503)
     /// and the run's retry budget lasts, unless `mode` is [`Sends::Once`].
     /// Returns the response and the number of sends.
@@ -299,32 +333,7 @@ impl Client {
         loop {
             let sent = Instant::now();
             let http = if resent_fresh { &self.fresh } else { &self.http };
-            let timeouts = self.config.timeouts;
-            let answer = if streamed {
-                // A stream's whole-call limit is kept by its read
-                // (`Idle`): reqwest's would poll a timer per token.
-                let sending = http.post(&url).json(body).send();
-                match tokio::time::timeout(timeouts.head.min(timeouts.request), sending).await {
-                    Ok(answer) => answer,
-                    Err(_) => {
-                        let sends = if attempt > 1 { format!(" (after {attempt} sends)") } else { String::new() };
-                        let reason = if timeouts.request < timeouts.head {
-                            format!(
-                                "{}: no complete response head within request-timeout-secs{sends}",
-                                timed_out(timeouts)
-                            )
-                        } else {
-                            format!(
-                                "no complete response head within {:.0} s (head-timeout-secs){sends}",
-                                timeouts.head.as_secs_f64()
-                            )
-                        };
-                        return Err(CallError::Lost { reason, attempts: attempt });
-                    }
-                }
-            } else {
-                http.post(&url).json(body).timeout(timeouts.request).send().await
-            };
+            let answer = self.send_once(http, &url, body, streamed, attempt).await?;
             let resp = match answer {
                 Ok(resp) => {
                     if !resent_fresh {
