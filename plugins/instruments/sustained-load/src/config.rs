@@ -294,6 +294,63 @@ fn table<'a>(value: &'a Value, at: &str) -> Result<&'a Map<String, Value>, Strin
 /// The checked settings of a suite's config table.
 pub fn settings(config: &Map<String, Value>) -> Result<Settings, String> {
     unknown_keys(config, "", KEYS)?;
+    let arrival = arrival(config)?;
+    let requests: u32 = field(config, "", "requests", 20)?;
+    if !(2..=MAX_REQUESTS).contains(&requests) {
+        return Err(format!(
+            "requests = {requests}: a load measures 2 to {MAX_REQUESTS} requests (its achieved rate is taken between replies)"
+        ));
+    }
+    let duration_secs: Option<f64> = field(config, "", "duration_secs", None)?;
+    if let Some(d) = duration_secs
+        && !(d.is_finite() && d > 0.0)
+    {
+        return Err(format!("duration_secs = {d}: must be above 0"));
+    }
+    let max_concurrency: Option<u32> = field(config, "", "max_concurrency", None)?;
+    if max_concurrency == Some(0) {
+        return Err("max_concurrency = 0: would send nothing (1 is one request at a time)".into());
+    }
+    let (sweep_points, sweep_below) = sweep(config)?;
+    let goodput_threshold_pct: f64 = field(config, "", "goodput_threshold_pct", 90.0)?;
+    if !(goodput_threshold_pct > 0.0 && goodput_threshold_pct <= 100.0) {
+        return Err(format!("goodput_threshold_pct = {goodput_threshold_pct}: a share above 0 and at most 100"));
+    }
+    let lost_budget_pct: f64 = field(config, "", "lost_budget_pct", 10.0)?;
+    if !(0.0..100.0).contains(&lost_budget_pct) {
+        return Err(format!("lost_budget_pct = {lost_budget_pct}: a share from 0 to below 100"));
+    }
+    let default_rates = rates(&field::<Vec<f64>>(config, "", "rates", Vec::new())?, "")?;
+    let default_objectives = match config.get("objectives") {
+        Some(v) => Some(objectives(table(v, "objectives")?, "objectives.")?),
+        None => None,
+    };
+    let list: Vec<Value> = field(config, "", "mixes", Vec::new())?;
+    if list.is_empty() {
+        return Err("mixes: none given (each mix names its prompts file and max_tokens)".into());
+    }
+    let mut mixes: Vec<Mix> = Vec::new();
+    for (i, value) in list.iter().enumerate() {
+        let m = mix(i, value, &mixes, &default_rates, default_objectives)?;
+        mixes.push(m);
+    }
+    Ok(Settings {
+        mixes,
+        arrival,
+        seed: field(config, "", "seed", 0)?,
+        requests,
+        duration_secs,
+        warmup: field(config, "", "warmup", 1)?,
+        max_concurrency,
+        sweep_points,
+        sweep_below,
+        goodput_threshold_pct,
+        lost_budget_pct,
+    })
+}
+
+/// The arrival process, with its burstiness where it takes one (gamma).
+fn arrival(config: &Map<String, Value>) -> Result<Arrival, String> {
     let burstiness: Option<f64> = field(config, "", "burstiness", None)?;
     let arrival = match field::<String>(config, "", "arrival", "poisson".into())?.as_str() {
         "constant" => Arrival::Constant,
@@ -312,22 +369,12 @@ pub fn settings(config: &Map<String, Value>) -> Result<Settings, String> {
     if burstiness.is_some() && !matches!(arrival, Arrival::Gamma(_)) {
         return Err(format!("burstiness: applies only to arrival = \"gamma\", not {:?}", arrival.words()));
     }
-    let requests: u32 = field(config, "", "requests", 20)?;
-    if !(2..=MAX_REQUESTS).contains(&requests) {
-        return Err(format!(
-            "requests = {requests}: a load measures 2 to {MAX_REQUESTS} requests (its achieved rate is taken between replies)"
-        ));
-    }
-    let duration_secs: Option<f64> = field(config, "", "duration_secs", None)?;
-    if let Some(d) = duration_secs
-        && !(d.is_finite() && d > 0.0)
-    {
-        return Err(format!("duration_secs = {d}: must be above 0"));
-    }
-    let max_concurrency: Option<u32> = field(config, "", "max_concurrency", None)?;
-    if max_concurrency == Some(0) {
-        return Err("max_concurrency = 0: would send nothing (1 is one request at a time)".into());
-    }
+    Ok(arrival)
+}
+
+/// The sweep: how many points, and the shares of the synchronous rate
+/// offered below it.
+fn sweep(config: &Map<String, Value>) -> Result<(u32, Vec<f64>), String> {
     let sweep_points: u32 = field(config, "", "sweep_points", 5)?;
     if sweep_points < 2 {
         return Err(format!(
@@ -351,80 +398,52 @@ pub fn settings(config: &Map<String, Value>) -> Result<Settings, String> {
     if sweep_below.len() > MAX_SWEEP_POINTS as usize {
         return Err(format!("sweep_below: {} shares, at most {MAX_SWEEP_POINTS}", sweep_below.len()));
     }
-    let goodput_threshold_pct: f64 = field(config, "", "goodput_threshold_pct", 90.0)?;
-    if !(goodput_threshold_pct > 0.0 && goodput_threshold_pct <= 100.0) {
-        return Err(format!("goodput_threshold_pct = {goodput_threshold_pct}: a share above 0 and at most 100"));
+    Ok((sweep_points, sweep_below))
+}
+
+/// Mix `i` of the list (`before`: the mixes read before it), its rates and
+/// objectives its own or the top level's.
+fn mix(
+    i: usize,
+    value: &Value,
+    before: &[Mix],
+    default_rates: &[f64],
+    default_objectives: Option<Objectives>,
+) -> Result<Mix, String> {
+    let at = format!("mixes[{i}].");
+    let t = table(value, &format!("mixes[{i}]"))?;
+    unknown_keys(t, &at, MIX_KEYS)?;
+    let name: String = field(t, &at, "name", String::new())?;
+    if !name_ok(&name) {
+        return Err(format!(
+            "{at}name = {name:?}: a mix is named in lowercase letters, digits, '-' or '_' (it is part of the case names)"
+        ));
     }
-    let lost_budget_pct: f64 = field(config, "", "lost_budget_pct", 10.0)?;
-    if !(0.0..100.0).contains(&lost_budget_pct) {
-        return Err(format!("lost_budget_pct = {lost_budget_pct}: a share from 0 to below 100"));
+    if before.iter().any(|m| m.name == name) {
+        return Err(format!("{at}name = {name:?}: given twice"));
     }
-    let default_rates = rates(&field::<Vec<f64>>(config, "", "rates", Vec::new())?, "")?;
-    let default_objectives = match config.get("objectives") {
-        Some(v) => Some(objectives(table(v, "objectives")?, "objectives.")?),
-        None => None,
+    let prompts: String = field(t, &at, "prompts", String::new())?;
+    if prompts.is_empty() {
+        return Err(format!("{at}prompts: the suite file of the mix's prompts is needed"));
+    }
+    let max_tokens: u32 = field(t, &at, "max_tokens", 0)?;
+    if max_tokens == 0 {
+        return Err(format!("{at}max_tokens: the output tokens asked of each request, at least 1"));
+    }
+    let own_rates = match t.get("rates") {
+        Some(_) => rates(&field::<Vec<f64>>(t, &at, "rates", Vec::new())?, &at)?,
+        None => default_rates.to_vec(),
     };
-    let list: Vec<Value> = field(config, "", "mixes", Vec::new())?;
-    if list.is_empty() {
-        return Err("mixes: none given (each mix names its prompts file and max_tokens)".into());
+    let objectives = match t.get("objectives") {
+        Some(v) => objectives(table(v, &format!("{at}objectives"))?, &format!("{at}objectives."))?,
+        None => default_objectives.ok_or_else(|| {
+            format!("{at}objectives: none given, here or at the top (ttft, tpot or e2el, e.g. ttft = \"2 s\")")
+        })?,
+    };
+    if objectives == Objectives::default() {
+        return Err(format!("{at}objectives: empty (ttft, tpot or e2el, e.g. ttft = \"2 s\")"));
     }
-    let mut mixes: Vec<Mix> = Vec::new();
-    for (i, value) in list.iter().enumerate() {
-        let at = format!("mixes[{i}].");
-        let t = table(value, &format!("mixes[{i}]"))?;
-        unknown_keys(t, &at, MIX_KEYS)?;
-        let name: String = field(t, &at, "name", String::new())?;
-        if !name_ok(&name) {
-            return Err(format!(
-                "{at}name = {name:?}: a mix is named in lowercase letters, digits, '-' or '_' (it is part of the case names)"
-            ));
-        }
-        if mixes.iter().any(|m| m.name == name) {
-            return Err(format!("{at}name = {name:?}: given twice"));
-        }
-        let prompts: String = field(t, &at, "prompts", String::new())?;
-        if prompts.is_empty() {
-            return Err(format!("{at}prompts: the suite file of the mix's prompts is needed"));
-        }
-        let max_tokens: u32 = field(t, &at, "max_tokens", 0)?;
-        if max_tokens == 0 {
-            return Err(format!("{at}max_tokens: the output tokens asked of each request, at least 1"));
-        }
-        let own_rates = match t.get("rates") {
-            Some(_) => rates(&field::<Vec<f64>>(t, &at, "rates", Vec::new())?, &at)?,
-            None => default_rates.clone(),
-        };
-        let objectives = match t.get("objectives") {
-            Some(v) => objectives(table(v, &format!("{at}objectives"))?, &format!("{at}objectives."))?,
-            None => default_objectives.ok_or_else(|| {
-                format!("{at}objectives: none given, here or at the top (ttft, tpot or e2el, e.g. ttft = \"2 s\")")
-            })?,
-        };
-        if objectives == Objectives::default() {
-            return Err(format!("{at}objectives: empty (ttft, tpot or e2el, e.g. ttft = \"2 s\")"));
-        }
-        mixes.push(Mix {
-            name,
-            prompts,
-            max_tokens,
-            ignore_eos: field(t, &at, "ignore_eos", false)?,
-            rates: own_rates,
-            objectives,
-        });
-    }
-    Ok(Settings {
-        mixes,
-        arrival,
-        seed: field(config, "", "seed", 0)?,
-        requests,
-        duration_secs,
-        warmup: field(config, "", "warmup", 1)?,
-        max_concurrency,
-        sweep_points,
-        sweep_below,
-        goodput_threshold_pct,
-        lost_budget_pct,
-    })
+    Ok(Mix { name, prompts, max_tokens, ignore_eos: field(t, &at, "ignore_eos", false)?, rates: own_rates, objectives })
 }
 
 /// The prompts of `mix`, from the text of its file.
