@@ -1,6 +1,7 @@
 //! The source's shape (issue 49): no module of a crate imports, through
-//! any chain of imports, a module that imports it back. A circle makes a
-//! newcomer read every file of it to understand any one of them.
+//! any chain of imports, a module that imports it back (a circle makes a
+//! newcomer read every file of it to understand any one of them), and no
+//! function outside the tests is longer than a newcomer reads at once.
 //!
 //! Read from the source text: every `crate::a::b` and `super::a` path
 //! outside a file's `#[cfg(test)] mod tests` (doc comments included: a
@@ -166,4 +167,68 @@ fn the_circle_finder_finds_a_circle() {
     circle.sort();
     assert_eq!(circle, ["a", "b", "c"]);
     assert_eq!(paths_after("use crate::a::b;\nx::crate::c; super::d::e", "crate::"), [vec!["a", "b"]]);
+}
+
+/// The longest a function outside the tests may be, in lines from its
+/// `fn` to its closing brace.
+const LONGEST_FUNCTION: usize = 120;
+
+/// Every `.rs` file under the workspace's crates' `src` folders.
+fn source_files() -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for src in crate_sources() {
+        out.extend(modules(&src).into_values());
+    }
+    out
+}
+
+/// The functions of a file outside its tests longer than `limit` lines:
+/// (name, first line, lines). A function is its `fn` line to the first
+/// line after it that is its closing brace, at the indent it started at.
+fn long_functions(text: &str, limit: usize) -> Vec<(String, usize, usize)> {
+    let lines: Vec<&str> = text.lines().take_while(|l| !l.starts_with("#[cfg(test)]")).collect();
+    let mut out = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        let body = line.trim_start();
+        let indent = &line[..line.len() - body.len()];
+        let words: Vec<&str> = body.split_whitespace().collect();
+        let Some(at) = words.iter().position(|w| *w == "fn") else { continue };
+        let heads = ["pub", "pub(crate)", "pub(super)", "async", "const", "unsafe", "extern"];
+        if !words[..at].iter().all(|w| heads.contains(w)) || body.ends_with(';') {
+            continue;
+        }
+        let close = format!("{indent}}}");
+        if let Some(end) = lines[i + 1..].iter().position(|l| l.trim_end() == close) {
+            let n = end + 2;
+            if n > limit {
+                let name = words[at + 1].split(['(', '<']).next().unwrap_or("").to_string();
+                out.push((name, i + 1, n));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn no_function_outside_the_tests_is_longer_than_a_newcomer_reads_at_once() {
+    let files = source_files();
+    assert!(files.len() > 100, "the workspace's sources: {}", files.len());
+    let mut found = Vec::new();
+    for f in &files {
+        for (name, line, n) in long_functions(&std::fs::read_to_string(f).unwrap(), LONGEST_FUNCTION) {
+            found.push(format!("{}:{line}: fn {name}: {n} lines", f.strip_prefix(repo()).unwrap().display()));
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "functions over {LONGEST_FUNCTION} lines (split them into steps a reader can name):\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn the_length_finder_measures_a_function_to_its_own_closing_brace() {
+    let text = "pub fn short() {\n    1;\n}\n\n    pub(crate) async fn long(a: u8) -> u8 {\n        if a > 0 {\n            a\n        } else {\n            0\n        }\n    }\nfn decl();\n#[cfg(test)]\nfn in_tests() {\n\n\n\n}\n";
+    assert_eq!(long_functions(text, 3), [("long".to_string(), 5, 7)]);
+    assert!(long_functions(text, 7).is_empty());
 }
