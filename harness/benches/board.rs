@@ -1,5 +1,5 @@
 //! The board at scale (issue 21): 31 columns × a `--repeat 3` group of
-//! every suite (`support/board_files.rs`, seeded), through the built-in
+//! every suite (`sparktest_test_support::board_files`, seeded), through the built-in
 //! reporter. Figures, nothing asserted. Run with
 //! `cargo bench -p sparktest-harness --bench board` (add `--profile dev`
 //! for a debug host: the reporter itself is always the `plugin` build).
@@ -15,8 +15,7 @@
 //! bytes, and a change to the reporter that should not change the board
 //! can be checked against the hash printed before it.
 
-#[path = "support/board_files.rs"]
-mod board_files;
+use sparktest_test_support::board_files;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -1,6 +1,6 @@
 //! The board at a lab's scale (issue 48): a folder of nightly campaigns,
 //! each night the 1,488 files of the seeded board benchmark
-//! (`support/board_files.rs`: 31 columns × a `--repeat 3` group of every
+//! (`sparktest_test_support::board_files`: 31 columns × a `--repeat 3` group of every
 //! suite) moved to its own dates, run ids and groups. Figures, nothing
 //! asserted. Run with `cargo bench -p sparktest-harness --bench board_year`;
 //! `SPARKTEST_BENCH_NIGHTS=1,7,67` (the default) sets the folders' sizes in
@@ -16,10 +16,7 @@
 //!   linear memory as the board reports it;
 //! - the board's files' sizes.
 
-#[path = "support/board_files.rs"]
-mod board_files;
-#[path = "support/nights.rs"]
-mod nights;
+use sparktest_test_support::{board_files, nights};
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;

@@ -7,8 +7,7 @@
 //! --profile dev` (a release host takes a long build; the instruments are
 //! always the `plugin` build).
 
-#[path = "../endpoint/tests/support/fake_server.rs"]
-mod fake_server;
+use sparktest_test_support::fake_server;
 
 use std::path::Path;
 use std::sync::Arc;

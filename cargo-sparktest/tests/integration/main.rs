@@ -2,14 +2,11 @@
 
 mod support;
 
-#[path = "../../../harness/endpoint/tests/support/fake_server.rs"]
-mod fake_server;
+use sparktest_test_support::fake_server;
 
-#[path = "../../../harness/benches/support/board_files.rs"]
-mod board_files;
+use sparktest_test_support::board_files;
 
-#[path = "../../../harness/benches/support/nights.rs"]
-mod nights;
+use sparktest_test_support::nights;
 
 mod agent;
 mod board;

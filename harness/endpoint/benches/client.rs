@@ -30,8 +30,7 @@
 //! thread (a current-thread runtime), the fake server on a runtime of its
 //! own, so the main thread's CPU time is the client's alone.
 
-#[path = "../tests/support/fake_server.rs"]
-mod fake_server;
+use sparktest_test_support::fake_server;
 
 use std::convert::Infallible;
 use std::time::{Duration, Instant};

@@ -36,8 +36,7 @@
 //! Name sections after `--` to run only those: `rates`, `streams`,
 //! `ttft`, `curl`, `vllm`.
 
-#[path = "../tests/support/fake_server.rs"]
-mod fake_server;
+use sparktest_test_support::fake_server;
 
 use std::path::PathBuf;
 use std::process::Command;

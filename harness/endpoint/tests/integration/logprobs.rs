@@ -3,12 +3,10 @@
 //! SGLang need a GPU, llama.cpp gives none).
 //!
 //! The bits-per-character code is the likelihood instrument's own
-//! (`plugins/instruments/likelihood/src/bpc.rs`), included here so it runs on the host.
-
-#[path = "../../../../plugins/instruments/likelihood/src/bpc.rs"]
-mod bpc;
+//! (`sparktest_contract::likelihood::bpc`, which the instrument calls).
 
 use serde_json::{Value, json};
+use sparktest_contract::likelihood::bpc;
 use sparktest_endpoint::engines::{LlamaCpp, Vllm};
 use sparktest_endpoint::{CallError, EngineKind, parse_echo_logprobs, parse_sglang_logprobs};
 

@@ -3,8 +3,7 @@
 //! scripted here; each test checks the exact classification and that the
 //! reason names the fault.
 
-#[path = "../support/fake_server.rs"]
-mod fake_server;
+use sparktest_test_support::fake_server;
 
 mod answer;
 mod auth;

@@ -10,10 +10,9 @@
 //! with speculation off: speculative decoding corrupts prompt logprobs on
 //! some engines.
 
-mod bpc;
-
 use serde::Deserialize;
 use sparktest_sdk::contract::likelihood as names;
+use sparktest_sdk::contract::likelihood::bpc;
 use sparktest_sdk::*;
 
 struct Likelihood;

@@ -461,6 +461,8 @@ pub mod hard_question {
 pub mod likelihood {
     use super::*;
 
+    pub mod bpc;
+
     /// The instrument's name.
     pub const INSTRUMENT: &str = "likelihood";
     /// The row "Likelihood (bits per character)".

@@ -123,11 +123,12 @@ fn built_in_instruments_the_board_and_the_benchmark_name_from_the_contract() {
         "plugins/lib/sdk/src",
         "plugins/reporters/board",
         "harness/benches",
+        "harness/test-support/src",
     ] {
         rust_files(&root.join(dir), &mut files);
     }
     assert!(files.len() > 30, "found only {} files under {}", files.len(), root.display());
-    assert!(files.iter().any(|f| f.ends_with("harness/benches/support/board_files.rs")), "the generator is scanned");
+    assert!(files.iter().any(|f| f.ends_with("harness/test-support/src/board_files.rs")), "the generator is scanned");
     let found: Vec<String> = files.iter().flat_map(|f| literal_names(f)).collect();
     assert!(found.is_empty(), "literal names (use sparktest_contract): {found:#?}");
 }

@@ -1,5 +1,6 @@
-//! Bits-per-character arithmetic, kept free of the SDK so the host's tests
-//! can run it on recorded engine responses (`#[path]`-included there).
+//! Bits-per-character arithmetic: what the likelihood instrument computes,
+//! and what the host's tests check on recorded engine responses. Plain
+//! arithmetic, built for the guests and the host alike.
 
 /// The score of one text.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -31,7 +32,7 @@ pub fn score(text: &str, logprobs: impl IntoIterator<Item = Option<f64>>) -> Sco
     for lp in logprobs {
         match lp {
             Some(nats) => {
-                bits += -nats / std::f64::consts::LN_2;
+                bits += -nats / core::f64::consts::LN_2;
                 scored += 1;
             }
             None => unscored += 1,

@@ -7,7 +7,7 @@
 //! [`End`]. Each body part is one `write` (one HTTP chunk when chunked), with
 //! `TCP_NODELAY` on, so parts leave as separate segments.
 //!
-//! Shared by the integration tests and the bench (`#[path]`); each uses part.
+//! Shared by the integration tests and the benches; each uses part.
 #![allow(dead_code)]
 
 use std::net::SocketAddr;
