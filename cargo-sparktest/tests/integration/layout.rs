@@ -232,3 +232,39 @@ fn the_length_finder_measures_a_function_to_its_own_closing_brace() {
     assert_eq!(long_functions(text, 3), [("long".to_string(), 5, 7)]);
     assert!(long_functions(text, 7).is_empty());
 }
+
+/// Every `.rs` file of the workspace's crates, their tests and benches
+/// included.
+fn every_rust_file() -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut dirs: Vec<PathBuf> =
+        ["cargo-sparktest", "harness", "plugins", "snapshots"].iter().map(|d| repo().join(d)).collect();
+    while let Some(dir) = dirs.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        for e in entries.flatten() {
+            let (p, kind) = (e.path(), e.file_type());
+            if kind.as_ref().is_ok_and(|t| t.is_dir()) && e.file_name() != "target" {
+                dirs.push(p);
+            } else if kind.is_ok_and(|t| t.is_file()) && p.extension().is_some_and(|x| x == "rs") {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn no_file_is_compiled_into_another_crate_by_its_path() {
+    let files = every_rust_file();
+    assert!(files.len() > 150, "the workspace's Rust files: {}", files.len());
+    let attribute = concat!("#[", "path");
+    let found: Vec<String> = files
+        .iter()
+        .filter(|f| std::fs::read_to_string(f).unwrap().lines().any(|l| l.trim_start().starts_with(attribute)))
+        .map(|f| f.strip_prefix(repo()).unwrap().display().to_string())
+        .collect();
+    assert!(
+        found.is_empty(),
+        "shared code is a crate (harness/test-support for tests), not a file included by path: {found:?}"
+    );
+}
