@@ -11,11 +11,12 @@
 //!   client (reqwest + tokio, SSE with per-chunk timing) and a probe per
 //!   engine.
 //! - [`runner`] turns cases into libtest trials; every case and the run
-//!   itself are [`events`], fanned out to the [`sinks`] (measurement file,
-//!   terminal summary, JUnit, progress, transcripts); [`snapshot`] keeps
-//!   byte-for-byte repeats as insta snapshots.
-//! - [`target`] launches a configured server (the reference target) in its
-//!   own process group and stops it after, or when the harness is stopped.
+//!   itself are events (`events.rs`), fanned out to the sinks (`sinks/`:
+//!   measurement file, terminal summary, JUnit, progress, transcripts);
+//!   `snapshot.rs` keeps byte-for-byte repeats as insta snapshots.
+//! - `target.rs` launches a configured server (the reference target) in
+//!   its own process group and stops it after, or when the harness is
+//!   stopped; `signal.rs` stops them on a stop signal.
 //! - [`board()`] runs a reporter plugin over a folder of measurement files;
 //!   [`show()`] prints a case's transcript; [`diff()`] tells a change
 //!   between two runs from run-to-run variation.
@@ -33,20 +34,20 @@ pub mod campaign;
 pub mod config;
 pub mod diff;
 pub mod error;
-pub mod events;
-pub mod hostinfo;
+pub(crate) mod events;
+pub(crate) mod hostinfo;
 pub mod plugin;
 pub mod redact;
 pub mod runner;
 pub mod scaffold;
 pub mod show;
-pub mod signal;
-pub mod sinks;
-pub mod snapshot;
+pub(crate) mod signal;
+pub(crate) mod sinks;
+pub(crate) mod snapshot;
 pub mod suite;
-pub mod target;
-pub mod timestamp;
-pub mod transcript;
+pub(crate) mod target;
+pub(crate) mod timestamp;
+pub(crate) mod transcript;
 
 pub use board::{BoardArgs, board};
 pub use campaign::status::{StatusArgs, status as campaign_status};

@@ -191,7 +191,7 @@ pub const HANDED_WHOLE: u64 = 4;
 /// second file of a run (an identical copy, most often) is read once and
 /// named as such. A file of another major format version is refused,
 /// naming file and line. Files are read through the board index
-/// ([`index`]): a file read before and not changed since is not read again
+/// (`board/index.rs`): a file read before and not changed since is not read again
 /// unless the reporter is handed it whole.
 pub fn read_measurements(dir: &Path, selection: &Selection) -> Result<Measurements, Error> {
     read_measurements_within(dir, selection, u64::MAX)

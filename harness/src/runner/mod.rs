@@ -11,7 +11,7 @@
 //! - [`connect`]: launch and probe the targets (under test, arms, judge).
 //! - [`case`]: one case, from trial to record; [`verdict`]: the host's
 //!   rules over a case's verdict.
-//! - [`control`]: when a run stops early; [`signal`]: stop signals.
+//! - [`control`]: when a run stops early; `crate::signal`: stop signals.
 //!   [`gate`]: a gate suite's verdict.
 
 pub mod case;

@@ -6,7 +6,7 @@
 //! (`harness/benches/board.rs`) and the board's browser test.
 //!
 //! Most columns are a grid (eight models × four engine setups); five are
-//! shaped like real runs ([`Shape`]): a model that cannot call tools (its
+//! shaped like real runs (`Shape`): a model that cannot call tools (its
 //! A-Bench cells N/A with every item behind them), a filtered and a
 //! partitioned run that cover part of a suite and lose some items, tool
 //! calls forced by the target, and the long launch command of a provisioned
