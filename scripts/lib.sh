@@ -3,7 +3,7 @@
 # private temporary folder, quiet steps, who is to blame when a package
 # index step fails, pip downloads checked by sha256, and the integrity
 # check of what is cached. Sourced, never run; shipped beside the scripts
-# (`builtin:` provisioners are written with it, harness/src/target.rs).
+# (`builtin:` provisioners are written with it, harness/host/src/target.rs).
 #
 # A script sets, before sourcing it:
 #   prefix    the word its stderr lines start with (`vllm-target`)

@@ -35,7 +35,7 @@ fn documents() -> Vec<PathBuf> {
             }
         }
     }
-    for folder in ["cargo-sparktest", "harness", "plugins/lib", "suites", "examples"] {
+    for folder in ["cargo-sparktest", "harness", "common", "plugins/lib", "suites", "examples"] {
         let mut stack = vec![root.join(folder)];
         while let Some(dir) = stack.pop() {
             for entry in std::fs::read_dir(&dir).unwrap() {
@@ -288,7 +288,7 @@ fn adding_a_board_row_in_the_book_is_four_places_the_tree_has() {
         [
             "plugins/instruments/<name>/",
             "suites/<suite>/suite.toml",
-            "harness/src/campaign/file.rs",
+            "harness/host/src/campaign/file.rs",
             "docs/suites/<suite>.md"
         ],
         "the book's list"
@@ -310,7 +310,7 @@ fn adding_a_board_row_in_the_book_is_four_places_the_tree_has() {
         assert!(loaded.is_ok(), "suites/{s}: {:?}", loaded.err());
     }
     // 3. BOARD_SUITES is where the built-in suites are ordered: each names one.
-    let file = std::fs::read_to_string(root.join("harness/src/campaign/file.rs")).unwrap();
+    let file = std::fs::read_to_string(root.join("harness/host/src/campaign/file.rs")).unwrap();
     let list =
         file.split("pub const BOARD_SUITES: &[&str] = &[").nth(1).expect("BOARD_SUITES").split("];").next().unwrap();
     let named: Vec<&str> = list.split('"').skip(1).step_by(2).collect();
@@ -324,6 +324,51 @@ fn adding_a_board_row_in_the_book_is_four_places_the_tree_has() {
         assert!(summary.contains(&page), "SUMMARY.md names {page}");
         assert!(index.contains(&format!("({n}.md")), "the suites index links {page}");
     }
+}
+
+/// The repository paths a text names in code spans (`harness/host/src/…`),
+/// each with its line; placeholders (`<name>`) and globs are left out.
+fn repository_paths(text: &str) -> Vec<(usize, String)> {
+    let tops = ["cargo-sparktest/", "harness/", "common/", "plugins/", "suites/", "scripts/", "snapshots/"];
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        for (k, span) in line.split('`').enumerate() {
+            let path = span.split_whitespace().next().unwrap_or_default().trim_end_matches([',', ':', '.', ')']);
+            let named = k % 2 == 1 && tops.iter().any(|t| path.starts_with(t));
+            if named && !path.contains(['<', '*', '{', '$']) {
+                out.push((i + 1, path.split(['#', ':']).next().unwrap_or(path).to_string()));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn every_repository_path_the_book_names_is_in_the_tree() {
+    // The changelog and the benchmark history name files as they were.
+    let history = ["changelog.md", "benchmarks.md"];
+    let mut missing = Vec::new();
+    let mut seen = 0;
+    for doc in documents().iter().filter(|d| !history.iter().any(|h| d.ends_with(h))) {
+        let text = std::fs::read_to_string(doc).unwrap();
+        for (line, path) in repository_paths(&text) {
+            seen += 1;
+            if !repo().join(&path).exists() {
+                missing.push(format!("{}:{line}: {path}", doc.strip_prefix(repo()).unwrap().display()));
+            }
+        }
+    }
+    assert!(seen > 50, "paths named: {seen}");
+    assert!(missing.is_empty(), "the book names paths the tree does not hold: {missing:#?}");
+}
+
+#[test]
+fn the_path_finder_reads_code_spans_and_leaves_placeholders() {
+    let text = "see `harness/host/src/runner/` and `plugins/instruments/<name>/src/lib.rs`,\n`common/rows/src/builtin/mod.rs:12` or `cargo sparktest`";
+    assert_eq!(
+        repository_paths(text),
+        [(1, "harness/host/src/runner/".to_string()), (2, "common/rows/src/builtin/mod.rs".to_string())]
+    );
 }
 
 #[test]

@@ -17,7 +17,7 @@ use crate::support::repo;
 fn crate_sources() -> Vec<PathBuf> {
     let repo = repo();
     let mut out = Vec::new();
-    let mut dirs = vec![repo.join("cargo-sparktest"), repo.join("harness"), repo.join("plugins")];
+    let mut dirs = vec![repo.join("cargo-sparktest"), repo.join("harness"), repo.join("common"), repo.join("plugins")];
     while let Some(dir) = dirs.pop() {
         if dir.join("Cargo.toml").is_file() && dir.join("src").is_dir() {
             out.push(dir.join("src"));
@@ -238,7 +238,7 @@ fn the_length_finder_measures_a_function_to_its_own_closing_brace() {
 fn every_rust_file() -> Vec<PathBuf> {
     let mut out = Vec::new();
     let mut dirs: Vec<PathBuf> =
-        ["cargo-sparktest", "harness", "plugins", "snapshots"].iter().map(|d| repo().join(d)).collect();
+        ["cargo-sparktest", "harness", "common", "plugins", "snapshots"].iter().map(|d| repo().join(d)).collect();
     while let Some(dir) = dirs.pop() {
         let Ok(entries) = std::fs::read_dir(&dir) else { continue };
         for e in entries.flatten() {

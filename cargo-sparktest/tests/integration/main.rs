@@ -32,6 +32,7 @@ mod serving;
 mod slurm;
 mod smoke;
 mod sustained_load;
+mod tree;
 mod trust;
 mod vision;
 mod webdriver;

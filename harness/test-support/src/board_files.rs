@@ -3,7 +3,7 @@
 //! the instruments write them (case ids from the suites' own data files,
 //! the tags, metrics and notes the board's rows read, every name from
 //! `sparktest_contract`). Seeded: the same call writes the same bytes. Used by the board benchmark
-//! (`harness/benches/board.rs`) and the board's browser test.
+//! (`harness/host/benches/board.rs`) and the board's browser test.
 //!
 //! Most columns are a grid (eight models × four engine setups); five are
 //! shaped like real runs (`Shape`): a model that cannot call tools (its

@@ -2,7 +2,7 @@
 //! `board_files::write` wrote them) written again at any later night's
 //! dates, with their run ids, groups and times moved along. A year of
 //! nightly campaigns is one night moved day by day: the board's year
-//! benchmark (`harness/benches/board_year.rs`) and its browser test.
+//! benchmark (`harness/host/benches/board_year.rs`) and its browser test.
 
 use std::path::Path;
 

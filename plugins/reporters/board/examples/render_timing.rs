@@ -1,7 +1,7 @@
 //! Times the board's own steps natively, without wasmtime, on a folder of
 //! measurement files: what the reporter costs apart from its sandbox (run 5
 //! in docs/benchmarks.md). The benchmark of the whole subcommand is
-//! `harness/benches/board.rs`.
+//! `harness/host/benches/board.rs`.
 //!
 //! ```sh
 //! cargo run --release -p sparktest-board --example render_timing -- target/sparktest/bench-board-31x3/measurements

@@ -1,0 +1,1 @@
+../../../scripts/reference-target.sh

@@ -1,0 +1,1 @@
+../../../scripts/vllm-target.sh

@@ -1,1 +1,0 @@
-../../scripts/reference-target.sh

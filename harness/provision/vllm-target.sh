@@ -1,1 +1,0 @@
-../../scripts/vllm-target.sh
