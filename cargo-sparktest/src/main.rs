@@ -6,8 +6,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use sparktest_harness::show::ShowArgs;
-use sparktest_harness::{BoardArgs, CampaignArgs, DiffArgs, DiffFormat, RunArgs, TargetChoice};
+use sparktest_harness::{BoardArgs, CampaignArgs, DiffArgs, DiffFormat, RunArgs, ShowArgs, TargetChoice};
 use sparktest_record::exit_code;
 
 #[derive(Parser)]
@@ -382,7 +381,7 @@ fn main() -> ExitCode {
         }
     };
     if args.version {
-        print!("{}", sparktest_harness::scaffold::version(args.verbose));
+        print!("{}", sparktest_harness::version(args.verbose));
         return ExitCode::SUCCESS;
     }
     if args.list_suites {
@@ -392,30 +391,30 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => ExitCode::from(code as u8),
         Err(err) => {
-            eprintln!("error: {}", sparktest_harness::redact::printed(&err.to_string()));
+            eprintln!("error: {}", sparktest_harness::redacted(&err.to_string()));
             ExitCode::from(err.kind.exit_code() as u8)
         }
     }
 }
 
 /// The command the arguments name, run: a subcommand, else a suite.
-fn dispatch(args: SparktestArgs, cwd: PathBuf) -> Result<i32, sparktest_harness::error::Error> {
+fn dispatch(args: SparktestArgs, cwd: PathBuf) -> Result<i32, sparktest_harness::Error> {
     match args.command {
         Some(Command::New(NewCmd { what: NewWhat::Instrument { name, path } })) => {
             let dir = cwd.join(path.unwrap_or_else(|| PathBuf::from(&name)));
-            sparktest_harness::scaffold::new_instrument(&dir, &name).map(|said| {
+            sparktest_harness::new_instrument(&dir, &name).map(|said| {
                 eprintln!("sparktest: {said}");
                 exit_code::OK
             })
         }
-        Some(Command::Init) => sparktest_harness::scaffold::init(&cwd).map(|path| {
+        Some(Command::Init) => sparktest_harness::init(&cwd).map(|path| {
             eprintln!("sparktest: wrote {}: name your targets there", path.display());
             exit_code::OK
         }),
         Some(Command::Pin(p)) => {
             let given = cwd.join(&p.suite);
             let file = if given.is_dir() { given.join("suite.toml") } else { given };
-            sparktest_harness::scaffold::pin(&file).map(|said| {
+            sparktest_harness::pin(&file).map(|said| {
                 if said.is_empty() {
                     eprintln!("sparktest: {}: every pin already matches its file", file.display());
                 }
@@ -432,7 +431,7 @@ fn dispatch(args: SparktestArgs, cwd: PathBuf) -> Result<i32, sparktest_harness:
             config: b.config,
             judgements: b.judgements,
             references: b.references,
-            selection: sparktest_harness::board::Selection {
+            selection: sparktest_harness::Selection {
                 campaign: b.campaign,
                 since: b.since,
                 until: b.until,
@@ -508,14 +507,14 @@ fn dispatch(args: SparktestArgs, cwd: PathBuf) -> Result<i32, sparktest_harness:
 
 /// `--list-suites`: every suite this project can name, and where it is.
 fn list_suites(cwd: &std::path::Path) -> ExitCode {
-    let root = match sparktest_harness::config::Config::discover(cwd) {
+    let root = match sparktest_harness::Config::discover(cwd) {
         Ok(config) => config.root,
         Err(err) => {
             eprintln!("error: {err}");
             return ExitCode::from(err.kind.exit_code() as u8);
         }
     };
-    for k in sparktest_harness::suite::known(&root) {
+    for k in sparktest_harness::known_suites(&root) {
         println!("{:<22} {}", k.name, k.origin);
     }
     ExitCode::SUCCESS

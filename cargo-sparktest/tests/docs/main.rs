@@ -306,7 +306,7 @@ fn adding_a_board_row_in_the_book_is_four_places_the_tree_has() {
         .collect();
     assert!(suites.len() > 10, "{suites:?}");
     for s in &suites {
-        let loaded = sparktest_harness::suite::load(&root.join("suites").join(s).join("suite.toml"));
+        let loaded = sparktest_harness::load_suite(&root.join("suites").join(s).join("suite.toml"));
         assert!(loaded.is_ok(), "suites/{s}: {:?}", loaded.err());
     }
     // 3. BOARD_SUITES is where the built-in suites are ordered: each names one.

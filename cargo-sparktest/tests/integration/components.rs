@@ -11,8 +11,7 @@
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
-use sparktest_harness::plugin::{component_for, trusted_workspaces};
-use sparktest_harness::suite::{Source, sha256_hex};
+use sparktest_harness::{Source, component_for, sha256_hex, trusted_workspaces};
 
 use crate::support::*;
 
@@ -46,7 +45,7 @@ fn interface(bytes: &[u8]) -> String {
 /// `[[component]]` pins as (package, sha256): what the build read from
 /// `components.toml` and compiled in (the one reader of that file).
 fn pinned() -> Vec<(String, String)> {
-    sparktest_harness::builtin::COMPONENTS.iter().map(|c| (c.package.to_string(), c.sha256.to_string())).collect()
+    sparktest_harness::COMPONENTS.iter().map(|c| (c.package.to_string(), c.sha256.to_string())).collect()
 }
 
 #[test]
@@ -92,7 +91,7 @@ fn the_built_in_components_are_what_this_source_builds() {
         eprintln!("wrote {} built-in components into {}", built.len(), dir.display());
         return;
     }
-    let problems = sparktest_harness::builtin::compare(&shas, &pinned());
+    let problems = sparktest_harness::compare_components(&shas, &pinned());
     assert!(
         problems.is_empty(),
         "the built-in components are not what this source builds; rebuild them with \

@@ -168,7 +168,7 @@ fn the_packaged_crates_install_and_run_from_any_folder_and_build_a_new_instrumen
     assert_eq!(run.count(Outcome::Lost), 0, "{}", text(&smoke));
     assert!(run.count(Outcome::Pass) >= 10, "{}", text(&smoke));
     for i in &run.manifest.instruments {
-        let pin = sparktest_harness::builtin::component(&format!("sparktest-{}", i.name)).expect("built in").sha256;
+        let pin = sparktest_harness::builtin_component(&format!("sparktest-{}", i.name)).expect("built in").sha256;
         assert_eq!(i.component_sha256, pin, "{}: the built-in component, by its pin", i.name);
     }
     let a = installed(&bin, &here, &["--suite", "a-bench", "--list"]);

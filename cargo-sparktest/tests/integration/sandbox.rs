@@ -272,7 +272,7 @@ fn a_component_outside_its_suite_or_not_a_component_stops_before_any_case() {
     let dir = p.path().join("hostile");
     std::fs::create_dir_all(&dir).unwrap();
     let passwd = std::fs::read("/etc/passwd").unwrap();
-    let pin = sparktest_harness::suite::sha256_hex(&passwd);
+    let pin = sparktest_harness::sha256_hex(&passwd);
     let write = |path: &str| {
         std::fs::write(
             dir.join("suite.toml"),
@@ -309,7 +309,7 @@ fn a_component_outside_its_suite_or_not_a_component_stops_before_any_case() {
 fn a_config_or_data_an_instrument_refuses_stops_before_any_case_with_exit_3() {
     // An unknown key in [instrument.config]: exit 3 naming the suite file,
     // the instrument and the field, not a failed setup::load case.
-    let pin = sparktest_harness::suite::sha256_hex(b"[]");
+    let pin = sparktest_harness::sha256_hex(b"[]");
     let suite = WorkspaceSuite::new(
         "unknown-key",
         &format!(
@@ -326,7 +326,7 @@ fn a_config_or_data_an_instrument_refuses_stops_before_any_case_with_exit_3() {
     assert!(p.measurements().is_empty(), "no file: nothing ran");
     // A data file that is not UTF-8 text: the same, naming the file.
     let bytes = b"[\"\xff\xfe\"]";
-    let pin = sparktest_harness::suite::sha256_hex(bytes);
+    let pin = sparktest_harness::sha256_hex(bytes);
     let suite = WorkspaceSuite::new(
         "not-utf8",
         &format!(

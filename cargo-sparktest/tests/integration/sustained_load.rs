@@ -239,7 +239,7 @@ impl TinySuite {
         std::fs::create_dir_all(dir.join("data")).unwrap();
         let prompts = br#"[{"user": "Say hello."}]"#;
         std::fs::write(dir.join("data/p.json"), prompts).unwrap();
-        let pin = sparktest_harness::suite::sha256_hex(prompts);
+        let pin = sparktest_harness::sha256_hex(prompts);
         std::fs::write(
             dir.join("suite.toml"),
             format!(

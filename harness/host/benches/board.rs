@@ -22,10 +22,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use sparktest_harness::config::Config;
-use sparktest_harness::plugin::{self, PluginHost};
-use sparktest_harness::suite::Source;
-use sparktest_harness::{BoardArgs, board};
+use sparktest_harness::{BoardArgs, Config, PluginHost, Source, board};
 
 /// Measured runs per figure (after one warm-up); median and range reported.
 const RUNS: usize = 7;
@@ -82,21 +79,22 @@ fn main() {
     // Its steps apart.
     let config = Config::discover(&repo).unwrap();
     let (mut read, mut build, mut render, mut write) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    let host = PluginHost::new(
-        Some(&sparktest_harness::plugin::compile_cache_dir()),
-        sparktest_harness::runner::prepare::limits(&config),
-    )
-    .unwrap();
+    let host =
+        PluginHost::new(Some(&sparktest_harness::compile_cache_dir()), sparktest_harness::plugin_limits(&config))
+            .unwrap();
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     for i in 0..=RUNS {
         let t = Instant::now();
-        let files = sparktest_harness::board::read_measurements(&measurements, &Default::default()).unwrap().files;
+        let files = sparktest_harness::read_measurements(&measurements, &Default::default()).unwrap().files;
         let t_read = t.elapsed();
         let t = Instant::now();
-        let wasm =
-            plugin::component_for(&repo, &Source::Crate("sparktest-board".into()), &plugin::trusted_workspaces(&repo))
-                .map(|(p, _)| p)
-                .unwrap();
+        let wasm = sparktest_harness::component_for(
+            &repo,
+            &Source::Crate("sparktest-board".into()),
+            &sparktest_harness::trusted_workspaces(&repo),
+        )
+        .map(|(p, _)| p)
+        .unwrap();
         let t_build = t.elapsed();
         let texts: Vec<String> = files.into_iter().map(|(_, t)| t).collect();
         let t = Instant::now();

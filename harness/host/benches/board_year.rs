@@ -52,7 +52,7 @@ fn main() {
         for k in 0..n {
             night.write(&measurements, k);
         }
-        let index = sparktest_harness::board::index_path(&measurements);
+        let index = sparktest_harness::board_index_path(&measurements);
         let _ = std::fs::remove_file(&index);
         let row = |what: &str, b: &Built| {
             let (files, mb) = folder_size(&measurements);

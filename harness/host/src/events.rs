@@ -23,11 +23,8 @@ pub enum Event {
         /// Cases that will run (after filters, partition and resume).
         cases: usize,
     },
-    /// A case began.
-    CaseStarted {
-        /// Its id.
-        id: String,
-    },
+    /// A case began (its id comes with its record when it ends).
+    CaseStarted,
     /// A case ended: its record and everything it exchanged.
     CaseFinished(Box<Finished>),
     /// The run ended; the summary is final.

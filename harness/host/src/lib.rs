@@ -1,16 +1,16 @@
 //! The engine of `cargo sparktest`: it runs instrument plugins against a
 //! serving target and writes what they measured.
 //!
-//! - [`suite`] loads `suites/<name>/suite.toml` (the project's, else the
-//!   [`builtin`] one shipped in the binary) and checks its data against
+//! - `suite` loads `suites/<name>/suite.toml` (the project's, else the
+//!   `builtin` one shipped in the binary) and checks its data against
 //!   their sha256 pins.
-//! - [`plugin`] builds instrument crates for `wasm32-wasip2`, loads them with
+//! - `plugin` builds instrument crates for `wasm32-wasip2`, loads them with
 //!   wasmtime, sandboxed (no files, sockets, environment or clocks; capped
 //!   memory; fuel-bounded CPU), and runs one fresh instance per case.
 //! - [`endpoint`] is the only way out of the sandbox: an OpenAI-compatible
 //!   client (reqwest + tokio, SSE with per-chunk timing) and a probe per
 //!   engine.
-//! - [`runner`] turns cases into libtest trials; every case and the run
+//! - `runner` turns cases into libtest trials; every case and the run
 //!   itself are events (`events.rs`), fanned out to the sinks (`sinks/`:
 //!   measurement file, terminal summary, JUnit, progress, transcripts);
 //!   `snapshot.rs` keeps byte-for-byte repeats as insta snapshots.
@@ -20,7 +20,7 @@
 //! - [`board()`] runs a reporter plugin over a folder of measurement files;
 //!   [`show()`] prints a case's transcript; [`diff()`] tells a change
 //!   between two runs from run-to-run variation.
-//! - [`redact`] keeps keys out of every output.
+//! - `redact` keeps (what [`redacted`] does to a printed error) keys out of every output.
 //!
 //! # Known limitations
 //!
@@ -28,32 +28,52 @@
 //!   only; llama.cpp has none, so the call answers `unsupported`.
 #![warn(missing_docs)]
 
-pub mod board;
-pub mod builtin;
-pub mod campaign;
-pub mod config;
-pub mod diff;
-pub mod error;
-pub(crate) mod events;
-pub(crate) mod hostinfo;
-pub mod plugin;
-pub mod redact;
-pub mod runner;
-pub mod scaffold;
-pub mod show;
-pub(crate) mod signal;
-pub(crate) mod sinks;
-pub(crate) mod snapshot;
-pub mod suite;
-pub(crate) mod target;
-pub(crate) mod timestamp;
-pub(crate) mod transcript;
+// Every module is private: what the CLI, the tests and the benchmarks call
+// is re-exported below, and nothing else is the crate's surface.
+mod board;
+mod builtin;
+mod campaign;
+mod config;
+mod diff;
+mod error;
+mod events;
+mod hostinfo;
+mod plugin;
+mod redact;
+mod runner;
+mod scaffold;
+mod show;
+mod signal;
+mod sinks;
+mod snapshot;
+mod suite;
+mod target;
+mod timestamp;
+mod transcript;
 
-pub use board::{BoardArgs, board};
+// The commands, one function and its arguments each.
+pub use board::{BoardArgs, Selection, board};
 pub use campaign::status::{StatusArgs, status as campaign_status};
 pub use campaign::{CampaignArgs, campaign};
 pub use diff::{DiffArgs, DiffFormat, diff};
-pub use error::{Error, ErrorKind};
 pub use runner::{RunArgs, TargetChoice, run};
-pub use show::show;
+pub use scaffold::{init, new_instrument, pin, version};
+pub use show::{ShowArgs, show};
+
+// What they fail with, and how an error is printed.
+pub use error::{Error, ErrorKind};
+pub use redact::printed as redacted;
+
+// The project's config and its suites.
+pub use config::Config;
+pub use suite::{Source, known as known_suites, load as load_suite, sha256_hex};
+
+// Plugins: the host, its compile cache, the built-in components, and what
+// the board benchmark times step by step.
+pub use board::{index_path as board_index_path, read_measurements};
+pub use builtin::{COMPONENTS, compare as compare_components, component as builtin_component};
+pub use plugin::{PluginHost, compile_cache_dir, component_for, trusted_workspaces};
+pub use runner::prepare::limits as plugin_limits;
+
+// The HTTP side, its own crate.
 pub use sparktest_endpoint as endpoint;

@@ -483,11 +483,6 @@ impl ConfigJournal {
     pub fn step(&mut self, step: Step) -> Result<(), Error> {
         self.append(&Line::Step(step))
     }
-
-    /// Where it is.
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
 }
 
 #[cfg(test)]

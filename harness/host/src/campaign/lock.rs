@@ -288,6 +288,7 @@ impl Lock {
     }
 
     /// Where it is.
+    #[cfg(test)]
     pub fn path(&self) -> &Path {
         &self.path
     }

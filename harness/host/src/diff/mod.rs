@@ -12,8 +12,7 @@ pub mod requests;
 
 use std::path::PathBuf;
 
-pub use compare::{ALPHA, compare};
-pub use report::Report;
+pub use compare::compare;
 pub use report::Settings;
 
 use crate::config::Config;
@@ -24,7 +23,7 @@ use crate::error::Error;
 pub enum DiffFormat {
     /// Text for a reader.
     Text,
-    /// One JSON object ([`Report`]).
+    /// One JSON object (the report, as `docs/diff.md` describes it).
     Json,
 }
 

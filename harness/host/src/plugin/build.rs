@@ -48,7 +48,7 @@ pub fn trusted_workspaces(project_root: &Path) -> Vec<PathBuf> {
 /// The component file for an instrument source, building it when it is a
 /// crate, with the sha256 it must have where it is pinned. A `crate` of
 /// cargo-sparktest's own source tree is built from source there; else a
-/// crate this binary carries built in ([`crate::builtin`]) is that
+/// crate this binary carries built in (the `builtin` module) is that
 /// component, pinned; else it is a package of the cargo workspace that
 /// holds `suite_dir`, which must be one of the `trusted` workspaces, built
 /// from its root: cargo then reads only that workspace's own

@@ -20,10 +20,11 @@ mod v3;
 mod v4;
 mod v5;
 
-pub use adapter::Finding;
+#[cfg(test)]
+pub(crate) use adapter::Finding;
 pub use build::{component_for, own_workspace, trusted_workspaces};
 pub use cache::compile_cache_dir;
 pub(crate) use cache::private_folder;
-pub use host::{CaseInfo, CaseResult, Ended, INTERFACES, InstrumentPlugin, Limits, PluginHost, Reach, Rendered};
+pub use host::{CaseInfo, Ended, INTERFACES, InstrumentPlugin, Limits, PluginHost, Reach};
 pub use names::check_segments;
-pub use state::{CallLog, Judge, Restarter, RunLimits};
+pub use state::{Judge, Restarter};

@@ -101,7 +101,7 @@ pub fn trials(
         }
         let (shared, b) = (shared.clone(), b.clone());
         trials.push(Trial::ignorable_test(id.clone(), move || {
-            let _ = shared.sinks.emit(&Event::CaseStarted { id: id.clone() });
+            let _ = shared.sinks.emit(&Event::CaseStarted);
             let record = bare_record(&id, &b.name, "setup::load", verdict::broken(&b.message));
             finish(&shared, record, None)
         }));
@@ -206,7 +206,7 @@ fn check_snapshots(
 
 fn run_case(shared: &Shared, inst: &Instrument, case: &CaseInfo) -> Result<Completion, Failed> {
     let id = format!("{}::{}", inst.prefix(), case.name);
-    let _ = shared.sinks.emit(&Event::CaseStarted { id: id.clone() });
+    let _ = shared.sinks.emit(&Event::CaseStarted);
     // Exclusive cases run alone; the others may share the server.
     let _turn = if inst.exclusive {
         Turn::Write(shared.exclusive.write().unwrap_or_else(|p| p.into_inner()))

@@ -81,7 +81,7 @@ impl Sink for JunitSink {
                     ("engine".into(), manifest.target.engine.clone()),
                 ];
             }
-            Event::CaseStarted { .. } => {}
+            Event::CaseStarted => {}
             Event::CaseFinished(f) => {
                 let suite = f.record.id.trim_end_matches(&f.record.case).trim_end_matches("::").to_string();
                 st.suites.entry(suite).or_default().push(f.record.clone());

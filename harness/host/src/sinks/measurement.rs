@@ -72,7 +72,7 @@ impl Sink for MeasurementWriter {
     fn event(&self, event: &Event) -> Result<(), Error> {
         match event {
             Event::RunStarted { manifest, .. } => self.write(&Line::Manifest((**manifest).clone())),
-            Event::CaseStarted { .. } => Ok(()),
+            Event::CaseStarted => Ok(()),
             Event::CaseFinished(f) => self.write(&Line::Case(f.record.clone())),
             Event::RunFinished(summary) => {
                 self.write(&Line::Summary((**summary).clone()))?;

@@ -52,7 +52,7 @@ impl Sink for ProgressSink {
                 self.bar.set_length(*cases as u64);
                 self.bar.set_message("0 pass · 0 fail · 0 lost");
             }
-            Event::CaseStarted { .. } => {}
+            Event::CaseStarted => {}
             Event::CaseFinished(f) => {
                 let mut c = self.counts.lock().unwrap_or_else(|p| p.into_inner());
                 match f.record.outcome {

@@ -27,14 +27,14 @@ fn main() {
         let runs = sparktest_board::runs(&texts).unwrap();
         steps[0].push(t.elapsed());
         let t = Instant::now();
-        let defs = sparktest_board::rows::all(&runs).unwrap();
-        let board = sparktest_board::model::build(&runs, &defs, &Default::default(), &Default::default());
+        let defs = sparktest_rows::builtin::all(&runs).unwrap();
+        let board = sparktest_board::build(&runs, &defs, &Default::default(), &Default::default());
         steps[1].push(t.elapsed());
         let t = Instant::now();
-        let html = sparktest_board::html::render(&board, &runs, &Default::default());
+        let html = sparktest_board::render_html(&board, &runs, &Default::default());
         steps[2].push(t.elapsed());
         let t = Instant::now();
-        let md = sparktest_board::markdown::render(&board, &runs, &Default::default());
+        let md = sparktest_board::render_markdown(&board, &runs, &Default::default());
         steps[3].push(t.elapsed());
         let t = Instant::now();
         let json = serde_json::to_string_pretty(&board).unwrap();

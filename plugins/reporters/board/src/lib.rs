@@ -1,32 +1,40 @@
 //! `board`: the reporter plugin of cargo-sparktest. Measurement files in;
 //! `board.html` (self-contained), `board.md` and `standings.json` out.
 //!
-//! - [`model`]: runs (read and merged by `sparktest_record::reader`) →
+//! - `model`: runs (read and merged by `sparktest_record::reader`) →
 //!   columns (one per serving configuration) → rows →
 //!   cells with a 0–10 standing within the row, the raw figure, the
 //!   configuration line and the records behind it, or N/A with its reason.
 //! - `rows`, `figure`, `run` (from `sparktest-rows`): which records feed
 //!   each row, its figure and scoring rule, and the runs they read.
-//! - [`boxes`]: the boxes each column and each file was measured on.
-//! - [`sections`]: efficiency readout, tokens/s by combination, every run,
+//! - `boxes`: the boxes each column and each file was measured on.
+//! - `sections`: efficiency readout, tokens/s by combination, every run,
 //!   pinned configurations, hardware, methodology, plot data.
-//! - [`html`], [`markdown`]: rendering; `standings.json` is [`model::Board`].
+//! - `html`, `markdown`: rendering; `standings.json` is the `Board`.
 //!
 //! The output depends only on the records (no clock, no randomness, runs
 //! sorted by start time): the same files give the same bytes.
+//!
+//! The modules are private. The host calls [`render_with`] (the component
+//! calls [`render`]); the `render_timing` example times the steps apart
+//! through [`runs`], [`build`], [`render_html`] and [`render_markdown`].
+//!
+mod boxes;
+mod config;
+mod frontier;
+mod html;
+mod markdown;
+mod model;
+mod sections;
 
-pub mod boxes;
-pub mod config;
-pub mod frontier;
-pub mod html;
-pub mod markdown;
-pub mod model;
-pub mod sections;
+use sparktest_rows::{builtin as rows, cell as figure, run};
 
-pub use sparktest_rows::{builtin as rows, cell as figure, run};
+pub use config::Config;
+pub use html::render as render_html;
+pub use markdown::render as render_markdown;
+pub use model::{Board, Runs, build};
 
-use config::{Config, Judgements, References};
-use model::Runs;
+use config::{Judgements, References};
 
 /// Read every file (named by position in errors) through the record
 /// crate's reader: runs in start order, each run id once, the parts of one

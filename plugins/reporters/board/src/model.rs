@@ -11,9 +11,7 @@ use sparktest_sdk::contract::{facts, ocr, screenshots, spec_decode, vision};
 use crate::config::{Config, Judgements, Rule};
 pub use crate::figure::{Figure, Missing, RepeatItems, RepeatRun, Repeats, Spread, short};
 use crate::rows::RowDef;
-pub use crate::run::{
-    Id, Run, Runs, assign_columns, base_key, config_line, latest, latest_per_column, pick_by, with_repeat,
-};
+pub use crate::run::{Id, Run, Runs, config_line, latest, with_repeat};
 use crate::run::{fact, note};
 
 /// A serving configuration: one column.
@@ -266,7 +264,7 @@ pub struct Board {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub references: Vec<crate::config::Reference>,
     /// Aggregate against per-request speed for each column, its Pareto
-    /// frontier marked ([`crate::frontier`]).
+    /// frontier marked (the `frontier` module).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub frontier: Vec<crate::frontier::Series>,
     /// The kinds of hardware the columns were measured on, `A: …`, where
