@@ -90,7 +90,7 @@ impl RetryBudget {
     }
 
     /// What is left.
-    pub fn left(&self) -> Duration {
+    pub fn remaining(&self) -> Duration {
         *self.left.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
@@ -408,7 +408,7 @@ impl Client {
                 } else {
                     format!(
                         "gave up after {attempt} attempts: the run's retry budget has {:.1} s left",
-                        retry.left().as_secs_f64()
+                        retry.remaining().as_secs_f64()
                     )
                 };
                 return Err(CallError::Unanswered {

@@ -117,7 +117,7 @@ pub struct ReadOnce {
 
 impl ReadOnce {
     /// What is said of the file, on stderr and on the board.
-    pub fn words(&self) -> String {
+    pub fn message(&self) -> String {
         let (first, run) = (&self.first, &self.run_id);
         if self.identical {
             format!("an identical copy of {first} (run {run}, the same bytes): read once")
@@ -250,7 +250,7 @@ pub fn read_measurements_within(dir: &Path, selection: &Selection, limit: u64) -
         return Err(Error::setup(format!(
             "no measurement file in {} is of the selection ({}): {} readable files, none selected",
             dir.display(),
-            selection.words(),
+            selection.described(),
             read.left_out
         )));
     }
@@ -323,7 +323,7 @@ fn runs_once<'a>(
                     run_id: e.facts.run_id.clone(),
                     identical,
                 };
-                eprintln!("sparktest: note: {}: {}", once.file, once.words());
+                eprintln!("sparktest: note: {}: {}", once.file, once.message());
                 read.read_once.push(once);
             }
             None => {
@@ -530,7 +530,7 @@ pub fn board(args: BoardArgs) -> Result<i32, Error> {
     let mut inputs = BTreeMap::new();
     // A board of a selection says so, on the page and here.
     if !args.selection.is_all() {
-        let words = args.selection.words();
+        let words = args.selection.described();
         eprintln!("sparktest: note: the board covers {words}: {} files selected, {left_out} left out", files.len());
         let said = serde_json::json!({"words": words, "files": files.len(), "left_out": left_out});
         inputs.insert("selection.json".to_string(), said.to_string().into_bytes());

@@ -128,7 +128,7 @@ impl Selection {
     }
 
     /// The selection in words, for messages and the board.
-    pub fn words(&self) -> String {
+    pub fn described(&self) -> String {
         let mut w = Vec::new();
         if let Some(c) = &self.campaign {
             w.push(format!("campaign {c}"));
@@ -319,19 +319,19 @@ mod tests {
 
         let campaign = Selection { campaign: Some("nightly-1201".into()), ..Selection::default() };
         assert_eq!(by(&campaign), ["a", "b"]);
-        assert_eq!(campaign.words(), "campaign nightly-1201");
+        assert_eq!(campaign.described(), "campaign nightly-1201");
 
         // Nights: the campaign nightly-1201 (from the 1st, 23:00, though
         // b started on the 2nd), then the dates of c, r1 (the 2nd), c2 and
         // r2. The latest night is the 5th's: r2 brings r1 along.
         let nights = |n| Selection { nights: Some(n), ..Selection::default() };
         assert_eq!(by(&nights(1)), ["r1", "r2"]);
-        assert_eq!(nights(1).words(), "the latest night");
+        assert_eq!(nights(1).described(), "the latest night");
         // The 4th's c2 resumes c: c comes with it.
         assert_eq!(by(&nights(2)), ["c", "c2", "r1", "r2"]);
         assert_eq!(by(&nights(4)), ["c", "c2", "r1", "r2"], "the 2nd's night is r1's, already in");
         assert_eq!(by(&nights(5)), ["a", "b", "c", "c2", "r1", "r2"]);
-        assert_eq!(nights(3).words(), "the latest 3 nights");
+        assert_eq!(nights(3).described(), "the latest 3 nights");
         // With a window: the latest night of those it holds.
         let within = Selection { nights: Some(1), until: Some("2026-12-03".into()), ..Selection::default() };
         assert_eq!(by(&within), ["c", "c2"]);

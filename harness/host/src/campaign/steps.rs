@@ -90,7 +90,7 @@ impl Context<'_> {
     /// What earlier runs say is left from suite `j` of configuration `k`
     /// (both 0-based) on: minutes, how many steps no earlier run tells, and
     /// how many steps there are.
-    fn left(&self, k: usize, j: usize) -> (f64, usize, usize) {
+    fn remaining_from(&self, k: usize, j: usize) -> (f64, usize, usize) {
         let mut secs = 0.0;
         let mut unknown = 0;
         let mut steps = 0;
@@ -242,7 +242,11 @@ pub fn configuration(
     let finished = |s: &Step| super::plan::finished(ctx.done, s.suite.as_deref().unwrap_or_default());
     let left = campaign.suites.iter().any(|s| prior(&s.suite).is_none_or(|p| !finished(p)));
     if !left {
-        out.suites = campaign.suites.iter().filter_map(|s| prior(&s.suite).map(|p| earlier(p, &s.name))).collect();
+        out.suites = campaign
+            .suites
+            .iter()
+            .filter_map(|s| prior(&s.suite).map(|p| outcome_recorded_before(p, &s.name)))
+            .collect();
         crate::warn_line!("sparktest: campaign: {} done earlier, not launched", c.name);
         return Ok(out);
     }
@@ -270,7 +274,7 @@ pub fn configuration(
         }
         let before_step = prior(&s.suite);
         if let Some(p) = before_step.filter(|p| finished(p)) {
-            let e = earlier(p, &s.name);
+            let e = outcome_recorded_before(p, &s.name);
             if s.gate && e.gate == Some(false) && campaign.on_gate_fail == OnGateFail::Skip {
                 skip = Some((Skip::Gate, format!("not run: the gate ({}) failed", s.name)));
             }
@@ -386,7 +390,7 @@ fn skipped(
 
 /// What is left of the campaign, in words, by what earlier runs took.
 fn time_left(ctx: &Context, k: usize, j: usize) -> String {
-    let (left, unknown, steps) = ctx.left(k - 1, j);
+    let (left, unknown, steps) = ctx.remaining_from(k - 1, j);
     if unknown == steps {
         "time left unknown (no earlier run here to go by)".to_string()
     } else if unknown > 0 {
@@ -469,7 +473,7 @@ fn suite(
             // A resumed suite counts the whole run, every part of it, as
             // the board reads it; this part alone is what it re-ran.
             let counts = match (&resume, &r.run_id) {
-                (Some(_), Some(id)) => whole(ctx.dir, id).unwrap_or(Counts::from(r.counts)),
+                (Some(_), Some(id)) => counts_with_resumes(ctx.dir, id).unwrap_or(Counts::from(r.counts)),
                 _ => Counts::from(r.counts),
             };
             (state, Some(counts), r.gate, reason, r.run_id.or(started_id))
@@ -534,7 +538,7 @@ fn stop(
 
 /// A run's cases by outcome with the runs it resumed, each case once (its
 /// later record winning); None where its files cannot be read.
-fn whole(dir: &Path, run_id: &str) -> Option<Counts> {
+fn counts_with_resumes(dir: &Path, run_id: &str) -> Option<Counts> {
     let chain = sparktest_record::reader::chain::<sparktest_record::reader::Unread>(dir, run_id).ok()?;
     let n = |o: Outcome| chain.run.cases.iter().filter(|c| c.outcome == o).count() as u64;
     Some(Counts {
@@ -596,7 +600,7 @@ fn first_line(why: &str) -> &str {
 }
 
 /// An outcome an earlier run of the campaign recorded.
-fn earlier(p: &Step, name: &str) -> SuiteOutcome {
+fn outcome_recorded_before(p: &Step, name: &str) -> SuiteOutcome {
     SuiteOutcome {
         suite: name.to_string(),
         state: p.state,

@@ -104,10 +104,10 @@ fn pass_rate(a: &Side, b: &Side, keys: &BTreeSet<&Key>) -> Option<PassRateDiff> 
     let wilson = |k, n| stats::wilson(k, n, stats::Z95).map(|i| [i.low, i.high]);
     let (test, p_value, direction) = if paired > 0 {
         let (worse, better) = (pass_to_fail.len() as u64, fail_to_pass.len() as u64);
-        ("mcnemar-exact", stats::mcnemar_exact(worse, better), Direction::of(better.cmp(&worse), true))
+        ("mcnemar-exact", stats::mcnemar_exact(worse, better), Direction::from_comparison(better.cmp(&worse), true))
     } else {
         let (ra, rb) = (a_passed as f64 / a_given as f64, b_passed as f64 / b_given as f64);
-        let dir = Direction::of(rb.partial_cmp(&ra).unwrap_or(std::cmp::Ordering::Equal), true);
+        let dir = Direction::from_comparison(rb.partial_cmp(&ra).unwrap_or(std::cmp::Ordering::Equal), true);
         let p = stats::fisher_exact(a_passed, a_given - a_passed, b_passed, b_given - b_passed);
         ("fisher-exact", p, dir)
     };
@@ -209,7 +209,8 @@ fn figure(
         (n, _) => n,
     };
     // An undefined ratio reads as below 1, as it did.
-    let direction = Direction::of(ratio.partial_cmp(&1.0).unwrap_or(std::cmp::Ordering::Less), higher_better);
+    let direction =
+        Direction::from_comparison(ratio.partial_cmp(&1.0).unwrap_or(std::cmp::Ordering::Less), higher_better);
     Some(FigureDiff {
         metric: name.into(),
         unit,

@@ -102,7 +102,7 @@ fn files_for(spec: &str, cwd: &Path, dir: &Path) -> Result<Vec<PathBuf>, Error> 
 /// partitioned run and a run with its resumes read as one, each case once
 /// (its later record winning); the runs of a repeat group stay apart, each
 /// record a sample.
-pub fn side(spec: &str, cwd: &Path, dir: &Path) -> Result<Side, Error> {
+pub fn read_side(spec: &str, cwd: &Path, dir: &Path) -> Result<Side, Error> {
     let mut runs = Vec::new();
     let mut manifests = Vec::new();
     let mut unfinished = Vec::new();

@@ -62,8 +62,8 @@ pub const RESAMPLES: usize = 10_000;
 pub fn diff(args: DiffArgs) -> Result<i32, Error> {
     let config = Config::discover(&args.cwd)?;
     let dir = config.measurements_dir(args.measurements_dir.as_deref());
-    let a = load::side(&args.a, &args.cwd, &dir)?;
-    let b = load::side(&args.b, &args.cwd, &dir)?;
+    let a = load::read_side(&args.a, &args.cwd, &dir)?;
+    let b = load::read_side(&args.b, &args.cwd, &dir)?;
     let report = compare(&a, &b, Settings { seed: args.seed, resamples: RESAMPLES });
     match args.format {
         DiffFormat::Text => print!("{}", report::text(&report)),

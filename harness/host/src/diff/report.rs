@@ -79,7 +79,7 @@ pub enum Verdict {
 
 impl Verdict {
     /// The words the text output uses.
-    pub fn words(self) -> &'static str {
+    pub fn phrase(self) -> &'static str {
         match self {
             Verdict::Within => "within run-to-run variation",
             Verdict::Beyond => "beyond variation",
@@ -103,7 +103,7 @@ pub enum Direction {
 impl Direction {
     /// Which way B went, from how B's figure compares with A's (`Greater`:
     /// B's is higher) and whether higher is better.
-    pub fn of(b_against_a: std::cmp::Ordering, higher_better: bool) -> Direction {
+    pub fn from_comparison(b_against_a: std::cmp::Ordering, higher_better: bool) -> Direction {
         use std::cmp::Ordering::{Equal, Greater, Less};
         match (b_against_a, higher_better) {
             (Equal, _) => Direction::Same,
@@ -258,8 +258,8 @@ fn direction_words(d: Direction) -> &'static str {
 /// "beyond variation, worse", or the verdict alone.
 fn verdict_words(v: Verdict, d: Direction) -> String {
     match v {
-        Verdict::Beyond => format!("{}, {}", v.words(), direction_words(d)),
-        _ => v.words().to_string(),
+        Verdict::Beyond => format!("{}, {}", v.phrase(), direction_words(d)),
+        _ => v.phrase().to_string(),
     }
 }
 

@@ -80,7 +80,8 @@ pub fn figure(a: &Side, b: &Side, keys: &BTreeSet<&Key>, s: Settings, how: ByReq
         note = Some(format!("{unheld} sweep(s) with no rate held on A left out of the ratio"));
     }
     // Without a ratio the means still say which way B went.
-    let direction = Direction::of(ratio.map_or(b_mean.total_cmp(&a_mean), |r| r.total_cmp(&1.0)), how.higher_better);
+    let direction =
+        Direction::from_comparison(ratio.map_or(b_mean.total_cmp(&a_mean), |r| r.total_cmp(&1.0)), how.higher_better);
     let ratio = ratio.unwrap_or(f64::NAN);
     Some(FigureDiff {
         metric: how.metric.into(),

@@ -50,7 +50,7 @@ pub enum Seen {
 
 /// What an instrument sees of a call error, from the error's class; `Err`
 /// for an invalid request, which it never sees: the host traps it.
-pub fn seen(err: &CallError) -> Result<Seen, String> {
+pub fn seen_by_instrument(err: &CallError) -> Result<Seen, String> {
     let class = err.class();
     Ok(match class.effect {
         Effect::Invalid => return Err(class.reason()),
@@ -375,8 +375,8 @@ macro_rules! since_v0_2 {
             /// A call error as the instrument sees it, with its status.
             /// `Invalid` traps.
             pub fn call_error(e: dom::CallError) -> Result<wit::CallError, String> {
-                use crate::plugin::adapter::{Seen, seen};
-                Ok(match seen(&e)? {
+                use crate::plugin::adapter::{Seen, seen_by_instrument};
+                Ok(match seen_by_instrument(&e)? {
                     Seen::Lost { reason, status } => wit::CallError::Lost(wit::Failure { reason, status }),
                     Seen::Rejected { status, body } => wit::CallError::Rejected(wit::Rejection { status, body }),
                     Seen::Unsupported(reason) => wit::CallError::Unsupported(wit::Failure { reason, status: None }),

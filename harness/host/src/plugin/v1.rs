@@ -31,8 +31,8 @@ pub mod convert {
     /// traps the instance instead, because the request was the instrument's
     /// bug.
     pub fn call_error(e: dom::CallError) -> Result<wit::CallError, String> {
-        use crate::plugin::adapter::{Seen, seen};
-        Ok(match seen(&e)? {
+        use crate::plugin::adapter::{Seen, seen_by_instrument};
+        Ok(match seen_by_instrument(&e)? {
             Seen::Lost { reason, .. } => wit::CallError::Lost(reason),
             Seen::Rejected { status, body } => wit::CallError::Rejected(wit::Rejection { status, body }),
             Seen::Unsupported(reason) => wit::CallError::Unsupported(reason),
