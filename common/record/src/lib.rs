@@ -26,6 +26,7 @@
 mod case;
 pub mod exit_code;
 mod gate;
+pub mod handover;
 mod manifest;
 mod read;
 pub mod reader;

@@ -33,6 +33,7 @@ pub use config::Config;
 pub use html::render as render_html;
 pub use markdown::render as render_markdown;
 pub use model::{Board, Runs, build};
+pub use sparktest_record::handover::{Damage, FoldedNight, ReadOnce};
 
 use config::{Judgements, References};
 
@@ -161,28 +162,6 @@ pub struct Extras {
     pub folded: Vec<FoldedNight>,
 }
 
-/// A night of the run log handed as counts: one line, and the runs that
-/// failed as runs or were resumed, by run id and file.
-#[derive(Debug, Clone, Default, serde::Deserialize, serde::Serialize)]
-pub struct FoldedNight {
-    /// `campaign nightly-1206` or `2026-12-06`.
-    pub label: String,
-    /// Its first run's start.
-    pub first: String,
-    /// Its runs.
-    pub runs: usize,
-    /// Runs with a failed case.
-    pub failed_case: usize,
-    /// Runs with a lost case.
-    pub lost_case: usize,
-    /// Runs with no summary line, or interrupted.
-    pub unfinished: usize,
-    /// `run id (file): what` of each run that failed as a run or resumed
-    /// one.
-    #[serde(default)]
-    pub notable: Vec<String>,
-}
-
 /// The runs a board covers, as the host selected them.
 #[derive(Debug, Clone, serde::Deserialize, serde::Serialize)]
 pub struct Selected {
@@ -202,28 +181,6 @@ impl Selected {
             self.words, self.files, self.left_out
         )
     }
-}
-
-/// A measurement file the host could not read whole.
-#[derive(Debug, Clone, serde::Deserialize, serde::Serialize)]
-pub struct Damage {
-    pub file: String,
-    pub line: usize,
-    pub message: String,
-    /// Its whole lines before the damage were used.
-    pub kept: bool,
-}
-
-/// A whole measurement file of a run another file already gave: the run
-/// was read once, from `first`. Not damage: named apart.
-#[derive(Debug, Clone, serde::Deserialize, serde::Serialize)]
-pub struct ReadOnce {
-    pub file: String,
-    pub first: String,
-    pub run_id: String,
-    /// The same bytes as `first` (else another file of the same run id,
-    /// whose records were not used).
-    pub identical: bool,
 }
 
 /// The three files of the board, the config given as JSON text (empty for
