@@ -97,14 +97,16 @@ pub fn base_key(t: &TargetInfo) -> String {
     format!("{} · {}", t.label.as_deref().unwrap_or(&t.name), t.model_id)
 }
 
+/// FNV-1a, 64 bits: a stable digest (the same on every build and
+/// machine), for the board's configuration digests and the host's board
+/// index alike.
+pub fn fnv1a(bytes: impl IntoIterator<Item = u8>) -> u64 {
+    bytes.into_iter().fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
+}
+
 /// A short, stable digest (FNV-1a) to tell configurations apart.
 fn digest8(s: &str) -> String {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in s.bytes() {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0100_0000_01b3);
-    }
-    format!("{:08x}", h >> 32)
+    format!("{:08x}", fnv1a(s.bytes()) >> 32)
 }
 
 /// One column per serving configuration: `name · model`, or, where the

@@ -43,7 +43,7 @@ struct Stat {
 }
 
 impl Stat {
-    fn of(m: &std::fs::Metadata) -> Stat {
+    fn from_metadata(m: &std::fs::Metadata) -> Stat {
         let ns = |s: i64, n: i64| i128::from(s) * 1_000_000_000 + i128::from(n);
         Stat {
             len: m.len(),
@@ -169,7 +169,7 @@ pub(super) fn refresh(dir: &Path, files: &[PathBuf]) -> Result<(Vec<Slot>, Refre
     let mut old = if private.is_ok() { load(&index) } else { BTreeMap::new() };
     let held = old.len();
     let stats: Vec<Option<Stat>> = super::on_every_core(files, |f| {
-        std::fs::metadata(f).ok().filter(std::fs::Metadata::is_file).map(|m| Stat::of(&m))
+        std::fs::metadata(f).ok().filter(std::fs::Metadata::is_file).map(|m| Stat::from_metadata(&m))
     });
     let mut slots: Vec<Option<Slot>> = Vec::with_capacity(files.len());
     let mut to_read = Vec::new();
@@ -180,7 +180,7 @@ pub(super) fn refresh(dir: &Path, files: &[PathBuf]) -> Result<(Vec<Slot>, Refre
         }
         slots.push(entry.map(|e| Slot::Indexed(Box::new(e))));
     }
-    let read: Vec<Slot> = super::on_every_core(&to_read, |i| reduce(&files[*i]));
+    let read: Vec<Slot> = super::on_every_core(&to_read, |i| reduce(&files[*i], stats[*i]));
     for (i, slot) in to_read.iter().zip(read) {
         slots[*i] = Some(slot);
     }
@@ -316,9 +316,9 @@ fn sweep(keep: &Path) {
     }
 }
 
-/// Read one file whole and reduce it.
-fn reduce(f: &Path) -> Slot {
-    let stat = std::fs::metadata(f).ok().filter(std::fs::Metadata::is_file).map(|m| Stat::of(&m));
+/// Read one file whole and reduce it; `stat` is the file as it stood
+/// before it was read (None: not a regular file).
+fn reduce(f: &Path, stat: Option<Stat>) -> Slot {
     let (file, text) = match File::<Unread>::read_text(f) {
         Ok(read) => read,
         Err(e) if e.is_other_version() => return Slot::OtherVersion(e.to_string()),
@@ -417,12 +417,7 @@ fn case_feature<C>(c: &sparktest_record::CaseRecord<C>) -> u64 {
 /// FNV-1a over some byte strings, each ended by a zero: a stable digest
 /// (the index outlives the process), small enough to hold one per case.
 fn fnv(parts: &[&[u8]]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in parts.iter().flat_map(|p| p.iter().chain(&[0u8])) {
-        h ^= u64::from(*b);
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    h
+    sparktest_rows::run::fnv1a(parts.iter().flat_map(|p| p.iter().copied().chain([0])))
 }
 
 #[cfg(test)]
