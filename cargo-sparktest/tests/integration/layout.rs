@@ -13,27 +13,10 @@ use std::path::{Path, PathBuf};
 
 use crate::support::repo;
 
-/// Every library and binary crate's `src` folder of the workspace.
+/// Every crate's `src` folder (the tree test's crate folders that have
+/// one).
 fn crate_sources() -> Vec<PathBuf> {
-    let repo = repo();
-    let mut out = Vec::new();
-    let mut dirs = vec![repo.join("cargo-sparktest"), repo.join("harness"), repo.join("common"), repo.join("plugins")];
-    while let Some(dir) = dirs.pop() {
-        if dir.join("Cargo.toml").is_file() && dir.join("src").is_dir() {
-            out.push(dir.join("src"));
-        }
-        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
-        for e in entries.flatten() {
-            let p = e.path();
-            let name = e.file_name().to_string_lossy().into_owned();
-            let skip = ["src", "target", "tests", "benches", "suites", "components", "wit", "provision"];
-            if e.file_type().is_ok_and(|t| t.is_dir()) && !skip.contains(&name.as_str()) {
-                dirs.push(p);
-            }
-        }
-    }
-    out.sort();
-    out
+    crate::tree::crate_folders().into_iter().map(|c| repo().join(c).join("src")).filter(|s| s.is_dir()).collect()
 }
 
 /// Module path (`board::index`) → its file, for one crate.

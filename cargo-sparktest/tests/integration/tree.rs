@@ -50,7 +50,7 @@ fn may_depend_on(from: Group, to: Group) -> bool {
 /// Every crate folder under the repository (a folder whose `Cargo.toml`
 /// has a `[package]`), relative to it, with `/` between parts. Links are
 /// not followed and build output is skipped.
-fn crate_folders() -> Vec<String> {
+pub fn crate_folders() -> Vec<String> {
     let root = repo();
     let mut out = Vec::new();
     let mut dirs = vec![root.clone()];
