@@ -391,7 +391,7 @@ fn the_readme_is_two_screens_and_opens_with_the_quick_start() {
         .next()
         .unwrap_or_default();
     assert!(
-        first_code.contains("cargo sparktest --suite a-bench") && first_code.contains("cargo test --workspace"),
+        first_code.contains("cargo sparktest --suite a-bench") && first_code.contains("cargo nextest run --workspace"),
         "the README's first code block is not the two-command quick start:\n{first_code}"
     );
     let headings: Vec<String> = Parser::new_ext(&text, options())
