@@ -4,14 +4,16 @@
 #   chromium=/usr/bin/chromium
 #   chromedriver=/usr/bin/chromedriver
 # As root with apt-get, missing packages are installed; otherwise a missing
-# browser is an error naming the packages.
+# browser is an error naming the packages. apt waits up to 5 minutes for
+# its lock: .ci/run provisions the reference target in the background,
+# which may be installing cmake with apt at the same time.
 set -euo pipefail
 
 if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
         echo "browser.sh: installing chromium and chromium-driver with apt-get" >&2
         export DEBIAN_FRONTEND=noninteractive
-        apt-get install -y chromium chromium-driver >&2 || { apt-get update >&2 && apt-get install -y chromium chromium-driver >&2; }
+        apt-get -o DPkg::Lock::Timeout=300 install -y chromium chromium-driver >&2 || { apt-get -o DPkg::Lock::Timeout=300 update >&2 && apt-get -o DPkg::Lock::Timeout=300 install -y chromium chromium-driver >&2; }
     else
         echo "browser.sh: chromium and chromedriver are needed (Debian packages chromium, chromium-driver)" >&2
         exit 1
