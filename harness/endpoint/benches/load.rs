@@ -44,8 +44,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use sparktest_endpoint::load::{Arrival, LoadPlan, LoadResult, open_request_cap};
-use sparktest_endpoint::{ChatRequest, Client, ClientConfig, Endpoint, Message, Role};
+use sparktest_endpoint::{
+    Arrival, ChatRequest, Client, ClientConfig, Endpoint, LoadPlan, LoadResult, Message, Role, open_request_cap,
+};
 
 use fake_server::{FakeServer, Script, openai};
 

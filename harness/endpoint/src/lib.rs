@@ -7,7 +7,7 @@
 //! [`Reply`], lost (no answer), unauthorized (the setup's fault) or
 //! [`CallError::Rejected`] (a clean 4xx); what each error does to a case
 //! and a run is one table, [`CallError::class`]. [`Endpoint::connect`]
-//! probes the engine ([`engines`], one module per engine) and checks the
+//! probes the engine (`engines/`, one module per engine) and checks the
 //! model id.
 //!
 //! # Known limitations
@@ -27,26 +27,32 @@
 #![warn(missing_docs)]
 
 mod call_error;
-pub mod ceiling;
+mod ceiling;
 mod client;
-pub mod engines;
-pub mod gguf;
-pub mod load;
+mod engines;
+mod gguf;
+mod load;
 mod logprobs;
-pub mod metrics;
+mod metrics;
 mod probe;
 pub mod sse;
 mod types;
 
+// The client, its settings and the bodies it sends.
 pub use client::{
     Client, ClientConfig, RetryBudget, Secret, Sends, Timeouts, chat_body, completion_body, http_builder, redact_url,
 };
-pub use engines::{DraftCounters, EngineKind, KvBytes, LiveLoad, Reading};
-pub use load::{Arrival, LoadPlan, LoadRequest, LoadResult};
+// The engines: what each says of itself, its load and its counters.
+pub use engines::{DraftCounters, EngineKind, KvBytes, LiveLoad, LlamaCpp, Reading, Vllm};
+// Load at a schedule: the plan, the send times, the result.
+pub use load::{Arrival, LoadPlan, LoadRequest, LoadResult, MAX_LOAD_REQUESTS, open_request_cap, schedule};
+// What the engines' answers carry beside the reply.
 pub use logprobs::{parse_echo_logprobs, parse_sglang_logprobs};
 pub use metrics::parse_metrics;
 pub use probe::ProbeError;
 pub use sparktest_record::LoadWindow;
+// How fast this client can read, before any server is measured.
+pub use ceiling::measure as measure_client_ceiling;
 
 use std::time::Duration;
 

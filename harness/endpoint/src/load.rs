@@ -117,7 +117,7 @@ pub struct LoadResult {
     pub lag_p99_ms: f64,
     /// Why the figures measure the client rather than the server, when the
     /// host could not hold the schedule (the p99 lag past its bound, see
-    /// [`lag_bound_ms`]); None when it held.
+    /// `lag_bound_ms`); None when it held.
     pub client_bound: Option<String>,
     /// The server's own count of running and waiting requests during the
     /// window, sampled as [`Endpoint::chat_concurrent_observed`] samples
@@ -269,7 +269,7 @@ pub fn lag_bound_ms(rate: Option<f64>, window_ms: f64, slots: u32, count: u32) -
     (0.1 * scale).max(1.0)
 }
 
-/// How many requests the host may keep open: [`MAX_OPEN_REQUESTS`], or
+/// How many requests the host may keep open: 4,096 (`MAX_OPEN_REQUESTS`), or
 /// fewer where the process's limit on open files leaves less room (each
 /// open request holds a socket; a send refused for want of a file would
 /// be the client's failure recorded as the server's). Linux reads

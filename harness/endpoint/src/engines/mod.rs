@@ -141,11 +141,6 @@ pub trait EngineKind: Send + Sync + std::fmt::Debug + 'static {
     }
 }
 
-/// An engine by its record name.
-pub fn by_name(name: &str) -> &'static dyn EngineKind {
-    ENGINES.iter().copied().find(|e| e.name() == name).unwrap_or(GENERIC)
-}
-
 /// `GET` a path and parse it as JSON; None with the reason otherwise.
 pub(crate) async fn get_json(client: &Client, path: &str) -> Result<Value, String> {
     let text = client.get_text(path).await.map_err(|e| format!("GET {path}: {e}"))?;

@@ -7,8 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::json;
-use sparktest_endpoint::load::{Arrival, LoadPlan, LoadResult, schedule};
-use sparktest_endpoint::{CallError, Endpoint};
+use sparktest_endpoint::{Arrival, CallError, Endpoint, LoadPlan, LoadResult, schedule};
 
 use crate::fake_server::{FakeServer, Script, openai};
 use crate::{client, request};

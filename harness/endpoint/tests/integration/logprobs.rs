@@ -7,8 +7,7 @@
 
 use serde_json::{Value, json};
 use sparktest_contract::likelihood::bpc;
-use sparktest_endpoint::engines::{LlamaCpp, Vllm};
-use sparktest_endpoint::{CallError, EngineKind, parse_echo_logprobs, parse_sglang_logprobs};
+use sparktest_endpoint::{CallError, EngineKind, LlamaCpp, Vllm, parse_echo_logprobs, parse_sglang_logprobs};
 
 use super::client;
 use super::fake_server::{FakeServer, Script};

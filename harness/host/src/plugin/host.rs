@@ -346,7 +346,7 @@ impl PluginHost {
             run_limits: RunLimits {
                 case_timeout: self.limits.case_timeout,
                 request_timeout: self.limits.request_timeout,
-                max_load_requests: crate::endpoint::load::MAX_LOAD_REQUESTS,
+                max_load_requests: crate::endpoint::MAX_LOAD_REQUESTS,
             },
             wasi,
             table: ResourceTable::new(),

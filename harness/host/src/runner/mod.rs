@@ -202,7 +202,7 @@ impl Session {
     fn ceiling(&mut self) -> Option<sparktest_record::ClientCeiling> {
         let rt = &self.rt;
         self.ceiling
-            .get_or_insert_with(|| match rt.block_on(crate::endpoint::ceiling::measure()) {
+            .get_or_insert_with(|| match rt.block_on(crate::endpoint::measure_client_ceiling()) {
                 Ok(c) => Some(c),
                 Err(err) => {
                     crate::warn_line!("sparktest: warning: the client ceiling could not be measured: {err}");
