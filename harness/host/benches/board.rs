@@ -137,14 +137,11 @@ fn report(what: &str, xs: &mut [Duration]) {
 fn digest_dir(dir: &Path) -> String {
     let mut names: Vec<PathBuf> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
     names.sort();
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for p in names.iter().filter(|p| p.is_file()) {
+    let bytes = names.iter().filter(|p| p.is_file()).flat_map(|p| {
         let name = p.file_name().unwrap().to_string_lossy().into_owned();
-        for b in name.bytes().chain(std::fs::read(p).unwrap()) {
-            h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
-        }
-    }
-    format!("{h:016x}")
+        name.into_bytes().into_iter().chain(std::fs::read(p).unwrap())
+    });
+    format!("{:016x}", sparktest_rows::run::fnv1a(bytes))
 }
 
 fn dir_size(dir: &Path) -> u64 {

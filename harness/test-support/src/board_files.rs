@@ -288,9 +288,10 @@ fn target(c: &Column, draft: bool) -> TargetInfo {
     }
 }
 
-/// A stable 64-bit digest of a string (FNV-1a), for made-up figures.
+/// A stable 64-bit digest of a string (the rows crate's FNV-1a), for
+/// made-up figures.
 fn fnv(s: &str) -> u64 {
-    s.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
+    sparktest_rows::run::fnv1a(s.bytes())
 }
 
 /// A made-up sha256 in hex, stable per string.
