@@ -632,26 +632,30 @@ impl LoadResult {
     /// ceiling's flag margin of what this client takes in on one stream
     /// may have been read as fast as the client could, not as the server
     /// sent, so it is client-bound and its figures are never the server's.
-    /// A load already client-bound keeps its first reason.
+    /// A load already client-bound (its schedule sent late) and past the
+    /// ceiling too says both, the lag's reason first.
     pub fn hold_to(&mut self, ceiling: &ClientCeiling) {
-        if self.client_bound.is_some() {
-            return;
-        }
         let bound = ceiling.max_tok_s * ceiling.flag_margin;
         let of_ceiling = format!(
             "above {:.0}% of its own ceiling ({:.0} tok/s on one loopback stream, measured before the run)",
             ceiling.flag_margin * 100.0,
             ceiling.max_tok_s
         );
-        if let Some(rate) = self.streamed_per_s().filter(|&rate| rate > bound) {
-            self.client_bound = Some(format!(
+        let past = if let Some(rate) = self.streamed_per_s().filter(|&rate| rate > bound) {
+            format!(
                 "the client may not have kept up with the stream: it took in {rate:.0} chunks/s over the window, {of_ceiling}"
-            ));
+            )
         } else if let Some(rate) = self.reply_streamed_per_s().filter(|&rate| rate > bound) {
-            self.client_bound = Some(format!(
+            format!(
                 "the client may have read each reply as fast as it could: the median reply streamed {rate:.0} chunks/s from its send to its end, {of_ceiling}"
-            ));
-        }
+            )
+        } else {
+            return;
+        };
+        self.client_bound = Some(match self.client_bound.take() {
+            Some(late) => format!("{late}; and {past}"),
+            None => past,
+        });
     }
 }
 
@@ -910,11 +914,20 @@ mod tests {
             why.contains("took in 6000 chunks/s over the window, above 50% of its own ceiling (10000 tok/s"),
             "{why}"
         );
-        // The lag's reason, found first, stands.
+        // Late and past the ceiling: both reasons, the lag's first.
         let mut late = load(10, 600);
         late.client_bound = Some("the p99 send lag was 40 ms".into());
         late.hold_to(&ceiling);
-        assert_eq!(late.client_bound.as_deref(), Some("the p99 send lag was 40 ms"));
+        let why = late.client_bound.expect("still client-bound");
+        assert!(
+            why.starts_with("the p99 send lag was 40 ms; and the client may not have kept up with the stream: it took in 6000 chunks/s"),
+            "{why}"
+        );
+        // Late but under the ceiling: the lag's reason alone.
+        let mut slow = load(10, 400);
+        slow.client_bound = Some("the p99 send lag was 40 ms".into());
+        slow.hold_to(&ceiling);
+        assert_eq!(slow.client_bound.as_deref(), Some("the p99 send lag was 40 ms"));
         // Replies that never overlap: the window's figure stays low, but
         // each reply streamed past half the ceiling from its send to its
         // end (60 chunks in 10 ms of a 1 s window: 6,000 chunks/s).
