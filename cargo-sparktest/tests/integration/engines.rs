@@ -7,19 +7,9 @@
 //! vLLM takes 1.5–3 minutes to start on this machine, so its instruments
 //! share one launch (the `vllm` test suite); the drafter pair is a second.
 
-use std::sync::{Mutex, MutexGuard};
-
 use sparktest_record::Outcome;
 
 use crate::support::*;
-
-/// One vLLM test at a time: each serve holds ~5.5 GB and both cores while
-/// it starts; two at once (three servers with the drafter pair) would
-/// crowd the rest of the suite out of a 24 GB, 2-core machine.
-fn one_vllm_at_a_time() -> MutexGuard<'static, ()> {
-    static VLLM: Mutex<()> = Mutex::new(());
-    VLLM.lock().unwrap_or_else(|p| p.into_inner())
-}
 
 /// A case's transcript, found by the record's `transcript_sha256`: its
 /// exchanges, each a request as sent and the reply as parsed.

@@ -187,3 +187,14 @@ pub fn test_suite(name: &str) -> String {
 pub fn target_dir() -> std::path::PathBuf {
     std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| repo().join("target"), Into::into)
 }
+
+/// One vLLM test at a time, across the binary (the engine tests and the
+/// sustained-load one): each serve holds ~5.5 GB and both cores while it
+/// starts, and binds its worker to core 0; two at once would crowd the
+/// rest of the suite out of a 24 GB, 2-core machine. Under nextest, a
+/// process a test, the test group `vllm` in `.config/nextest.toml` does
+/// this instead.
+pub fn one_vllm_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    static VLLM: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    VLLM.lock().unwrap_or_else(|p| p.into_inner())
+}

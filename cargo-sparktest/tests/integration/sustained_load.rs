@@ -6,7 +6,7 @@
 //! as fast as it can (a scripted fake: no engine streams that fast on
 //! demand).
 
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 
 use sparktest_contract::sustained_load::{self as names, kind, point, point_note};
 use sparktest_contract::{Metric, Note};
@@ -186,13 +186,6 @@ fn sustained_load_at_a_fixed_rate_and_a_short_sweep_on_the_reference_target() {
         at(s, 3, names::GOODPUT),
         m(s, names::SUSTAINED_REQ_S),
     );
-}
-
-/// One vLLM test at a time (each serve holds ~5.5 GB and both cores while
-/// it starts), as the engine tests keep theirs.
-fn one_vllm_at_a_time() -> MutexGuard<'static, ()> {
-    static VLLM: Mutex<()> = Mutex::new(());
-    VLLM.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 #[test]
