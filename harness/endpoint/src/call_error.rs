@@ -15,8 +15,8 @@ pub enum CallError {
     Lost {
         /// Why, naming the fault.
         reason: String,
-        /// Times the request was sent (a resend on a fresh connection, a
-        /// retry after a 429 counts).
+        /// Times the request was sent (each retry after a 408, 429 or 503
+        /// counts).
         attempts: u32,
     },
     /// The server answered only with a status that is no answer: a 5xx, or

@@ -9,22 +9,16 @@ use serde_json::Value;
 
 use super::body::{chat_body, completion_body};
 use super::reply::{bound_counts, completion_cap, parse_whole};
-use super::transport::{Answered, ClientConfig, Sends, after, classify_status, http_builder, redact_url, redirected};
+use super::transport::{ClientConfig, Sends, after, classify_status, http_builder, redact_url, redirected};
 use crate::types::*;
 
 /// An OpenAI-compatible server at a base URL, serving one model.
 #[derive(Debug, Clone)]
 pub struct Client {
     pub(super) http: reqwest::Client,
-    /// No pooled connections: the one resend of a request whose reused
-    /// connection the server had closed goes out on a fresh one.
-    pub(super) fresh: reqwest::Client,
     pub(super) base_url: String,
     model: String,
     pub(super) config: ClientConfig,
-    /// The pooled connections that have carried an answer: a send that
-    /// fails on one of these went out on a reused connection.
-    pub(super) answered: Answered,
     /// Tokens in one request's context, where the probe found it: a prompt
     /// counted longer is no count.
     pub(crate) context: Option<u64>,
@@ -56,30 +50,19 @@ impl Client {
         // Idle connections are kept shorter than engines keep them open
         // (cpp-httplib and uvicorn close after 5 s), so few are reused as
         // the server closes them.
-        let build = |pooled: bool| {
-            http_builder()
-                .connect_timeout(config.timeouts.connect)
-                .default_headers(headers.clone())
-                .redirect(reqwest::redirect::Policy::none())
-                .pool_idle_timeout(Duration::from_secs(3))
-                .pool_max_idle_per_host(if pooled { 64 } else { 0 })
-                .build()
-                .map_err(|err| format!("failed to build the HTTP client: {err}"))
-        };
-        let (http, fresh) = (build(true)?, build(false)?);
+        let http = http_builder()
+            .connect_timeout(config.timeouts.connect)
+            .default_headers(headers)
+            .redirect(reqwest::redirect::Policy::none())
+            .pool_idle_timeout(Duration::from_secs(3))
+            .pool_max_idle_per_host(64)
+            .build()
+            .map_err(|err| format!("failed to build the HTTP client: {err}"))?;
         // An OpenAI SDK base URL (`http://host:8000/v1`) names the same
         // server as `http://host:8000`: the paths below carry `/v1`.
         let trimmed = base_url.trim_end_matches('/');
         let base_url = trimmed.strip_suffix("/v1").unwrap_or(trimmed).to_string();
-        Ok(Client {
-            http,
-            fresh,
-            base_url,
-            model: model.to_string(),
-            config,
-            answered: Answered::default(),
-            context: None,
-        })
+        Ok(Client { http, base_url, model: model.to_string(), config, context: None })
     }
 
     /// The base URL, credentials redacted.
@@ -147,7 +130,6 @@ impl Client {
         let url = format!("{}{path}", self.base_url);
         let whole = after(Instant::now(), self.config.timeouts.aux);
         let resp = self.http.get(&url).timeout(self.config.timeouts.aux).send().await.map_err(|err| self.lost(err))?;
-        self.answered.note(&resp);
         let status = resp.status().as_u16();
         if let Some(err) = redirected(&resp) {
             return Err(err);

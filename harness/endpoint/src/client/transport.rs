@@ -1,12 +1,9 @@
 //! Transport: limits, retries, credentials, sending, reading a body, and what a status means.
 
-use std::collections::HashMap;
-use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use hyper_util::client::legacy::connect::HttpInfo;
 use reqwest::header::RETRY_AFTER;
 use serde_json::Value;
 
@@ -181,68 +178,18 @@ pub fn redact_url(url: &str) -> String {
     format!("{base}?{}", query.join("&"))
 }
 
-/// The local addresses of the pooled connections that have carried a
-/// response, and when they last did. A send that fails on one of them went
-/// out on a reused connection: the only send that is ever made again, and
-/// only when no byte of its response came. reqwest does not say whether a
-/// connection was reused; hyper-util's error names the connection.
-#[derive(Debug, Clone, Default)]
-pub(super) struct Answered(Arc<Mutex<HashMap<SocketAddr, Instant>>>);
-
-/// Past this, an address is forgotten: no pooled connection stays idle this
-/// long (the pool keeps one 3 s), and a new connection may get its port.
-const ANSWERED_FOR: Duration = Duration::from_secs(30);
-
-impl Answered {
-    /// A response came on a pooled connection.
-    pub(super) fn note(&self, resp: &reqwest::Response) {
-        let Some(info) = resp.extensions().get::<HttpInfo>() else { return };
-        let mut map = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        let now = Instant::now();
-        if map.len() >= 256 {
-            map.retain(|_, at| now.duration_since(*at) < ANSWERED_FOR);
-        }
-        map.insert(info.local_addr(), now);
-    }
-
-    /// Whether `err` happened on a connection that had carried a response
-    /// before (and forget it: it is closed). The last answer on it may have
-    /// started up to `request` ago, a whole call.
-    fn reused(&self, err: &reqwest::Error, request: Duration) -> bool {
-        let Some(addr) = connection_of(err) else { return false };
-        let mut map = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        map.remove(&addr).is_some_and(|at| at.elapsed() < request.saturating_add(ANSWERED_FOR))
-    }
-}
-
-/// The local address of the connection a send failed on, where hyper-util
-/// names it.
-fn connection_of(err: &reqwest::Error) -> Option<SocketAddr> {
-    let mut source = std::error::Error::source(err);
-    while let Some(s) = source {
-        if let Some(e) = s.downcast_ref::<hyper_util::client::legacy::Error>() {
-            let mut extensions = http::Extensions::new();
-            e.connect_info()?.get_extras(&mut extensions);
-            return extensions.get::<HttpInfo>().map(HttpInfo::local_addr);
-        }
-        source = s.source();
-    }
-    None
-}
-
 /// What a lost send adds to its reason: how many sends there were, and why
-/// the last was not made again.
-fn sends(attempt: u32, resent: bool, err: &reqwest::Error) -> String {
-    if resent {
-        format!(
-            " ({attempt} sends: one on a reused connection the server had closed with no byte of a reply, then this one on a new connection)"
-        )
-    } else if attempt > 1 {
+/// the last was not made again. A request whose bytes were written may have
+/// been read: it is never sent again. (hyper-util alone resends, and
+/// unseen, a request it took back from a pooled connection found closed
+/// before any byte of it was written: that request never left.)
+fn sends(attempt: u32, err: &reqwest::Error) -> String {
+    if attempt > 1 {
         format!(" (after {attempt} sends)")
     } else if err.is_connect() {
         String::new()
     } else {
-        " (1 send, on a new connection: not sent again, since the server may have read it)".to_string()
+        " (1 send: not sent again, since the server may have read it)".to_string()
     }
 }
 
@@ -263,17 +210,16 @@ fn retryable(status: u16) -> bool {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Sends {
     /// A single call: a 408/429/503 is asked again while the run's retry
-    /// budget lasts, and a request whose reused connection the server had
-    /// closed goes out once more on a fresh one.
+    /// budget lasts. A connection that fails after the request was written
+    /// is lost, never sent again: the server may have read it.
     #[default]
     Retrying,
     /// A request a schedule owns (open-loop load): sent once, at its
     /// instant. A 429 is a refusal and a 503 or a refused connection no
     /// answer, each recorded as it came (with the server's `Retry-After`
-    /// in its words), never asked again inside the schedule. Only a send
-    /// on a reused pooled connection the server had already closed, with
-    /// no byte of a reply, goes out once more on a new connection, as in
-    /// [`Sends::Retrying`]: that request never reached the server.
+    /// in its words), never asked again inside the schedule. A connection
+    /// closed after the request was written is lost, as in
+    /// [`Sends::Retrying`].
     Once,
 }
 
@@ -288,7 +234,6 @@ impl Client {
     /// when it does not come in time.
     async fn send_once(
         &self,
-        http: &reqwest::Client,
         url: &str,
         body: &Value,
         streamed: bool,
@@ -296,9 +241,9 @@ impl Client {
     ) -> Result<Result<reqwest::Response, reqwest::Error>, CallError> {
         let timeouts = self.config.timeouts;
         if !streamed {
-            return Ok(http.post(url).json(body).timeout(timeouts.request).send().await);
+            return Ok(self.http.post(url).json(body).timeout(timeouts.request).send().await);
         }
-        let sending = http.post(url).json(body).send();
+        let sending = self.http.post(url).json(body).send();
         match tokio::time::timeout(timeouts.head.min(timeouts.request), sending).await {
             Ok(answer) => Ok(answer),
             Err(_) => {
@@ -329,39 +274,15 @@ impl Client {
         let retry = &self.config.retry;
         let streamed = body.get("stream").and_then(Value::as_bool).unwrap_or(false);
         let mut attempt = 1;
-        let mut resent_fresh = false;
         loop {
             let sent = Instant::now();
-            let http = if resent_fresh { &self.fresh } else { &self.http };
-            let answer = self.send_once(http, &url, body, streamed, attempt).await?;
-            let resp = match answer {
-                Ok(resp) => {
-                    if !resent_fresh {
-                        self.answered.note(&resp);
-                    }
-                    resp
-                }
-                // A reused pooled connection the server closed as the
-                // request went out (cpp-httplib closes idle ones after
-                // 5 s): no byte of a reply came, and the server is done
-                // with that connection, so the request is sent once more,
-                // on a new one, in either mode: the server never had it,
-                // and a scheduled request's latency still counts from its
-                // intended instant. Anything else may have reached the
-                // server (a new connection read whole and reset may be
-                // generating now): never sent twice. Nor are timeouts.
-                Err(err)
-                    if !resent_fresh
-                        && !err.is_connect()
-                        && !err.is_timeout()
-                        && self.answered.reused(&err, self.config.timeouts.request) =>
-                {
-                    resent_fresh = true;
-                    attempt += 1;
-                    continue;
-                }
+            let resp = match self.send_once(&url, body, streamed, attempt).await? {
+                Ok(resp) => resp,
+                // Whatever failed once the request was written (a reset, a
+                // close, a reused connection the server closed as it went
+                // out) may have reached the server: never sent twice.
                 Err(err) => {
-                    let note = sends(attempt, resent_fresh, &err);
+                    let note = sends(attempt, &err);
                     let why = lost_reason(err, self.config.timeouts);
                     return Err(CallError::Lost { reason: format!("{why}{note}"), attempts: attempt });
                 }

@@ -118,7 +118,7 @@ impl CallLog {
                     token_source: dom::TokenSource::None.as_str().into(),
                     server_load: None,
                     cached_tokens: None,
-                    // Every send, the resends and retries included.
+                    // Every send, the retries included.
                     attempts: err.attempts(),
                     invalid_counts: None,
                     intended_ms: None,
@@ -593,8 +593,8 @@ mod tests {
         // One send: the record as it always was, no `attempts`.
         let once = failed(&mut log, dom::CallError::lost("connection refused"));
         assert_eq!((once["result"].as_str(), once.get("attempts")), (Some("lost"), None), "{once}");
-        // A resend, or retries: every send counted.
-        let twice = failed(&mut log, dom::CallError::lost("reset (2 sends: …)").sent(2));
+        // Retries: every send counted.
+        let twice = failed(&mut log, dom::CallError::lost("reset (after 2 sends)").sent(2));
         assert_eq!(twice["attempts"], 2, "{twice}");
         let refused = dom::CallError::Rejected { status: 400, body: "too long".into(), attempts: 3 };
         let refused = failed(&mut log, refused);
