@@ -268,3 +268,55 @@ fn show_and_diff_find_a_run_by_its_id_whatever_its_file_is_called() {
     let said = text(&diff);
     assert!(said.contains(&format!("diff A: {a_id} (")) && said.contains(&format!("B: {b_id} (")), "{said}");
 }
+
+#[test]
+fn a_board_index_folder_others_may_write_or_holding_another_user_s_file_is_left_alone_and_every_file_read() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let p = Project::new("");
+    let dir = p.path().join("m");
+    std::fs::create_dir_all(&dir).unwrap();
+    for (file, target) in [("1.jsonl", "alpha"), ("2.jsonl", "beta")] {
+        write(&dir, file, manifest(target, "m", "llama.cpp", "2026-03-01T00:00:00Z"), vec![footprint(2.0)], true);
+    }
+    // A home of this test's own: its index folder is planted, not the
+    // user's.
+    let home = tempfile::tempdir().unwrap();
+    let index_dir = home.path().join(".cache/sparktest/board-index");
+    std::fs::create_dir_all(&index_dir).unwrap();
+    std::fs::set_permissions(&index_dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let measurements = dir.display().to_string();
+    let board = |out: &str| {
+        let o = p
+            .command(&["board", "--measurements", &measurements, "--out", out])
+            .env("HOME", home.path())
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", text(&o));
+        (text(&o), standings(&p.path().join(out)))
+    };
+    let (said, open) = board("a");
+    assert!(said.contains("the board index is not kept ("), "{said}");
+    assert!(said.contains("may be written by other users (mode 0777)"), "{said}");
+    assert_eq!(std::fs::metadata(&index_dir).unwrap().mode() & 0o777, 0o777, "left as it was");
+    assert_eq!(std::fs::read_dir(&index_dir).unwrap().count(), 0, "nothing written there");
+    // This user's own folder: the index is kept.
+    std::fs::set_permissions(&index_dir, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let (said, kept) = board("b");
+    assert!(!said.contains("is not kept"), "{said}");
+    assert_eq!(kept, open);
+    let index = std::fs::read_dir(&index_dir).unwrap().next().unwrap().unwrap().path();
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped the planted file: giving it to another user needs root (CI runs as root)");
+        return;
+    }
+    // The same index, now another user's (planted while the folder was
+    // open): not read, the folder refused, every file read.
+    std::os::unix::fs::chown(&index, Some(65534), Some(65534)).unwrap();
+    let (said, planted) = board("c");
+    assert!(said.contains("belongs to user 65534"), "{said}");
+    assert!(said.contains(&index.display().to_string()), "the file is named: {said}");
+    assert!(said.contains("board index: 0 files as indexed, 2 read"), "{said}");
+    assert_eq!(planted, open);
+    assert_eq!(std::fs::metadata(&index).unwrap().uid(), 65534, "left as it was");
+}

@@ -211,7 +211,8 @@ struct Line<E> {
 /// index, and none (said once) where it does not parse whole: a damaged
 /// index is rebuilt, not trusted in part.
 fn load(index: &Path) -> BTreeMap<String, Entry> {
-    let Ok(file) = std::fs::File::open(index) else {
+    // A link or another user's file in its place is no index of ours.
+    let Some(file) = crate::plugin::open_private_file(index) else {
         return BTreeMap::new();
     };
     let mut entries = BTreeMap::new();
@@ -294,7 +295,7 @@ fn folder_of(line: &str) -> Result<PathBuf, String> {
 fn sweep(keep: &Path) {
     let Ok(entries) = std::fs::read_dir(index_dir()) else { return };
     for path in entries.flatten().map(|e| e.path()).filter(|p| p != keep) {
-        let Ok(file) = std::fs::File::open(&path) else { continue };
+        let Some(file) = crate::plugin::open_private_file(&path) else { continue };
         let mut lines = std::io::BufReader::new(file).lines();
         let (head, folder) = (lines.next(), lines.next());
         let gone = match (head, folder) {

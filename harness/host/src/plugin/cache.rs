@@ -13,12 +13,15 @@
 //! file) is compiled again from the pinned bytes and written over.
 //!
 //! A folder this user cannot trust (another user's, writable by others, a
-//! symlink) is not used at all: components are compiled in memory, every
-//! run, and said so once.
+//! symlink, or holding anything that is not a regular file or folder of
+//! this user's that only this user may write) is not used at all and left
+//! as it is: components are compiled in memory, every run, and said so
+//! once. Each record and artifact is opened without following links and
+//! read only when it is this user's alone.
 
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::io::Write as _;
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use wasmtime::Engine;
@@ -94,7 +97,9 @@ impl CompileCache {
 
 /// `dir`, created mode 0700 when missing, checked to be this user's alone
 /// (a real folder, owned by this user, written by no one else, in a parent
-/// no one else can rename entries of); the reason where it is not.
+/// no one else can rename entries of, holding only real folders and
+/// regular files of this user's that no one else may write); the reason
+/// where it is not. Nothing is changed to make it so.
 pub fn private_folder(dir: &Path) -> Result<(), String> {
     if let Some(parent) = dir.parent() {
         std::fs::create_dir_all(parent).map_err(|e| format!("failed to create {}: {e}", parent.display()))?;
@@ -110,7 +115,9 @@ pub fn private_folder(dir: &Path) -> Result<(), String> {
         // their own in this one's place.
         guarded(parent)?;
     }
-    Ok(())
+    // Whatever the folder holds must be this user's too: a file another
+    // user planted while the folder was open to them is not.
+    held_alone(dir, 1)
 }
 
 /// The engine's configuration as a folder name: artifacts of one engine
@@ -123,22 +130,69 @@ fn engine_key(engine: &Engine) -> String {
 }
 
 /// Whether `dir` is a real folder owned by this user that no one else may
-/// write; one of this user's with looser modes is tightened.
+/// write. A looser one is refused, never tightened: changing a mode does
+/// not make what another user put there this user's.
 fn private(dir: &Path) -> Result<(), String> {
     let meta = std::fs::symlink_metadata(dir).map_err(|e| format!("failed to read {}: {e}", dir.display()))?;
     if !meta.file_type().is_dir() {
         return Err(format!("{} is not a folder (a symlink or a file)", dir.display()));
     }
+    owned_alone(dir, &meta)
+}
+
+/// Whether `meta` (of `path`) is this user's and no one else may write it.
+fn owned_alone(path: &Path, meta: &std::fs::Metadata) -> Result<(), String> {
     // SAFETY: geteuid has no preconditions and cannot fail.
     let me = unsafe { libc::geteuid() };
     if meta.uid() != me {
-        return Err(format!("{} belongs to user {}, not to this user ({me})", dir.display(), meta.uid()));
+        return Err(format!("{} belongs to user {}, not to this user ({me})", path.display(), meta.uid()));
     }
-    if meta.mode() & 0o077 != 0 {
-        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
-            .map_err(|e| format!("failed to make {} private (mode 0700): {e}", dir.display()))?;
+    if meta.mode() & 0o022 != 0 {
+        return Err(format!("{} may be written by other users (mode {:04o})", path.display(), meta.mode() & 0o7777));
     }
     Ok(())
+}
+
+/// Whether everything `dir` holds, two levels down, is a real folder or a
+/// regular file of this user's that no one else may write; the first that
+/// is not, named, where one is not (a link, a FIFO, another user's file).
+fn held_alone(dir: &Path, depth: u32) -> Result<(), String> {
+    let entries = std::fs::read_dir(dir).map_err(|e| format!("failed to list {}: {e}", dir.display()))?;
+    for entry in entries {
+        let entry = entry.map_err(|e| format!("failed to list {}: {e}", dir.display()))?;
+        let path = entry.path();
+        let meta = std::fs::symlink_metadata(&path).map_err(|e| format!("failed to read {}: {e}", path.display()))?;
+        let kind = meta.file_type();
+        if kind.is_dir() && depth > 0 {
+            owned_alone(&path, &meta)?;
+            held_alone(&path, depth - 1)?;
+        } else if kind.is_file() {
+            owned_alone(&path, &meta)?;
+        } else {
+            return Err(format!(
+                "{} is not a regular file (a link, a FIFO, a device or a folder too deep)",
+                path.display()
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// `path` in a private folder, opened without following a link, only when
+/// it is a regular file of this user's that no one else may write.
+pub(crate) fn open_private_file(path: &Path) -> Option<std::fs::File> {
+    let file =
+        std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK).open(path).ok()?;
+    let meta = file.metadata().ok()?;
+    (meta.is_file() && owned_alone(path, &meta).is_ok()).then_some(file)
+}
+
+/// The bytes of `path` (see [`open_private_file`]).
+fn read_private(path: &Path) -> Option<Vec<u8>> {
+    use std::io::Read as _;
+    let mut bytes = Vec::new();
+    open_private_file(path)?.read_to_end(&mut bytes).ok()?;
+    Some(bytes)
 }
 
 /// Whether no one but this user (and root) can rename `dir`'s entries: it is
@@ -179,8 +233,9 @@ impl Slot {
     /// The cached artifact, only when its record names this component and
     /// engine and its bytes are the ones recorded.
     fn load(&self, engine: &Engine) -> Option<Component> {
-        let record = std::fs::read_to_string(self.record()).ok()?;
-        let bytes = std::fs::read(self.artifact()).ok()?;
+        private(&self.dir).ok()?;
+        let record = String::from_utf8(read_private(&self.record())?).ok()?;
+        let bytes = read_private(&self.artifact())?;
         if record != self.record_text(&sha256_hex(&bytes)) {
             return None;
         }
@@ -220,6 +275,8 @@ fn replace(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 
 #[cfg(test)]
 mod tests {
+    use std::os::unix::fs::PermissionsExt;
+
     use super::*;
 
     fn engine() -> Engine {
@@ -319,13 +376,15 @@ mod tests {
     }
 
     #[test]
-    fn a_folder_others_may_write_is_tightened_and_a_symlink_refused() {
+    fn a_folder_others_may_write_is_refused_and_left_alone_and_a_symlink_refused() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().join("compiled");
         std::fs::create_dir(&root).unwrap();
         std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o777)).unwrap();
-        CompileCache::open(&root).unwrap();
-        assert_eq!(std::fs::metadata(&root).unwrap().mode() & 0o777, 0o700);
+        let e = CompileCache::open(&root).unwrap_err();
+        assert!(e.contains("may be written by other users (mode 0777)"), "{e}");
+        assert_eq!(std::fs::metadata(&root).unwrap().mode() & 0o777, 0o777, "left as it was");
+        std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o700)).unwrap();
         let link = dir.path().join("link");
         std::os::unix::fs::symlink(&root, &link).unwrap();
         let e = CompileCache::open(&link).unwrap_err();
@@ -341,5 +400,56 @@ mod tests {
         std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).unwrap();
         let e = CompileCache::open(&open.join("compiled")).unwrap_err();
         assert!(e.contains("written by every user"), "{e}");
+    }
+
+    /// The cache's artifacts and records made another user's (nobody,
+    /// 65534), as if planted while the folder was open to them.
+    fn planted_by_another_user(root: &Path) -> Vec<PathBuf> {
+        let mut planted = Vec::new();
+        for sub in std::fs::read_dir(root).unwrap() {
+            for f in std::fs::read_dir(sub.unwrap().path()).unwrap() {
+                let p = f.unwrap().path();
+                std::os::unix::fs::chown(&p, Some(65534), Some(65534)).unwrap();
+                planted.push(p);
+            }
+        }
+        planted
+    }
+
+    #[test]
+    fn an_artifact_and_record_another_user_planted_are_never_loaded() {
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        if unsafe { libc::geteuid() } != 0 {
+            eprintln!("skipped: giving a file to another user needs root (CI runs as root)");
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("compiled");
+        let e = engine();
+        let a = returning(3);
+        let cache = CompileCache::open(&root).unwrap();
+        assert_eq!(fetch(&cache, &e, &a).unwrap().1, Fetched::Compiled);
+        // The artifact and its record match: only their owner is wrong.
+        let planted = planted_by_another_user(&root);
+        assert_eq!(planted.len(), 2);
+        // A cache opened now refuses the folder, naming the file, and
+        // leaves it as it is.
+        let why = CompileCache::open(&root).unwrap_err();
+        assert!(why.contains("belongs to user 65534"), "{why}");
+        assert!(planted.iter().any(|p| why.contains(&p.display().to_string())), "{why}");
+        for p in &planted {
+            assert_eq!(std::fs::metadata(p).unwrap().uid(), 65534);
+        }
+        // One opened before they were planted compiles again rather than
+        // load them.
+        assert_eq!(fetch(&cache, &e, &a).unwrap().1, Fetched::Compiled);
+        // A link in place of an artifact is not followed either.
+        let artifact = artifacts(&root).remove(0);
+        let elsewhere = dir.path().join("elsewhere.cwasm");
+        std::fs::rename(&artifact, &elsewhere).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, &artifact).unwrap();
+        let why = CompileCache::open(&root).unwrap_err();
+        assert!(why.contains("is not a regular file"), "{why}");
+        assert_eq!(fetch(&cache, &e, &a).unwrap().1, Fetched::Compiled);
     }
 }

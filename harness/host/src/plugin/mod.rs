@@ -24,7 +24,7 @@ mod v5;
 pub(crate) use adapter::Finding;
 pub use build::{component_for, own_workspace, trusted_workspaces};
 pub use cache::compile_cache_dir;
-pub(crate) use cache::private_folder;
+pub(crate) use cache::{open_private_file, private_folder};
 pub use host::{CaseInfo, Ended, INTERFACES, InstrumentPlugin, Limits, PluginHost, Reach};
 pub use names::check_segments;
 pub use state::{Judge, Restarter};
