@@ -52,6 +52,12 @@ async fn read_request(stream: &mut TcpStream) -> Option<String> {
     }
 }
 
+/// Write one whole response (`status` as "200 OK"); whether it went out.
+async fn respond(stream: &mut tokio::net::TcpStream, status: &str, kind: &str, body: &str) -> bool {
+    let head = format!("HTTP/1.1 {status}\r\nContent-Type: {kind}\r\nContent-Length: {}\r\n\r\n", body.len());
+    stream.write_all(head.as_bytes()).await.is_ok() && stream.write_all(body.as_bytes()).await.is_ok()
+}
+
 /// The first connection answers its first request and closes when reused
 /// (no byte of reply); every later connection reads its request whole and
 /// resets. Counts the POSTs read.
@@ -77,13 +83,7 @@ async fn closes_reused_then_resets_new() -> (String, Arc<AtomicUsize>, tokio::ta
                         return;
                     }
                     let body = format!("data: {}\n\ndata: {}\n\n", openai::content("ok"), openai::finish("stop"));
-                    let head = format!(
-                        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: {}\r\n\r\n",
-                        body.len()
-                    );
-                    if stream.write_all(head.as_bytes()).await.is_err()
-                        || stream.write_all(body.as_bytes()).await.is_err()
-                    {
+                    if !respond(&mut stream, "200 OK", "text/event-stream", &body).await {
                         return;
                     }
                     served += 1;
@@ -140,11 +140,7 @@ async fn drops_every_second_request() -> (String, Arc<AtomicUsize>, tokio::task:
                         ("text/event-stream", sse)
                     };
                     let status = if kind == "text/plain" { "404 Not Found" } else { "200 OK" };
-                    let head =
-                        format!("HTTP/1.1 {status}\r\nContent-Type: {kind}\r\nContent-Length: {}\r\n\r\n", body.len());
-                    if stream.write_all(head.as_bytes()).await.is_err()
-                        || stream.write_all(body.as_bytes()).await.is_err()
-                    {
+                    if !respond(&mut stream, status, kind, &body).await {
                         return;
                     }
                 }
