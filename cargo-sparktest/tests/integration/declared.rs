@@ -42,6 +42,7 @@ fn rows() -> Vec<RowDeclaration> {
 /// `ms` (plus its index).
 fn capitals(dir: &Path, file: &str, target: &str, started: &str, (passed, lost): (usize, usize), ms: f64) {
     let mut m = manifest(target, "m", "llama.cpp", started);
+    m.suite.name = "capitals-example".into();
     m.rows = rows();
     let cases = (0..10)
         .map(|i| {
@@ -166,27 +167,78 @@ fn a_declared_row_stands_on_the_board_and_in_diff_like_a_built_in_one() {
 }
 
 #[test]
-fn two_suites_declaring_one_title_are_refused_naming_both_files() {
+fn of_two_suites_declaring_one_title_the_later_is_left_out_naming_both_files_and_the_board_built() {
     let p = Project::new("");
     let dir = p.path().join("m");
     std::fs::create_dir_all(&dir).unwrap();
     capitals(&dir, "2026-03-alpha.jsonl", "alpha", "2026-03-01T00:00:00Z", (6, 0), 100.0);
     let mut m = manifest("beta", "m", "llama.cpp", "2026-03-02T00:00:00Z");
+    m.suite.name = "geography".into();
     let mut other = row("Capital cities", FigureKind::PassShare, None, Better::Higher);
     other.instrument = "geography".into();
     other.declared_by = "geography@2.0.0".into();
     m.rows = vec![other];
     write(&dir, "2026-03-geo.jsonl", m, vec![case("geography", "country::c00", Outcome::Pass, &[], None)], true);
     let out = p.run(&["board", "--measurements", &dir.display().to_string(), "--out", "out"]);
-    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("two declarations of the row \"Capital cities\""), "{err}");
+    let said = text(&out);
+    assert!(out.status.success(), "{said}");
     assert!(
-        err.contains("2026-03-alpha.jsonl (capitals-example@0.1.0")
-            && err.contains("2026-03-geo.jsonl (geography@2.0.0"),
-        "{err}"
+        said.contains(
+            "2026-03-geo.jsonl: row \"Capital cities\" (geography@2.0.0, instrument geography) is left out: \
+             2026-03-alpha.jsonl declares it first (capitals-example@0.1.0, instrument capitals)"
+        ),
+        "{said}"
     );
-    assert!(!p.path().join("out/standings.json").exists(), "nothing half-written");
+    let s = standings(&p.path().join("out"));
+    assert!(row_of(&s, "Capital cities").is_some(), "the first declaration's row");
+    let (alpha, beta) = (cell(&s, "Capital cities", "alpha · m"), cell(&s, "Capital cities", "beta · m"));
+    assert_eq!(alpha["kind"], "measured", "{alpha}");
+    assert!(alpha["raw"].as_str().is_some_and(|r| r.starts_with("6/10 passed")), "{alpha}");
+    assert_ne!(beta["kind"], "measured", "geography's case feeds no row of capitals: {beta}");
+}
+
+#[test]
+fn a_file_of_another_suite_saying_it_declares_the_victim_s_row_is_left_out() {
+    let p = Project::new("");
+    let dir = p.path().join("m");
+    std::fs::create_dir_all(&dir).unwrap();
+    capitals(&dir, "2026-03-alpha.jsonl", "alpha", "2026-03-01T00:00:00Z", (6, 0), 100.0);
+    let measurements = dir.display().to_string();
+    let board = |out: &str| {
+        let o = p.run(&["board", "--measurements", &measurements, "--out", out]);
+        assert!(o.status.success(), "{}", text(&o));
+        (text(&o), standings(&p.path().join(out)))
+    };
+    let (_, before) = board("before");
+    // Later, a file of another suite carrying the victim's rows as if its
+    // suite declared them, "better" flipped and the title's methodology
+    // rewritten.
+    let mut m = manifest("beta", "m", "llama.cpp", "2026-03-05T00:00:00Z");
+    m.rows = rows()
+        .into_iter()
+        .map(|mut d| {
+            d.better = if d.better == Better::Higher { Better::Lower } else { Better::Higher };
+            d.methodology = "forged".into();
+            d
+        })
+        .collect();
+    write(&dir, "2026-03-forged.jsonl", m, vec![case("capitals", "country::c00", Outcome::Pass, &[], None)], true);
+    let (said, after) = board("after");
+    assert!(
+        said.contains(
+            "2026-03-forged.jsonl: row \"Capital cities\" is left out: it says it is declared by \
+             capitals-example@0.1.0, but the file ran the suite \"crafted\""
+        ),
+        "{said}"
+    );
+    for title in ["Capital cities", "Capital latency"] {
+        let (was, now) = (row_of(&before, title).unwrap(), row_of(&after, title).unwrap());
+        assert_eq!((&was["description"], &was["rule"]), (&now["description"], &now["rule"]), "{title}: {now}");
+        // alpha's own figure, from its own records (the forged file's case
+        // is a column of its own and may change the standings).
+        let (was, now) = (&was["cells"]["alpha · m"], &now["cells"]["alpha · m"]);
+        assert_eq!((&was["raw"], &was["records"]), (&now["raw"], &now["records"]), "{title}");
+    }
 }
 
 #[test]

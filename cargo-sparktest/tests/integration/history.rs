@@ -263,6 +263,24 @@ fn show_and_diff_find_a_run_by_its_id_whatever_its_file_is_called() {
     let missing = p.run(&["show", "no-such-run#footprint::idle::memory", "--measurements", &measurements]);
     assert_eq!(missing.status.code(), Some(3), "{}", text(&missing));
     assert!(text(&missing).contains("holds run no-such-run"), "{}", text(&missing));
+    // A file named for run A that holds another run (planted, or copied
+    // over it): its name is no claim on A; the file that holds A is shown.
+    let mut planted = manifest("planted", "m", "llama.cpp", "2026-03-03T00:00:00Z");
+    planted.run_id = "planted-run".into();
+    write(&dir, &format!("{a_id}.jsonl"), planted, vec![footprint(99.0)], true);
+    let shown = p.run(&["show", &format!("{a_id}#footprint::idle::memory"), "--measurements", &measurements]);
+    assert!(shown.status.success(), "{}", text(&shown));
+    assert!(text(&shown).contains("resident-gib = 2 "), "the run's own record: {}", text(&shown));
+    let shown = p.run(&["show", "planted-run#footprint::idle::memory", "--measurements", &measurements]);
+    assert!(text(&shown).contains("resident-gib = 99 "), "found by the id it holds: {}", text(&shown));
+    // Named for a run no file holds: refused, naming the file and the run
+    // it holds.
+    let mut stray = manifest("stray", "m", "llama.cpp", "2026-03-04T00:00:00Z");
+    stray.run_id = "stray-run".into();
+    write(&dir, "ghost.jsonl", stray, vec![footprint(1.0)], true);
+    let ghost = p.run(&["show", "ghost#footprint::idle::memory", "--measurements", &measurements]);
+    assert_eq!(ghost.status.code(), Some(3), "{}", text(&ghost));
+    assert!(text(&ghost).contains("ghost.jsonl holds run \"stray-run\", not ghost"), "{}", text(&ghost));
     let diff = p.run(&["diff", &a_id, &b_id, "--measurements", &measurements]);
     assert!(diff.status.success(), "{}", text(&diff));
     let said = text(&diff);
@@ -319,4 +337,76 @@ fn a_board_index_folder_others_may_write_or_holding_another_user_s_file_is_left_
     assert!(said.contains("board index: 0 files as indexed, 2 read"), "{said}");
     assert_eq!(planted, open);
     assert_eq!(std::fs::metadata(&index).unwrap().uid(), 65534, "left as it was");
+}
+
+/// All the files under `dir`, their text.
+fn texts_under(dir: &Path) -> String {
+    let mut out = String::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = e.path();
+        if path.is_dir() {
+            out.push_str(&texts_under(&path));
+        } else {
+            out.push_str(&std::fs::read_to_string(&path).unwrap_or_default());
+        }
+    }
+    out
+}
+
+#[test]
+fn a_linked_measurement_file_or_transcript_is_named_and_never_read_or_published() {
+    let p = Project::new("");
+    let dir = p.path().join("m");
+    std::fs::create_dir_all(dir.join("transcripts")).unwrap();
+    let sha = |c: char| std::iter::repeat_n(c, 64).collect::<String>();
+    let with_transcript = |sha: String| {
+        let mut c = footprint(2.0);
+        c.transcript_sha256 = sha;
+        c
+    };
+    write(
+        &dir,
+        "1.jsonl",
+        manifest("alpha", "m", "llama.cpp", "2026-03-01T00:00:00Z"),
+        vec![with_transcript(sha('a'))],
+        true,
+    );
+    std::fs::write(dir.join(format!("transcripts/{}.json", sha('a'))), r#"{"calls":[]}"#).unwrap();
+    // Outside the folder: another run, and a transcript-shaped secret.
+    let outside = tempfile::tempdir().unwrap();
+    write(
+        outside.path(),
+        "other.jsonl",
+        manifest("secret-target", "secret-model", "llama.cpp", "2026-03-01T00:00:00Z"),
+        vec![with_transcript(sha('b'))],
+        true,
+    );
+    std::fs::write(outside.path().join("token.json"), r#"{"token":"TOPSECRET-b5e1"}"#).unwrap();
+    // Planted in the folder: a measurement file and a transcript that are
+    // links to them, and a transcript named by a record that links out.
+    std::os::unix::fs::symlink(outside.path().join("other.jsonl"), dir.join("2.jsonl")).unwrap();
+    write(
+        &dir,
+        "3.jsonl",
+        manifest("beta", "m", "llama.cpp", "2026-03-01T00:00:00Z"),
+        vec![with_transcript(sha('c'))],
+        true,
+    );
+    let linked = dir.join(format!("transcripts/{}.json", sha('c')));
+    std::os::unix::fs::symlink(outside.path().join("token.json"), &linked).unwrap();
+
+    let measurements = dir.display().to_string();
+    let o = p.run(&["board", "--measurements", &measurements, "--out", "b"]);
+    let said = text(&o);
+    assert!(o.status.success(), "{said}");
+    assert!(said.contains("2.jsonl: line 1: cannot be read: a link: not followed"), "the link is named: {said}");
+    assert!(said.contains(&linked.display().to_string()), "the linked transcript is named: {said}");
+    assert!(!said.contains("secret-target") && !said.contains("secret-model"), "nothing of it printed: {said}");
+    let out = p.path().join("b");
+    assert_eq!(columns(&standings(&out)), ["alpha", "beta"]);
+    let published = texts_under(&out);
+    assert!(!published.contains("secret-target") && !published.contains("secret-model"), "not on the board");
+    assert!(!published.contains("TOPSECRET"), "the linked transcript is not copied");
+    assert!(out.join(format!("transcripts/{}.json", sha('a'))).is_file(), "a regular transcript is copied");
+    assert!(!out.join(format!("transcripts/{}.json", sha('c'))).exists());
 }

@@ -89,29 +89,60 @@ pub fn feeds<C>(d: &RowDeclaration, c: &CaseRecord<C>) -> bool {
         && (d.groups.is_empty() || c.case.split_once("::").is_some_and(|(g, _)| d.groups.iter().any(|x| x == g)))
 }
 
+/// Whether `d` is declared by the suite named `ran` (the suite its file
+/// ran): the only declarations a file may carry.
+pub fn declared_by(d: &RowDeclaration, ran: &str) -> bool {
+    suite_of(&d.declared_by) == ran
+}
+
 /// The suite name of `name@version`.
 fn suite_of(declared_by: &str) -> &str {
     declared_by.rsplit_once('@').map_or(declared_by, |(name, _)| name)
 }
 
-/// The declarations of many runs (each with where it was read, for
-/// messages), in the runs' start order, as one list in first-seen order:
-/// the same suite's declaration of a title in a later-started run replaces
-/// the earlier (the suite changed its row); two suites declaring one
-/// title, or one suite declaring it for two instruments, is refused,
-/// naming both places. Never merged. A declaration that fails [`check`]
-/// (a built-in title, a field out of range: a file the host did not
-/// write, or another tool's) is left out, not trusted and not fatal: the
-/// host says so.
-pub fn settle<'a>(
-    declared: impl IntoIterator<Item = (&'a RowDeclaration, String)>,
-) -> Result<Vec<RowDeclaration>, String> {
+/// The rows kept of many runs' declarations, and a warning for each
+/// declaration left out ([`settle`]).
+#[derive(Debug, Default, PartialEq)]
+pub struct Settled {
+    /// The rows, in first-seen order.
+    pub rows: Vec<RowDeclaration>,
+    /// Each declaration left out, in words naming where it was read.
+    pub left_out: Vec<String>,
+}
+
+/// One declaration as a file gives it: the declaration, the suite the file
+/// itself ran (its manifest's `suite.name`), and where it was read (for
+/// messages).
+pub type Declared<'a> = (&'a RowDeclaration, &'a str, String);
+
+/// The declarations of many runs, in the runs' start order, as one list in
+/// first-seen order. A file's claims are checked against the file: a
+/// declaration counts only when it is declared by the suite the file ran
+/// (a file of another suite saying it is `declared_by` the victim's suite
+/// is left out). The same suite's declaration of a title in a later-started
+/// run replaces the earlier (the suite changed its row); a later
+/// declaration of a title another suite declares (or the same suite for
+/// another instrument) is left out, naming both places, and the earlier
+/// stands: one crafted file cannot take the board away. Never merged. A
+/// declaration that fails [`check`] (a built-in title, a field out of
+/// range: a file the host did not write, or another tool's) is left out
+/// too; the host says why.
+pub fn settle<'a>(declared: impl IntoIterator<Item = Declared<'a>>) -> Settled {
     let mut out: Vec<(RowDeclaration, String)> = Vec::new();
+    let mut left_out = Vec::new();
     // Title → its place in `out`: a folder of many runs (or a crafted file
     // of many rows) is settled in n log n, not by a scan per declaration.
     let mut at: std::collections::BTreeMap<String, usize> = std::collections::BTreeMap::new();
-    for (d, place) in declared {
+    for (d, ran, place) in declared {
         if check(d).is_err() {
+            continue;
+        }
+        if !declared_by(d, ran) {
+            left_out.push(format!(
+                "{place}: row {:?} is left out: it says it is declared by {}, but the file ran the suite {ran:?}",
+                d.title,
+                or_unnamed(&d.declared_by)
+            ));
             continue;
         }
         match at.get(&d.title).map(|&i| &mut out[i]) {
@@ -122,22 +153,23 @@ pub fn settle<'a>(
             Some((o, _)) if o == d => {}
             Some((o, first)) => {
                 if suite_of(&o.declared_by) != suite_of(&d.declared_by) || o.instrument != d.instrument {
-                    return Err(format!(
-                        "two declarations of the row {:?}: {first} ({}, instrument {}) and {place} ({}, instrument \
-                         {}); a title names one row: rename one of them",
+                    left_out.push(format!(
+                        "{place}: row {:?} ({}, instrument {}) is left out: {first} declares it first ({}, \
+                         instrument {}); a title names one row: rename one of them",
                         d.title,
+                        or_unnamed(&d.declared_by),
+                        d.instrument,
                         or_unnamed(&o.declared_by),
                         o.instrument,
-                        or_unnamed(&d.declared_by),
-                        d.instrument
                     ));
+                    continue;
                 }
                 *o = d.clone();
                 *first = place;
             }
         }
     }
-    Ok(out.into_iter().map(|(d, _)| d).collect())
+    Settled { rows: out.into_iter().map(|(d, _)| d).collect(), left_out }
 }
 
 fn or_unnamed(declared_by: &str) -> &str {
@@ -203,21 +235,47 @@ mod tests {
     }
 
     #[test]
-    fn one_title_from_two_places_is_refused_naming_both_and_a_suites_update_replaces_its_row() {
+    fn one_title_from_two_suites_keeps_the_first_naming_both_and_a_suites_update_replaces_its_row() {
         let a = row("Capital cities", FigureKind::PassShare, None);
         let mut newer = a.clone();
         newer.declared_by = "capitals-example@0.2.0".into();
         newer.methodology = "now with more countries".into();
-        let settled = settle([(&a, "run-1".to_string()), (&a, "run-2".into()), (&newer, "run-3".into())]).unwrap();
-        assert_eq!(settled, vec![newer.clone()]);
+        let ran = "capitals-example";
+        let settled =
+            settle([(&a, ran, "run-1".to_string()), (&a, ran, "run-2".into()), (&newer, ran, "run-3".into())]);
+        assert_eq!(settled, Settled { rows: vec![newer.clone()], left_out: vec![] });
 
         let mut other = a.clone();
         other.declared_by = "geography@1.0.0".into();
-        let err = settle([(&a, "run-1".to_string()), (&other, "run-2".into())]).unwrap_err();
-        assert!(err.contains("two declarations of the row \"Capital cities\""), "{err}");
-        assert!(err.contains("run-1 (capitals-example@0.1.0") && err.contains("run-2 (geography@1.0.0"), "{err}");
+        let settled = settle([(&a, ran, "run-1".to_string()), (&other, "geography", "run-2".into())]);
+        assert_eq!(settled.rows, vec![a.clone()], "the first stands");
+        let [said] = settled.left_out.as_slice() else { panic!("{:?}", settled.left_out) };
+        assert!(
+            said.starts_with("run-2: row \"Capital cities\" (geography@1.0.0, instrument capitals) is left out"),
+            "{said}"
+        );
+        assert!(said.contains("run-1 declares it first (capitals-example@0.1.0"), "{said}");
 
         let built_in = row("Prose speed", FigureKind::PassShare, None);
-        assert_eq!(settle([(&built_in, "run-9".to_string()), (&a, "run-1".into())]).unwrap(), vec![a.clone()]);
+        let settled = settle([(&built_in, ran, "run-9".to_string()), (&a, ran, "run-1".into())]);
+        assert_eq!(settled.rows, vec![a.clone()]);
+    }
+
+    #[test]
+    fn a_declaration_counts_only_for_the_suite_its_file_ran() {
+        let a = row("Capital cities", FigureKind::PassShare, None);
+        // A later file of another suite that says it is the victim's, with
+        // its "better" flipped: left out, the victim's row stands.
+        let mut forged = a.clone();
+        forged.better = Better::Lower;
+        let settled = settle([(&a, "capitals-example", "run-1".to_string()), (&forged, "geography", "run-2".into())]);
+        assert_eq!(settled.rows, vec![a.clone()]);
+        assert_eq!(
+            settled.left_out,
+            ["run-2: row \"Capital cities\" is left out: it says it is declared by capitals-example@0.1.0, but the \
+              file ran the suite \"geography\""]
+        );
+        // Alone, it declares nothing.
+        assert_eq!(settle([(&forged, "geography", "run-2".to_string())]).rows, vec![]);
     }
 }

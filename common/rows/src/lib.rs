@@ -34,7 +34,7 @@ mod figure;
 pub mod run;
 
 pub use builtin::{ByRequests, by_requests};
-pub use declaration::{BUILT_IN_TITLES, FieldError, check, feeds, settle};
+pub use declaration::{BUILT_IN_TITLES, Declared, FieldError, Settled, check, declared_by, feeds, settle};
 pub use figure::{BOOTSTRAP_SEED, Computed, NoFigure, RESAMPLES, Spread, compared, declared, short};
 pub use sparktest_record::{Better, FigureKind, RowDeclaration, Standing};
 

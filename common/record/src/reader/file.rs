@@ -128,17 +128,49 @@ fn read_bytes(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
 /// A regular file, open, and its size; anything else is refused before it
 /// is opened and checked again once open ([`read_bytes`]).
 fn open_regular(path: &Path) -> std::io::Result<(std::fs::File, u64)> {
-    let regular = |m: std::fs::Metadata| {
-        if m.is_file() {
-            Ok(m)
-        } else {
+    let (file, meta) = open_in_folder(path)?;
+    Ok((file, meta.len()))
+}
+
+/// A file of a folder others may write (measurements, transcripts), open,
+/// and what it is once open: only a regular file, never through a link.
+/// A link is refused whatever it points to (another run, a token file
+/// outside the folder); a named pipe, whose read would wait for a writer
+/// forever, a device such as `/dev/zero`, which never ends, and a folder
+/// are refused before they are opened (on Unix the open itself neither
+/// follows a link nor waits on a pipe), and checked again once open, so a
+/// file swapped for a link between the two is refused too. The one opener
+/// of what a shared folder holds: the board, `diff`, `show`, the index and
+/// the compile cache read through it.
+pub fn open_in_folder(path: &Path) -> std::io::Result<(std::fs::File, std::fs::Metadata)> {
+    let refuse = |m: &std::fs::Metadata| {
+        if m.file_type().is_symlink() {
+            Err(std::io::Error::other("a link: not followed, left unread"))
+        } else if !m.is_file() {
             Err(std::io::Error::other("not a regular file (a named pipe, a device or a folder): left unread"))
+        } else {
+            Ok(())
         }
     };
-    regular(std::fs::metadata(path)?)?;
-    let file = std::fs::File::open(path)?;
-    let size = regular(file.metadata()?)?.len();
-    Ok((file, size))
+    refuse(&std::fs::symlink_metadata(path)?)?;
+    let mut open = std::fs::OpenOptions::new();
+    open.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt as _;
+        open.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
+    }
+    let file = open.open(path).map_err(|e| {
+        // The name became a link after it was looked at.
+        #[cfg(unix)]
+        if e.raw_os_error() == Some(libc::ELOOP) {
+            return std::io::Error::other("a link: not followed, left unread");
+        }
+        e
+    })?;
+    let meta = file.metadata()?;
+    refuse(&meta)?;
+    Ok((file, meta))
 }
 
 /// The most read of a file for its manifest alone, 16 MiB: a longer first
@@ -206,7 +238,9 @@ impl std::fmt::Display for FileError {
 
 impl std::error::Error for FileError {}
 
-/// The measurement files (`*.jsonl`) of a folder, sorted by name.
+/// The measurement files (`*.jsonl`) of a folder, sorted by name. A link
+/// or anything else that is not a regular file is listed too, and refused
+/// when read ([`open_in_folder`]), so that a warning names it.
 pub fn list(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)?
         .filter_map(|e| e.ok().map(|e| e.path()))
@@ -238,6 +272,18 @@ mod tests {
         std::fs::write(&file, "\n \n{\"a\":1}\nrest\n").unwrap();
         assert_eq!(read_head(&file, 100).unwrap(), b"\n \n{\"a\":1}\n");
         assert_eq!(read_head(&file, 6).unwrap(), b"\n \n{\"a");
+        // A link, to a regular file outside the folder or to one inside it,
+        // is refused unread, as is a link to a link.
+        let outside = tempfile::NamedTempFile::new().unwrap();
+        std::fs::write(outside.path(), "secret").unwrap();
+        for (name, to) in [("l.jsonl", outside.path()), ("m.jsonl", file.as_path()), ("n.jsonl", Path::new("l.jsonl"))]
+        {
+            let link = dir.path().join(name);
+            std::os::unix::fs::symlink(to, &link).unwrap();
+            let err = read_bytes(&link, 100).unwrap_err().to_string();
+            assert!(err.contains("a link: not followed"), "{name}: {err}");
+            assert!(read_head(&link, 100).unwrap_err().to_string().contains("a link"), "{name}");
+        }
         // A named pipe: refused without waiting for a writer.
         let fifo = dir.path().join("c.jsonl");
         if std::process::Command::new("mkfifo").arg(&fifo).status().is_ok_and(|s| s.success()) {

@@ -89,6 +89,14 @@ fn resumes<C: Clone>(runs: Vec<Run<C>>, say: &mut impl FnMut(&str, String)) -> V
             out.push(r);
             continue;
         };
+        // A file's claim to resume a run is checked against the run: only
+        // the same suite, suite digest, target and model, as `--resume`
+        // itself requires, may replace its records.
+        if let Some(unlike) = unlike_run(base, &r) {
+            say(&r.manifest.run_id, format!("says it resumes {of}, but {unlike}: read as a run of its own"));
+            out.push(r);
+            continue;
+        }
         fold(base, &r);
         base.resumed_by.push(r.manifest.run_id.clone());
         say(&of, format!("resumed by {}", r.manifest.run_id));
@@ -103,6 +111,28 @@ fn resumes<C: Clone>(runs: Vec<Run<C>>, say: &mut impl FnMut(&str, String)) -> V
         base.summary = r.summary.as_ref().map(|s| recount(s, base));
     }
     out
+}
+
+/// How `r` differs from the run it says it resumes, in words; None when it
+/// is the same suite (name and digest) on the same target and model.
+fn unlike_run<C>(base: &Run<C>, r: &Run<C>) -> Option<String> {
+    let (a, b) = (&base.manifest, &r.manifest);
+    let short = |s: &str| s.get(..12).unwrap_or(s).to_string();
+    let differ = [
+        ("suite", &a.suite.name, &b.suite.name, false),
+        ("suite digest", &a.suite.sha256, &b.suite.sha256, true),
+        ("target", &a.target.name, &b.target.name, false),
+        ("model", &a.target.model_id, &b.target.model_id, false),
+    ];
+    let words: Vec<String> = differ
+        .iter()
+        .filter(|(_, x, y, _)| x != y)
+        .map(|(what, x, y, digest)| {
+            let (x, y) = if *digest { (short(x), short(y)) } else { (x.to_string(), y.to_string()) };
+            format!("its {what} is {y:?}, that run's {x:?}")
+        })
+        .collect();
+    (!words.is_empty()).then(|| words.join(", "))
 }
 
 fn partitions<C: Clone>(runs: Vec<Run<C>>, say: &mut impl FnMut(&str, String)) -> Vec<Run<C>> {
@@ -232,5 +262,33 @@ mod tests {
         // Without the last resume it is interrupted; without any, unfinished.
         assert_eq!(merge(vec![first.clone(), second]).runs[0].failed().as_deref(), Some("interrupted by SIGINT"));
         assert!(first.failed().unwrap().starts_with("never finished"));
+    }
+
+    #[test]
+    fn a_file_that_says_it_resumes_a_run_of_another_suite_target_or_model_stands_as_its_own() {
+        let victim = run("a", "1", &[("x", "pass"), ("y", "pass")]);
+        let claim = |edit: fn(&mut crate::Manifest)| {
+            let mut r = run("b", "2", &[("x", "fail"), ("y", "fail")]);
+            r.manifest.resumes = Some("a".into());
+            edit(&mut r.manifest);
+            merge(vec![victim.clone(), r])
+        };
+        let edits: [(fn(&mut crate::Manifest), &str); 4] = [
+            (|m| m.suite.name = "other-suite".into(), "its suite is \"other-suite\""),
+            (|m| m.suite.sha256 = "f".repeat(64), "its suite digest is \"ffffffffffff\""),
+            (|m| m.target.name = "elsewhere".into(), "its target is \"elsewhere\""),
+            (|m| m.target.model_id = "another-model".into(), "its model is \"another-model\""),
+        ];
+        for (edit, words) in edits {
+            let m = claim(edit);
+            assert_eq!(m.runs.len(), 2, "{words}: a run of its own");
+            assert!(m.runs[0].cases.iter().all(|c| c.outcome == Outcome::Pass), "{words}: the victim's records stand");
+            let said = &m.log[1].read_as;
+            assert!(said.iter().any(|w| w.starts_with("says it resumes a, but ") && w.contains(words)), "{said:?}");
+        }
+        // The same suite on the same target and model: one run.
+        let m = claim(|_| {});
+        assert_eq!(m.runs.len(), 1);
+        assert!(m.runs[0].cases.iter().all(|c| c.outcome == Outcome::Fail), "the later record wins");
     }
 }

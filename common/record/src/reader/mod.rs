@@ -22,7 +22,7 @@ mod merge;
 mod run;
 
 pub use chain::{Chain, chain};
-pub use file::{File, FileError, FileErrorKind, MAX_FILE_BYTES, list};
+pub use file::{File, FileError, FileErrorKind, MAX_FILE_BYTES, list, open_in_folder};
 pub use log::{Logged, night};
 pub use merge::{Merged, merge};
 pub use run::Run;

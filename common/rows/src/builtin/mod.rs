@@ -84,13 +84,19 @@ impl RowDef {
 
 /// Every row of a board: the built-in ones in the seed's order, then each
 /// row the runs' suites declare, in first-seen order; a title names one
-/// row ([`crate::settle`]: two declarations of one title are
-/// refused, naming both runs).
-pub fn all(runs: &Runs) -> Result<Vec<RowDef>, String> {
-    let declared =
-        runs.iter().flat_map(|r| r.manifest.rows.iter().map(move |d| (d, format!("run {}", r.manifest.run_id))));
-    let settled = crate::settle(declared)?;
-    Ok(ROWS.iter().cloned().chain(settled.into_iter().map(RowDef::declared)).collect())
+/// row ([`crate::settle`]: a declaration only of the suite its run ran, the
+/// first of two declarations of one title kept). The host names each
+/// declaration left out; [`declared_rows`] gives the words.
+pub fn all(runs: &Runs) -> Vec<RowDef> {
+    ROWS.iter().cloned().chain(declared_rows(runs).rows.into_iter().map(RowDef::declared)).collect()
+}
+
+/// The rows the runs' suites declare, settled ([`crate::settle`]).
+pub fn declared_rows(runs: &Runs) -> crate::Settled {
+    crate::settle(runs.iter().flat_map(|r| {
+        let m = &r.manifest;
+        m.rows.iter().map(move |d| (d, m.suite.name.as_str(), format!("run {}", m.run_id)))
+    }))
 }
 
 impl RowDef {

@@ -27,7 +27,7 @@ use crate::error::Error;
 /// rebuilt. The number goes up whenever what an entry holds or means
 /// changes (a feature digested differently included), so that no entry is
 /// read with another meaning.
-const HEAD: &str = concat!("sparktest board index 1 ", env!("CARGO_PKG_VERSION"));
+const HEAD: &str = concat!("sparktest board index 2 ", env!("CARGO_PKG_VERSION"));
 
 /// A file as it stood when it was read (through a link, its target's): an
 /// entry is used only while these are the same. The change time cannot be
@@ -84,6 +84,9 @@ pub(super) struct Entry {
     pub damage: Option<(usize, String)>,
     /// The rows its suite declares.
     pub rows: Vec<sparktest_record::RowDeclaration>,
+    /// The suite it ran (its manifest's): the only one its rows may be
+    /// declared by.
+    pub suite: String,
 }
 
 /// What a folded night of the run log counts of a run.
@@ -164,7 +167,7 @@ pub(super) fn refresh(dir: &Path, files: &[PathBuf]) -> Result<(Vec<Slot>, Refre
     let index = path_for(dir);
     let private = crate::plugin::private_folder(&index_dir());
     if let Err(why) = &private {
-        eprintln!("sparktest: warning: the board index is not kept ({why}): every file is read");
+        crate::warn_line!("sparktest: warning: the board index is not kept ({why}): every file is read");
     }
     let mut old = if private.is_ok() { load(&index) } else { BTreeMap::new() };
     let held = old.len();
@@ -191,7 +194,7 @@ pub(super) fn refresh(dir: &Path, files: &[PathBuf]) -> Result<(Vec<Slot>, Refre
         && changed
         && let Err(e) = store(&index, dir, files, &slots)
     {
-        eprintln!("sparktest: warning: the board index {} could not be written: {e}", index.display());
+        crate::warn_line!("sparktest: warning: the board index {} could not be written: {e}", index.display());
     }
     Ok((slots, refresh))
 }
@@ -218,7 +221,7 @@ fn load(index: &Path) -> BTreeMap<String, Entry> {
     let mut entries = BTreeMap::new();
     let mut lines = std::io::BufReader::new(file).lines();
     let damaged = |at: usize, why: String| {
-        eprintln!(
+        crate::warn_line!(
             "sparktest: warning: the board index {} is damaged (line {at}: {why}): it is rebuilt from the measurements",
             index.display()
         );
@@ -394,6 +397,7 @@ fn entry_of(stat: Stat, digest: String, file: File<Unread>) -> Entry {
         log,
         damage: file.damage.as_ref().map(|d| (d.line, d.message.clone())),
         rows: m.rows.clone(),
+        suite: m.suite.name.clone(),
     }
 }
 

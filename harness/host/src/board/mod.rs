@@ -99,9 +99,9 @@ pub struct Measurements {
     pub read_once: Vec<ReadOnce>,
     /// The transcripts the records handed whole name.
     pub transcripts: std::collections::BTreeSet<String>,
-    /// The rows the runs' suites declare, each with the file it was read
-    /// from.
-    pub rows: Vec<(sparktest_record::RowDeclaration, String)>,
+    /// The rows the runs' suites declare, each with the run and file it
+    /// was read from.
+    pub rows: Vec<DeclaredIn>,
     /// Readable files the selection left out.
     pub left_out: usize,
     /// The nights of the run log handed as counts, not runs: none while
@@ -166,16 +166,23 @@ pub fn read_measurements_within(dir: &Path, selection: &Selection, limit: u64) -
         let name = name_of(f);
         match (&slots[i], runs.contains(&i)) {
             (index::Slot::Left(e), _) => {
-                eprintln!("sparktest: warning: {name}: line {}: {}; the file is left out", e.line, e.message);
+                crate::warn_line!("sparktest: warning: {name}: line {}: {}; the file is left out", e.line, e.message);
                 read.damage.push(Damage { file: name, line: e.line, message: e.message.clone(), kept: false });
             }
             (index::Slot::Indexed(e), true) => {
                 for (d, why) in e.rows.iter().filter_map(|d| sparktest_rows::check(d).err().map(|why| (d, why))) {
-                    eprintln!("sparktest: warning: {name}: row {:?} is left out: {why}", d.title);
+                    crate::warn_line!("sparktest: warning: {name}: row {:?} is left out: {why}", d.title);
                 }
-                read.rows.extend(e.rows.iter().map(|d| (d.clone(), name.clone())));
+                read.rows.extend(e.rows.iter().map(|d| DeclaredIn {
+                    row: d.clone(),
+                    suite: e.suite.clone(),
+                    order: (e.facts.started_at.clone(), e.facts.run_id.clone()),
+                    file: name.clone(),
+                }));
                 if let Some((line, message)) = &e.damage {
-                    eprintln!("sparktest: warning: {name}: line {line}: {message}; the records before it are used");
+                    crate::warn_line!(
+                        "sparktest: warning: {name}: line {line}: {message}; the records before it are used"
+                    );
                     read.damage.push(Damage { file: name, line: *line, message: message.clone(), kept: true });
                 }
             }
@@ -193,10 +200,14 @@ pub fn read_measurements_within(dir: &Path, selection: &Selection, limit: u64) -
     if runs.is_empty() {
         return Err(Error::setup(format!("no readable measurement file in {}", dir.display())));
     }
-    // Two suites declaring one row title: refused before the reporter,
-    // naming both files (the reporter refuses it too, by run).
-    sparktest_rows::settle(read.rows.iter().map(|(d, f)| (d, f.clone())))
-        .map_err(|e| Error::setup(format!("{}: {e}", dir.display())))?;
+    // A declaration of another suite than its file ran, and the later of
+    // two suites declaring one row title: left out, naming the files (the
+    // reporter settles the same runs in the same start order, and leaves
+    // the same ones out).
+    read.rows.sort_by(|a, b| a.order.cmp(&b.order));
+    for said in sparktest_rows::settle(read.rows.iter().map(|r| (&r.row, r.suite.as_str(), r.file.clone()))).left_out {
+        crate::warn_line!("sparktest: warning: {said}");
+    }
     let bytes = |set: &BTreeSet<usize>| set.iter().filter_map(|i| entry(*i)).map(|e| e.bytes).sum::<u64>();
     let whole = if bytes(&runs) <= limit / HANDED_WHOLE {
         runs
@@ -206,7 +217,7 @@ pub fn read_measurements_within(dir: &Path, selection: &Selection, limit: u64) -
         if bytes(&whole) > limit {
             return Err(Error::new(ErrorKind::Plugin, past_the_limit_words(whole.len(), bytes(&whole), limit)));
         }
-        eprintln!(
+        crate::warn_line!(
             "sparktest: note: the {} runs hold {:.1} MB, more than the reporter is handed whole: it is handed the {} \
              files its cells and the latest night read, and {} older nights as counts",
             runs.len(),
@@ -226,7 +237,7 @@ pub fn read_measurements_within(dir: &Path, selection: &Selection, limit: u64) -
             // Changed since it was indexed, into something unreadable.
             Err(e) => {
                 let name = name_of(f);
-                eprintln!("sparktest: warning: {name}: line {}: {}; the file is left out", e.line, e.message);
+                crate::warn_line!("sparktest: warning: {name}: line {}: {}; the file is left out", e.line, e.message);
                 read.damage.push(Damage { file: name, line: e.line, message: e.message, kept: false });
             }
         }
@@ -259,7 +270,7 @@ fn runs_once<'a>(
                     run_id: e.facts.run_id.clone(),
                     identical,
                 };
-                eprintln!("sparktest: note: {}: {}", once.file, once.message());
+                crate::warn_line!("sparktest: note: {}: {}", once.file, once.message());
                 read.read_once.push(once);
             }
             None => {
@@ -357,6 +368,19 @@ fn read_whole(f: &Path) -> Result<(String, Vec<String>), sparktest_record::ReadE
     }
 }
 
+/// A row a run's suite declares, as the board read it.
+#[derive(Debug)]
+pub struct DeclaredIn {
+    /// The declaration.
+    pub row: sparktest_record::RowDeclaration,
+    /// The suite the run ran.
+    pub suite: String,
+    /// The run's start time and id: the order the reporter settles in.
+    pub order: (String, String),
+    /// The file it was read from.
+    pub file: String,
+}
+
 /// `f` over `items` on every core, the results in the items' order.
 fn on_every_core<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -368,25 +392,41 @@ fn on_every_core<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> V
 }
 
 /// The transcripts the records name that exist beside the measurement
-/// files: address → file. The folder is listed once (a board of thousands
-/// of records would otherwise ask the file system once per record).
+/// files as regular files: address → file. The folder is listed once (a
+/// board of thousands of records would otherwise ask the file system once
+/// per record). A named transcript that is a link (to another run's, to a
+/// token file) or anything else is left out with a warning naming it.
 fn transcripts_named(dir: &Path, named: &std::collections::BTreeSet<String>) -> BTreeMap<String, PathBuf> {
     let folder = crate::sinks::transcripts::TranscriptStore::folder(dir);
-    let present: std::collections::BTreeSet<std::ffi::OsString> = match std::fs::read_dir(&folder) {
-        Ok(entries) => entries
-            .flatten()
-            .filter(|e| e.file_type().is_ok_and(|t| t.is_file() || (t.is_symlink() && e.path().is_file())))
-            .map(|e| e.file_name())
-            .collect(),
-        Err(_) => return BTreeMap::new(),
-    };
+    let Ok(entries) = std::fs::read_dir(&folder) else { return BTreeMap::new() };
+    // The entry's own type: a link is a link, not what it points to.
+    let present: BTreeMap<std::ffi::OsString, bool> =
+        entries.flatten().map(|e| (e.file_name(), e.file_type().is_ok_and(|t| t.is_file()))).collect();
     named
         .iter()
         .filter_map(|sha| {
             let path = crate::sinks::transcripts::TranscriptStore::path(dir, sha)?;
-            present.contains(path.file_name()?).then(|| (sha.clone(), path))
+            match present.get(path.file_name()?)? {
+                true => Some((sha.clone(), path)),
+                false => {
+                    crate::warn_line!(
+                        "sparktest: warning: {}: a link or not a regular file: not followed, the transcript is left out",
+                        path.display()
+                    );
+                    None
+                }
+            }
         })
         .collect()
+}
+
+/// Copy a transcript out of the measurements folder without following a
+/// link (it was a regular file when listed; it may not be now).
+fn copy_transcript(from: &Path, to: &Path) -> std::io::Result<()> {
+    let (file, _) = sparktest_record::reader::open_in_folder(from)?;
+    let mut limited = std::io::Read::take(file, sparktest_record::reader::MAX_FILE_BYTES);
+    let mut out = std::fs::File::create(to)?;
+    std::io::copy(&mut limited, &mut out).map(|_| ())
 }
 
 /// The reporter component and its pin: the one given, or the built-in
@@ -456,9 +496,11 @@ pub fn board(args: BoardArgs) -> Result<i32, Error> {
     });
     let Measurements { files, damage, read_once, transcripts: named, left_out, folded, refresh, .. } = read?;
     if refresh.read > 0 || refresh.dropped > 0 {
-        eprintln!(
+        crate::warn_line!(
             "sparktest: note: board index: {} files as indexed, {} read, {} gone from the folder",
-            refresh.reused, refresh.read, refresh.dropped
+            refresh.reused,
+            refresh.read,
+            refresh.dropped
         );
     }
     let (wasm, pin) = wasm?;
@@ -467,7 +509,10 @@ pub fn board(args: BoardArgs) -> Result<i32, Error> {
     // A board of a selection says so, on the page and here.
     if !args.selection.is_all() {
         let words = args.selection.described();
-        eprintln!("sparktest: note: the board covers {words}: {} files selected, {left_out} left out", files.len());
+        crate::warn_line!(
+            "sparktest: note: the board covers {words}: {} files selected, {left_out} left out",
+            files.len()
+        );
         let said = serde_json::json!({"words": words, "files": files.len(), "left_out": left_out});
         inputs.insert("selection.json".to_string(), said.to_string().into_bytes());
     }
@@ -512,8 +557,11 @@ pub fn board(args: BoardArgs) -> Result<i32, Error> {
         std::fs::create_dir_all(&into).map_err(|e| Error::io(format_args!("create {}", into.display()), e))?;
         for (sha, from) in &transcripts {
             let to = into.join(format!("{sha}.json"));
-            if !to.exists() {
-                std::fs::copy(from, &to).map_err(|e| Error::io(format_args!("copy {}", from.display()), e))?;
+            if !to.exists()
+                && let Err(e) = copy_transcript(from, &to)
+            {
+                let _ = std::fs::remove_file(&to);
+                crate::warn_line!("sparktest: warning: {}: {e}; the transcript is left out", from.display());
             }
         }
     }
@@ -526,7 +574,7 @@ pub fn board(args: BoardArgs) -> Result<i32, Error> {
         std::fs::write(&dest, content).map_err(|e| Error::io(format_args!("write {}", dest.display()), e))?;
         written.push(dest.display().to_string());
     }
-    eprintln!(
+    crate::warn_line!(
         "sparktest: board from {} measurement files in {}: wrote {} (the reporter grew to {} MiB of its {} MiB)",
         count,
         dir.display(),

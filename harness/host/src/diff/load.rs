@@ -44,7 +44,11 @@ pub fn rows_of(case: &CaseRecord, manifest: &Manifest) -> Vec<String> {
         manifest
             .rows
             .iter()
-            .filter(|d| sparktest_rows::check(d).is_ok() && sparktest_rows::feeds(d, case))
+            .filter(|d| {
+                sparktest_rows::check(d).is_ok()
+                    && sparktest_rows::declared_by(d, &manifest.suite.name)
+                    && sparktest_rows::feeds(d, case)
+            })
             .map(|d| d.title.clone()),
     );
     if !tagged.is_empty() {
@@ -109,7 +113,7 @@ pub fn read_side(spec: &str, cwd: &Path, dir: &Path) -> Result<Side, Error> {
     for f in files_for(spec, cwd, dir)? {
         let file = File::<CallRecord>::read(&f).map_err(|e| Error::setup(e.to_string()))?;
         if let Some(d) = &file.damage {
-            eprintln!("sparktest: warning: {}: {d}; the records before it are used", f.display());
+            crate::warn_line!("sparktest: warning: {}: {d}; the records before it are used", f.display());
             unfinished.push(format!("{}: its file {} is damaged at {d}", file.run.manifest.run_id, f.display()));
         }
         manifests.push(file.run.manifest.clone());

@@ -180,11 +180,11 @@ fn held_alone(dir: &Path, depth: u32) -> Result<(), String> {
 
 /// `path` in a private folder, opened without following a link, only when
 /// it is a regular file of this user's that no one else may write.
+/// The shared folders' opener ([`sparktest_record::reader::open_in_folder`])
+/// and, on top, the owner and the mode.
 pub(crate) fn open_private_file(path: &Path) -> Option<std::fs::File> {
-    let file =
-        std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK).open(path).ok()?;
-    let meta = file.metadata().ok()?;
-    (meta.is_file() && owned_alone(path, &meta).is_ok()).then_some(file)
+    let (file, meta) = sparktest_record::reader::open_in_folder(path).ok()?;
+    owned_alone(path, &meta).is_ok().then_some(file)
 }
 
 /// The bytes of `path` (see [`open_private_file`]).

@@ -66,11 +66,8 @@ fn as_read(c: &CaseRecord) -> CaseRecord<Call> {
 fn row_lines(run: Run<Call>) -> Vec<String> {
     let runs = Runs::new(merge(vec![run]));
     let Some(col) = runs.iter().next().map(|r| r.column.clone()) else { return Vec::new() };
-    let rows = match builtin::all(&runs) {
-        Ok(rows) => rows,
-        Err(why) => return vec![format!("sparktest: rows: {why}")],
-    };
-    rows.iter()
+    builtin::all(&runs)
+        .iter()
         .filter_map(|def| {
             let words = match def.figure(&runs, &col) {
                 Ok(f) => figure_words(&f),

@@ -210,7 +210,7 @@ pub fn render_with(
         None => Judgements::default(),
     };
     let runs = runs(measurements)?;
-    let defs = rows::all(&runs)?;
+    let defs = rows::all(&runs);
     check_config(config, &defs)?;
     let mut board = model::build(&runs, &defs, config, &judgements);
     // Columns from unlike hardware: each kind a letter, said in the head;
