@@ -391,7 +391,9 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => ExitCode::from(code as u8),
         Err(err) => {
-            eprintln!("error: {}", sparktest_harness::redacted(&err.to_string()));
+            // Redacted, and its foreign text (a server's body, a file's
+            // name) made safe to print.
+            eprintln!("error: {}", sparktest_harness::shown(&err.to_string()));
             ExitCode::from(err.kind.exit_code() as u8)
         }
     }

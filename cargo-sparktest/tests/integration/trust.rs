@@ -488,3 +488,95 @@ fn a_key_planted_in_every_probe_answer_is_printed_and_written_nowhere() {
         assert!(asked.iter().any(|a| a.starts_with(path)), "{path} was not read: {asked:?}");
     }
 }
+
+/// What a hostile server or file could put before a terminal or a CI log:
+/// a title set and the screen cleared (ESC, BEL), and a newline starting
+/// a GitHub workflow command.
+const HOSTILE: &str = "\u{1b}]0;pwned\u{7}\u{1b}[2J\n::error::planted";
+
+/// `said` holds the hostile text only as escapes: no raw ESC or BEL, and no
+/// line of it starts with its words.
+fn assert_inert(what: &str, said: &str) {
+    assert!(!said.contains(['\u{1b}', '\u{7}']), "{what}: a raw ESC or BEL: {said:?}");
+    for line in said.lines() {
+        assert!(!line.trim_start().starts_with("::"), "{what}: a line starts with foreign text: {line:?}\n{said}");
+    }
+    assert!(said.contains("::error::planted"), "{what}: the text is still shown, escaped: {said}");
+}
+
+#[test]
+fn a_servers_error_body_reaches_the_terminal_and_junit_escaped() {
+    let rt = runtime();
+    let body = serde_json::json!({"error": {"message": HOSTILE}}).to_string();
+    let server = rt.block_on(FakeServer::respond(Arc::new(move |req: &str, _| {
+        let path = req.split_whitespace().nth(1).unwrap_or("").to_string();
+        if path.starts_with("/v1/models") {
+            return Script::json(200, r#"{"object":"list","data":[{"id":"fake-model","object":"model"}]}"#);
+        }
+        if path.starts_with("/v1/chat") {
+            return Script::json(400, &body);
+        }
+        Script::json(404, r#"{"error":"not found"}"#)
+    })));
+    let p = Project::new(&format!("[target.t]\nmodel = \"fake-model\"\nbase-url = \"{}\"\n", server.url()));
+    let out =
+        p.command(&["--suite", &fixture_suite(), "--target", "t", "--junit", "junit.xml", "chat::"]).output().unwrap();
+    let said = text(&out);
+    let runs = p.measurements();
+    let run = runs.last().unwrap();
+    let reason = run.case("fixture::chat::hello").reason.clone().unwrap_or_default();
+    assert!(reason.contains("::error::planted"), "the record keeps the server's words as they were: {reason:?}");
+    assert_inert("the run's output", &said);
+    let junit = std::fs::read_to_string(p.path().join("junit.xml")).unwrap();
+    assert!(!junit.contains(['\u{1b}', '\u{7}']) && junit.contains("::error::planted"), "{junit}");
+    let show = p.run(&["show", &format!("{}#fixture::chat::hello", run.manifest.run_id)]);
+    assert_inert("show", &text(&show));
+}
+
+#[test]
+fn foreign_text_in_a_measurements_folder_is_printed_escaped_by_board_show_and_diff() {
+    use crate::board::{case, manifest, write};
+    let p = Project::new("");
+    let dir = p.path().join("m");
+    std::fs::create_dir_all(&dir).unwrap();
+    let runs: Vec<String> = ["alpha", "beta"]
+        .iter()
+        .enumerate()
+        .map(|(i, target)| {
+            let mut m = manifest(
+                target,
+                &format!("model-{target}{HOSTILE}"),
+                "llama.cpp",
+                &format!("2026-03-0{}T00:00:00Z", i + 1),
+            );
+            m.campaign = Some(sparktest_record::CampaignRef {
+                id: format!("night{HOSTILE}\n| x | <b>bold</b>"),
+                configuration: target.to_string(),
+                configurations: vec!["alpha".into(), "beta".into()],
+                partition: None,
+            });
+            let mut c = case("speed", "decode::prose", Outcome::Fail, &[("decode-tok-s", 10.0)], Some(HOSTILE));
+            c.notes = vec![("note".into(), HOSTILE.into())];
+            let id = m.run_id.clone();
+            write(&dir, &format!("{target}.jsonl"), m, vec![c], true);
+            id
+        })
+        .collect();
+    // A damaged file whose very name is hostile: the warning names it.
+    std::fs::write(dir.join(format!("bad{HOSTILE}.jsonl")), "not json\n").unwrap();
+    let measurements = dir.display().to_string();
+    let board = p.run(&["board", "--measurements", &measurements, "--out", "b"]);
+    assert!(board.status.success(), "{}", text(&board));
+    assert_inert("board's warnings", &text(&board));
+    let md = std::fs::read_to_string(p.path().join("b/board.md")).unwrap();
+    assert!(!md.contains(['\u{1b}', '\u{7}']), "board.md: raw ESC or BEL");
+    assert!(!md.contains("<b>bold</b>"), "board.md: raw HTML from a campaign id");
+    for line in md.lines() {
+        assert!(!line.starts_with("::") && !line.starts_with("| x |"), "board.md: a line of foreign text: {line:?}");
+    }
+    let show = p.run(&["show", &format!("{}#speed::decode::prose", runs[0]), "--measurements", &measurements]);
+    assert!(show.status.success(), "{}", text(&show));
+    assert_inert("show", &text(&show));
+    let diff = p.run(&["diff", &runs[0], &runs[1], "--measurements", &measurements]);
+    assert_inert("diff", &text(&diff));
+}

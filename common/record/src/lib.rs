@@ -20,11 +20,13 @@
 //! - `row`: a board row a suite declares ([`RowDeclaration`]);
 //! - [`reader`]: the one reader: files as far as they are whole, folders,
 //!   runs read together (parts, resumes, each case once), a run's failure;
-//! - [`exit_code`]: the process exit codes.
+//! - [`exit_code`]: the process exit codes;
+//! - [`foreign`]: the one printer of foreign text (terminal, CI, JUnit).
 #![warn(missing_docs)]
 
 mod case;
 pub mod exit_code;
+pub mod foreign;
 mod gate;
 pub mod handover;
 mod manifest;

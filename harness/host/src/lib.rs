@@ -62,7 +62,7 @@ pub use show::{ShowArgs, show};
 
 // What they fail with, and how an error is printed.
 pub use error::{Error, ErrorKind};
-pub use redact::printed as redacted;
+pub use redact::{printed as redacted, shown};
 
 // The project's config and its suites.
 pub use config::Config;

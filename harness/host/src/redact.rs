@@ -31,12 +31,20 @@ pub fn printed(text: &str) -> String {
     }
 }
 
-/// Print one line on stderr, redacted.
+/// Print one line on stderr, redacted, and its foreign text made safe to
+/// print ([`sparktest_record::foreign::shown`]): a line may hold a model
+/// name, an error body, a file name or a reason from a measurements folder.
 #[macro_export]
 macro_rules! warn_line {
     ($($arg:tt)*) => {
-        eprintln!("{}", $crate::redact::printed(&format!($($arg)*)))
+        eprintln!("{}", $crate::redact::shown(&format!($($arg)*)))
     };
+}
+
+/// `text` redacted ([`printed`]) and safe to print on a terminal or a CI
+/// log ([`sparktest_record::foreign::shown`]).
+pub fn shown(text: &str) -> String {
+    sparktest_record::foreign::shown(&printed(text)).into_owned()
 }
 
 /// Secrets shorter than this are not searched for: a key like `none` or

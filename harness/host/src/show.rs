@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 
 use serde_json::Value;
+use sparktest_record::foreign::{one_line, shown, starting_a_line};
 use sparktest_record::{CallRecord, CaseRecord};
 
 use crate::config::Config;
@@ -34,8 +35,27 @@ pub fn show(args: ShowArgs) -> Result<i32, Error> {
     if run.contains(['/', '\\']) || run.starts_with('.') {
         return Err(Error::setup(format!("{run:?} is not a run id")));
     }
-    let file = file_of_run(&dir, run)?;
-    let read = sparktest_record::reader::File::<CallRecord>::read(&file).map_err(|e| Error::setup(e.to_string()))?;
+    let read_run = |file: &std::path::Path| {
+        sparktest_record::reader::File::<CallRecord>::read(file).map_err(|e| Error::setup(e.to_string()))
+    };
+    let mut file = file_of_run(&dir, run)?;
+    let mut read = read_run(&file)?;
+    // A file's name is no claim on a run: the run id it holds is. A
+    // `RUN.jsonl` holding another run is passed over for the file that
+    // holds RUN, if one does.
+    if read.run.manifest.run_id != run {
+        let holds = read.run.manifest.run_id.clone();
+        let other = crate::board::runs_in(&dir)?.into_iter().find(|(_, f)| f.run_id == run).map(|(path, _)| path);
+        let Some(other) = other else {
+            return Err(Error::setup(format!(
+                "{} holds run {holds:?}, not {run}, and no other measurement file in {} holds {run}",
+                file.display(),
+                dir.display()
+            )));
+        };
+        read = read_run(&other)?;
+        file = other;
+    }
     let record = read
         .run
         .cases
@@ -43,9 +63,12 @@ pub fn show(args: ShowArgs) -> Result<i32, Error> {
         .rfind(|c| c.id == case)
         .ok_or_else(|| Error::setup(format!("{}: no record of case {case}", file.display())))?;
     // The address comes from a file: only a sha256 becomes a path.
+    // Read as every file of the folder is: a link is not followed.
     let transcript: Option<Transcript> = TranscriptStore::path(&dir, &record.transcript_sha256)
-        .and_then(|path| std::fs::read_to_string(path).ok())
-        .and_then(|t| serde_json::from_str(&t).ok());
+        .and_then(|path| sparktest_record::reader::open_in_folder(&path).ok())
+        .and_then(|(file, _)| {
+            serde_json::from_reader(std::io::Read::take(file, sparktest_record::reader::MAX_FILE_BYTES)).ok()
+        });
     if args.json {
         let out = serde_json::json!({"record": record, "transcript": transcript});
         println!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
@@ -57,7 +80,7 @@ pub fn show(args: ShowArgs) -> Result<i32, Error> {
         None if record.calls.is_empty() => println!("(the case made no call)"),
         None => println!(
             "(no transcript {} in {}: runs before format 1.2 kept none)",
-            record.transcript_sha256,
+            one_line(&record.transcript_sha256),
             dir.join("transcripts").display()
         ),
     }
@@ -83,15 +106,15 @@ fn file_of_run(dir: &std::path::Path, run: &str) -> Result<PathBuf, Error> {
 }
 
 fn print_record(r: &CaseRecord) {
-    println!("{}  {}", r.id, r.outcome.as_str());
+    println!("{}  {}", starting_a_line(&r.id), r.outcome.as_str());
     if let Some(reason) = &r.reason {
-        println!("  reason: {reason}");
+        println!("  reason: {}", shown(reason));
     }
     for m in &r.metrics {
-        println!("  {} = {} {}", m.name, m.value, m.unit);
+        println!("  {} = {} {}", one_line(&m.name), m.value, one_line(&m.unit));
     }
     for (k, v) in &r.notes {
-        println!("  {k}: {v}");
+        println!("  {}: {}", one_line(k), shown(v));
     }
     println!();
 }
@@ -117,31 +140,39 @@ fn content(v: &Value) -> String {
 fn print_transcript(t: &Transcript) {
     for (i, x) in t.exchanges.iter().enumerate() {
         let ms = x.timing.as_ref().and_then(|t| t.get("total_ms")).and_then(Value::as_f64);
-        println!("── {} #{} {}", x.kind, i + 1, ms.map(|m| format!("({m:.0} ms)")).unwrap_or_default());
+        println!("── {} #{} {}", one_line(&x.kind), i + 1, ms.map(|m| format!("({m:.0} ms)")).unwrap_or_default());
         for m in x.request.get("messages").and_then(Value::as_array).into_iter().flatten() {
             let role = m.get("role").and_then(Value::as_str).unwrap_or("?").to_lowercase();
-            println!("[{role}] {}", content(m.get("content").unwrap_or(&Value::Null)));
+            println!("[{}] {}", one_line(&role), shown(&content(m.get("content").unwrap_or(&Value::Null))));
             for c in m.get("tool_calls").and_then(Value::as_array).into_iter().flatten() {
-                println!("  → {}({})", c["name"].as_str().unwrap_or(""), c["arguments"].as_str().unwrap_or(""));
+                println!(
+                    "  → {}({})",
+                    one_line(c["name"].as_str().unwrap_or("")),
+                    shown(c["arguments"].as_str().unwrap_or(""))
+                );
             }
         }
         if let Some(p) = x.request.get("prompt").and_then(Value::as_str) {
-            println!("[prompt] {p}");
+            println!("[prompt] {}", shown(p));
         }
         if let Some(r) = &x.reply {
             if let Some(reasoning) = r.get("reasoning").and_then(Value::as_str) {
-                println!("[reasoning] {reasoning}");
+                println!("[reasoning] {}", shown(reasoning));
             }
-            println!("[reply] {}", r.get("text").and_then(Value::as_str).unwrap_or(""));
+            println!("[reply] {}", shown(r.get("text").and_then(Value::as_str).unwrap_or("")));
             for c in r.get("tool_calls").and_then(Value::as_array).into_iter().flatten() {
-                println!("  → {}({})", c["name"].as_str().unwrap_or(""), c["arguments"].as_str().unwrap_or(""));
+                println!(
+                    "  → {}({})",
+                    one_line(c["name"].as_str().unwrap_or("")),
+                    shown(c["arguments"].as_str().unwrap_or(""))
+                );
             }
             if let Some(f) = r.get("finish_reason").and_then(Value::as_str) {
-                println!("  (finish: {f})");
+                println!("  (finish: {})", one_line(f));
             }
         }
         if let Some(e) = &x.error {
-            println!("[error] {e}");
+            println!("[error] {}", shown(e));
         }
         println!();
     }

@@ -310,7 +310,7 @@ pub fn provision(root: &Path, spec: &str, cache_dir: &Path) -> Result<BTreeMap<S
         if let Some(signal) = crash
             && tries == 1
         {
-            eprintln!(
+            crate::warn_line!(
                 "sparktest: the provisioning program {spec} crashed (killed by {}); its messages are above; running it once more",
                 crash_name(signal)
             );
@@ -456,7 +456,7 @@ fn spawn_server(argv: &[String], log: &Path, name: &str) -> Result<Spawned, Erro
     let watchdog = match spawn_watchdog(pid) {
         Ok(w) => Some(w),
         Err(e) => {
-            eprintln!("sparktest: warning: target {name}: no watchdog for the server's children: {e}");
+            crate::warn_line!("sparktest: warning: target {name}: no watchdog for the server's children: {e}");
             None
         }
     };
@@ -528,7 +528,9 @@ pub async fn launch(
         match wait_healthy(&mut launched, &launch.health_path, startup).await {
             Ok(()) => return Ok(launched),
             Err(e) if e.port_taken && tries < 3 => {
-                eprintln!("sparktest: target {name}: port {port} was taken before the server bound it; trying another");
+                crate::warn_line!(
+                    "sparktest: target {name}: port {port} was taken before the server bound it; trying another"
+                );
             }
             Err(e) => return Err(e.error),
         }

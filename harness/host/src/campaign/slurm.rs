@@ -204,13 +204,12 @@ pub fn submit(
     journal::plan_once(&dir, &plan)?;
     if args.dry_run {
         crate::warn_line!(
-            "sparktest: campaign {id}: wrote {} and {} (nothing submitted); submit with\n  sbatch --parsable {}\n  \
-             sbatch --dependency=afterany:<its id> {} <its id>",
-            array_path.display(),
-            board_path.display(),
+            "sparktest: campaign {id}: wrote {} and {} (nothing submitted); submit with",
             array_path.display(),
             board_path.display()
         );
+        crate::warn_line!("  sbatch --parsable {}", array_path.display());
+        crate::warn_line!("  sbatch --dependency=afterany:<its id> {} <its id>", board_path.display());
         return Ok(sparktest_record::exit_code::OK);
     }
     let array_job = sbatch(&[], &array_path, None)?;

@@ -265,15 +265,18 @@ fn verdict_words(v: Verdict, d: Direction) -> String {
 
 /// The report as text.
 pub fn text(r: &Report) -> String {
+    // What the files hold (specs, case ids, reasons, notes, row titles) is
+    // foreign text: each on one line, escaped.
+    let o = |s: &str| sparktest_record::foreign::one_line(s).into_owned();
     let mut out = String::new();
-    let _ = writeln!(out, "diff A: {} ({})", r.a.spec, r.a.runs.join(", "));
-    let _ = writeln!(out, "  →  B: {} ({})", r.b.spec, r.b.runs.join(", "));
+    let _ = writeln!(out, "diff A: {} ({})", o(&r.a.spec), o(&r.a.runs.join(", ")));
+    let _ = writeln!(out, "  →  B: {} ({})", o(&r.b.spec), o(&r.b.runs.join(", ")));
     if r.configuration.is_empty() {
         let _ = writeln!(out, "configuration: the same on both sides (engine, build, model, launch, suite)");
     } else {
         let _ = writeln!(out, "configuration differs: these figures compare two configurations, not two runs of one");
         for d in &r.configuration {
-            let _ = writeln!(out, "  {}: {} → {}", d.field, d.a, d.b);
+            let _ = writeln!(out, "  {}: {} → {}", d.field, o(&d.a), o(&d.b));
         }
     }
     let _ = writeln!(
@@ -282,7 +285,7 @@ pub fn text(r: &Report) -> String {
         r.alpha, r.resamples, r.seed
     );
     for row in &r.rows {
-        let _ = writeln!(out, "\n{}", row.row);
+        let _ = writeln!(out, "\n{}", sparktest_record::foreign::starting_a_line(&row.row));
         if let Some(p) = &row.pass_rate {
             let interval =
                 |i: &Option<[f64; 2]>| i.map(|[l, h]| format!(" [{}–{}]", pct(l), pct(h))).unwrap_or_default();
@@ -309,10 +312,10 @@ pub fn text(r: &Report) -> String {
                 p.p_value,
             );
             for f in &p.pass_to_fail {
-                let _ = writeln!(out, "    pass→fail {}  ({} | {})", f.case, f.a, f.b);
+                let _ = writeln!(out, "    pass→fail {}  ({} | {})", o(&f.case), o(&f.a), o(&f.b));
             }
             for f in &p.fail_to_pass {
-                let _ = writeln!(out, "    fail→pass {}  ({} | {})", f.case, f.a, f.b);
+                let _ = writeln!(out, "    fail→pass {}  ({} | {})", o(&f.case), o(&f.a), o(&f.b));
             }
         }
         for f in &row.figures {
@@ -321,28 +324,28 @@ pub fn text(r: &Report) -> String {
             let _ = writeln!(
                 out,
                 "  {} {:.2} → {:.2} {}: {} ({ratio}{interval}, {} over {} items)",
-                f.metric,
+                o(&f.metric),
                 f.a_mean,
                 f.b_mean,
-                f.unit,
+                o(&f.unit),
                 verdict_words(f.verdict, f.direction),
                 f.method,
                 f.items,
             );
             if let Some(n) = &f.note {
-                let _ = writeln!(out, "    {n}");
+                let _ = writeln!(out, "    {}", o(n));
             }
         }
         if !row.lost.is_empty() {
             let _ = writeln!(out, "  lost (left out of the tests; not a regression of the model): {}", row.lost.len());
             for l in &row.lost {
-                let _ = writeln!(out, "    {} on {}: {}", l.case, l.side, l.reason);
+                let _ = writeln!(out, "    {} on {}: {}", o(&l.case), l.side, o(&l.reason));
             }
         }
         if !row.unanswered.is_empty() {
             let _ = writeln!(out, "  answered on A, not on B (the comparison is incomplete): {}", row.unanswered.len());
             for u in &row.unanswered {
-                let _ = writeln!(out, "    {}: {} (A: {})", u.case, u.why, u.a);
+                let _ = writeln!(out, "    {}: {} (A: {})", o(&u.case), o(&u.why), o(&u.a));
             }
         }
         if row.not_applicable > 0 {
@@ -358,7 +361,7 @@ pub fn text(r: &Report) -> String {
         (false, false) => format!(
             "incomplete: no regression among the items both sides answered, but B cannot be compared whole ({}); \
              `--fail-on regression` fails unless `--allow-lost`",
-            r.incomplete.join("; ")
+            o(&r.incomplete.join("; "))
         ),
     };
     let _ = writeln!(out, "\n{verdict}");

@@ -268,7 +268,7 @@ impl PluginHost {
         let cache = match cache_dir.map(CompileCache::open) {
             Some(Ok(cache)) => cache,
             Some(Err(why)) => {
-                eprintln!("note: compiled components are not cached this run: {why}");
+                crate::warn_line!("note: compiled components are not cached this run: {why}");
                 CompileCache::none()
             }
             None => CompileCache::none(),

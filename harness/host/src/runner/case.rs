@@ -146,16 +146,23 @@ fn finish(
     let verdict = record.verdict();
     let event = Event::CaseFinished(Box::new(Finished { record, transcript: transcript.map(Arc::new) }));
     if let Err(err) = shared.sinks.emit(&event) {
-        return Err(Failed::from(format!("part of this case's output was not written: {err}")));
+        return Err(Failed::from(format!(
+            "part of this case's output was not written: {}",
+            sparktest_record::foreign::shown(&err.to_string())
+        )));
     }
+    // A reason is foreign text (a server's body, an instrument's words):
+    // printed through the one printer, after words of ours, since libtest
+    // starts a line with a failure's message.
+    let shown = |r: &str| sparktest_record::foreign::shown(r).into_owned();
     match verdict {
         Verdict::Pass => Ok(Completion::Completed),
-        Verdict::Fail(r) => Err(Failed::from(r)),
+        Verdict::Fail(r) => Err(Failed::from(format!("failed: {}", shown(&r)))),
         // libtest has no third verdict: a lost case fails with `lost:`.
-        Verdict::Lost(r) => Err(Failed::from(format!("lost: {r}"))),
-        Verdict::NotApplicable(r) => Ok(Completion::ignored_with(format!("not applicable: {r}"))),
+        Verdict::Lost(r) => Err(Failed::from(format!("lost: {}", shown(&r)))),
+        Verdict::NotApplicable(r) => Ok(Completion::ignored_with(format!("not applicable: {}", shown(&r)))),
         // Neither passed nor failed: the harness was stopped.
-        Verdict::Interrupted(r) => Ok(Completion::ignored_with(format!("interrupted: {r}"))),
+        Verdict::Interrupted(r) => Ok(Completion::ignored_with(format!("interrupted: {}", shown(&r)))),
     }
 }
 

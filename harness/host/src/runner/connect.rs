@@ -134,7 +134,7 @@ impl Connector<'_> {
         let base_url = match (&cfg.base_url, &cfg.launch) {
             (Some(url), _) => url.clone(),
             (None, Some(launch)) => {
-                eprintln!("sparktest: launching target {name} …");
+                crate::warn_line!("sparktest: launching target {name} …");
                 let before = crate::hostinfo::memory_available();
                 let l = rt.block_on(target::launch(
                     config,

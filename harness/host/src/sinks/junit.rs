@@ -37,7 +37,8 @@ impl JunitSink {
 
 /// The JUnit test case of one record.
 pub fn test_case(r: &CaseRecord) -> TestCase {
-    let reason = r.reason.clone().unwrap_or_default();
+    // Foreign text, in an attribute CI prints: on one line, escaped.
+    let reason = sparktest_record::foreign::one_line(r.reason.as_deref().unwrap_or_default()).into_owned();
     let status = match r.outcome {
         Outcome::Pass => TestCaseStatus::success(),
         Outcome::Fail | Outcome::Lost => {

@@ -10,6 +10,16 @@ use crate::sections::{self, Table};
 /// Text safe inside a Markdown table cell: inert as HTML, and no link,
 /// image, emphasis or code a reply could smuggle in.
 pub fn cell(s: &str) -> String {
+    // A line break is a space; every other control character an escape
+    // ([`sparktest_record::foreign`]): `board.md` is read in terminals too.
+    let spaced;
+    let s = if s.contains(['\n', '\r']) {
+        spaced = s.replace(['\n', '\r'], " ");
+        &spaced
+    } else {
+        s
+    };
+    let s = &*sparktest_record::foreign::one_line(s);
     let mut out = String::with_capacity(s.len());
     // Every character escaped is ASCII: the text between them is copied as
     // whole slices.
@@ -39,7 +49,8 @@ pub fn cell(s: &str) -> String {
 fn run_log(out: &mut String, nights: &[sections::Night]) {
     let runs: usize = nights.iter().map(|n| n.table.rows.len()).sum();
     for (i, night) in nights.iter().enumerate() {
-        let _ = writeln!(out, "### {}: {}\n", night.label, night.words);
+        // The label may name a campaign: its id is a file's claim.
+        let _ = writeln!(out, "### {}: {}\n", cell(&night.label), cell(&night.words));
         if night.table.rows.is_empty() && i > 0 {
             // A night handed as counts: its failed and resumed runs.
             for n in &night.notable {
