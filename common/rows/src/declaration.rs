@@ -16,6 +16,60 @@ pub const BUILT_IN_TITLES: &[&str] = &{
     titles
 };
 
+/// A title as people read it, for every comparison of titles: NFKC, case
+/// folded, default-ignorable code points (zero-width spaces and joiners,
+/// soft hyphens, variation selectors, bidirectional marks) removed, every
+/// run of white space (a no-break space, an ideographic space) one space,
+/// trimmed, and then the confusable skeleton of Unicode TR39 (a Cyrillic
+/// `о` reads as a Latin `o`). Two titles with one key are one row to a
+/// reader, and so to the board.
+pub fn title_key(title: &str) -> String {
+    use unicode_normalization::UnicodeNormalization as _;
+    let folded: String = title
+        .nfkc()
+        .filter(|c| !default_ignorable(*c))
+        .flat_map(char::to_lowercase)
+        .collect::<String>()
+        .nfkc()
+        .filter(|c| !default_ignorable(*c))
+        .collect();
+    let spaced = folded.split_whitespace().collect::<Vec<_>>().join(" ");
+    unicode_security::confusable_detection::skeleton(&spaced).collect()
+}
+
+/// Unicode's Default_Ignorable_Code_Point (DerivedCoreProperties.txt,
+/// Unicode 16): drawn as nothing, so a title with one reads as one without.
+fn default_ignorable(c: char) -> bool {
+    matches!(
+        c,
+        '\u{ad}'
+            | '\u{34f}'
+            | '\u{61c}'
+            | '\u{115f}'..='\u{1160}'
+            | '\u{17b4}'..='\u{17b5}'
+            | '\u{180b}'..='\u{180f}'
+            | '\u{200b}'..='\u{200f}'
+            | '\u{202a}'..='\u{202e}'
+            | '\u{2060}'..='\u{206f}'
+            | '\u{3164}'
+            | '\u{fe00}'..='\u{fe0f}'
+            | '\u{feff}'
+            | '\u{ffa0}'
+            | '\u{fff0}'..='\u{fff8}'
+            | '\u{1bca0}'..='\u{1bca3}'
+            | '\u{1d173}'..='\u{1d17a}'
+            | '\u{e0000}'..='\u{e0fff}'
+    )
+}
+
+/// The built-in title a title reads as ([`title_key`]), if any.
+fn built_in_like(title: &str) -> Option<&'static str> {
+    static KEYS: std::sync::OnceLock<Vec<(String, &'static str)>> = std::sync::OnceLock::new();
+    let keys = KEYS.get_or_init(|| BUILT_IN_TITLES.iter().map(|t| (title_key(t), *t)).collect());
+    let key = title_key(title);
+    keys.iter().find(|(k, _)| *k == key).map(|(_, t)| *t)
+}
+
 /// A field of a declaration that cannot be used, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FieldError {
@@ -52,6 +106,16 @@ pub fn check(d: &RowDeclaration) -> Result<(), FieldError> {
     plain("title", &d.title)?;
     if BUILT_IN_TITLES.contains(&d.title.as_str()) {
         return refuse("title", format!("{:?} is a built-in row's title; give the row its own", d.title));
+    }
+    if let Some(like) = built_in_like(&d.title) {
+        return refuse(
+            "title",
+            format!(
+                "{:?} reads as the built-in row {like:?} (titles are compared as people read them: case, width, \
+                 spacing, invisible and look-alike characters aside); give the row its own",
+                d.title
+            ),
+        );
     }
     plain("instrument", &d.instrument)?;
     match (&d.metric, d.figure.needs_metric()) {
@@ -145,16 +209,18 @@ pub fn settle<'a>(declared: impl IntoIterator<Item = Declared<'a>>) -> Settled {
             ));
             continue;
         }
-        match at.get(&d.title).map(|&i| &mut out[i]) {
+        let key = title_key(&d.title);
+        match at.get(&key).map(|&i| &mut out[i]) {
             None => {
-                at.insert(d.title.clone(), out.len());
+                at.insert(key, out.len());
                 out.push((d.clone(), place));
             }
             Some((o, _)) if o == d => {}
             Some((o, first)) => {
                 if suite_of(&o.declared_by) != suite_of(&d.declared_by) || o.instrument != d.instrument {
+                    let like = if o.title == d.title { String::new() } else { format!(" as {:?}", o.title) };
                     left_out.push(format!(
-                        "{place}: row {:?} ({}, instrument {}) is left out: {first} declares it first ({}, \
+                        "{place}: row {:?} ({}, instrument {}) is left out: {first} declares it first{like} ({}, \
                          instrument {}); a title names one row: rename one of them",
                         d.title,
                         or_unnamed(&d.declared_by),
@@ -259,6 +325,39 @@ mod tests {
         let built_in = row("Prose speed", FigureKind::PassShare, None);
         let settled = settle([(&built_in, ran, "run-9".to_string()), (&a, ran, "run-1".into())]);
         assert_eq!(settled.rows, vec![a.clone()]);
+    }
+
+    #[test]
+    fn titles_are_compared_as_people_read_them() {
+        let real = "Prose speed";
+        for like in [
+            "Prose\u{200b} speed",      // a zero-width space
+            "Prose\u{a0}speed",         // a no-break space
+            "Pr\u{43e}se speed",        // a Cyrillic о
+            "\u{ff30}rose speed",       // a full-width P
+            "Pro\u{200d}se speed",      // a zero-width joiner
+            "Prose  speed",             // a double space
+            "prose SPEED",              // another case
+            "Prose\u{3000}speed\u{ad}", // an ideographic space, a soft hyphen
+        ] {
+            assert_eq!(title_key(like), title_key(real), "{like:?}");
+            let err = check(&row(like, FigureKind::PassShare, None)).unwrap_err();
+            assert_eq!(err.field, "title", "{like:?}");
+            assert!(err.message.contains("reads as the built-in row \"Prose speed\""), "{like:?}: {err}");
+        }
+        assert_ne!(title_key("Prose speed"), title_key("Prose speedup"));
+        assert!(check(&row("Capital cities", FigureKind::PassShare, None)).is_ok());
+        // Two declared titles that read alike are one title: the first stands.
+        let a = row("Capital cities", FigureKind::PassShare, None);
+        let mut b = row("Capital\u{a0}Cities", FigureKind::PassShare, None);
+        b.declared_by = "geography@1.0.0".into();
+        let settled = settle([(&a, "capitals-example", "run-1".to_string()), (&b, "geography", "run-2".into())]);
+        assert_eq!(settled.rows, vec![a.clone()]);
+        assert!(
+            settled.left_out[0].contains("run-1 declares it first as \"Capital cities\""),
+            "{:?}",
+            settled.left_out
+        );
     }
 
     #[test]
