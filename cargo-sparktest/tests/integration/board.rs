@@ -1850,3 +1850,23 @@ fn the_bundled_example_runs_make_the_readme_s_board_in_a_real_browser() {
     assert_eq!(&shown[1..4], b"PNG");
     assert_eq!(size(&shown), size(&png), "docs/images/board.png is not a 1280 x 1400 screenshot of the board");
 }
+
+#[test]
+fn the_hardware_table_names_the_box_of_every_part_of_a_merged_run() {
+    let p = Project::new("");
+    let m = p.path().join("m");
+    std::fs::create_dir_all(&m).unwrap();
+    for (i, host) in [(1, "box-a"), (2, "box-b")] {
+        let mut man = manifest("alpha", "m1", "llama.cpp", &format!("2026-03-0{i}T00:00:00Z"));
+        man.partition =
+            Some(sparktest_record::Partition { index: i, total: 2, group: "g".into(), scheme: "count".into() });
+        man.client_host.hostname = Some(host.into());
+        write(&m, &format!("part-{i}.jsonl"), man, speed(100.0, 50.0 + f64::from(i)), true);
+    }
+    let out = board(&p, &m, "out");
+    assert!(out.status.success(), "{}", text(&out));
+    let md = std::fs::read_to_string(p.path().join("out/board.md")).unwrap();
+    let hardware = md.split("## Hardware snapshots").nth(1).unwrap().split("## ").next().unwrap();
+    assert!(hardware.contains("box-a") && hardware.contains("box-b"), "both parts' boxes: {hardware}");
+    assert!(hardware.contains("2026-03-02T00:00:00Z"), "the second part's snapshot, at its own start: {hardware}");
+}

@@ -193,6 +193,28 @@ fn a_campaign_launches_each_configuration_once_gates_first_keeps_failures_and_re
             .map(|id| md.find(&format!("| {id} |")).unwrap_or_else(|| panic!("{id} not in the run log: {md}")))
             .collect();
     assert!(logged.windows(2).all(|w| w[0] < w[1]), "in order: {logged:?}");
+    // `campaign status`: the configuration that failed its gate says so,
+    // with why, never "done".
+    let out = p.run(&["campaign", "status", "night-1"]);
+    let said = text(&out);
+    assert!(out.status.success(), "{said}");
+    let line =
+        said.lines().find(|l| l.trim_start().starts_with("local-metrics-absent ")).unwrap_or_else(|| panic!("{said}"));
+    assert!(line.contains("gate failed") && line.contains("campaign-gate) failed"), "{line}");
+    assert!(line.contains("not run: ") && line.contains("campaign-probe"), "the suites it skipped: {line}");
+    let passed = said.lines().find(|l| l.trim_start().starts_with("local-metrics-present ")).unwrap();
+    assert!(passed.contains(" done"), "{passed}");
+
+    // One configuration by its index, as a Kubernetes Indexed Job's pod
+    // runs it (no Slurm here): its failed gate is data, exit 0; a launch
+    // that failed is a configuration not run, exit 4.
+    let out = p.run(&["campaign", "campaign.toml", "--id", "night-2", "--configuration", "3"]);
+    assert_eq!(out.status.code(), Some(0), "a failed gate and failed cases are verdicts: {}", text(&out));
+    let lines = journal(&p, "night-2");
+    let absent = steps(&lines, "local-metrics-absent", "suite");
+    assert_eq!(absent[absent.len() - 2]["gate"], false, "the gate did fail: {absent:?}");
+    let out = p.run(&["campaign", "campaign.toml", "--id", "night-2", "--configuration", "1"]);
+    assert_eq!(out.status.code(), Some(4), "the launch failed: {}", text(&out));
 }
 
 /// A campaign kept in the project's `sparktest.toml` as `[campaign.NAME]`

@@ -410,3 +410,21 @@ fn a_linked_measurement_file_or_transcript_is_named_and_never_read_or_published(
     assert!(out.join(format!("transcripts/{}.json", sha('a'))).is_file(), "a regular transcript is copied");
     assert!(!out.join(format!("transcripts/{}.json", sha('c'))).exists());
 }
+
+#[test]
+fn a_run_dated_after_now_is_named_and_never_makes_a_night_the_latest() {
+    let p = Project::new("");
+    let dir = p.path().join("m");
+    std::fs::create_dir_all(&dir).unwrap();
+    write(&dir, "today.jsonl", manifest("alpha", "m", "llama.cpp", "2026-03-01T00:00:00Z"), vec![footprint(2.0)], true);
+    write(&dir, "ahead.jsonl", manifest("beta", "m", "llama.cpp", "2099-01-01T00:00:00Z"), vec![footprint(1.0)], true);
+    let measurements = dir.display().to_string();
+    let o = p.run(&["board", "--measurements", &measurements, "--nights", "1", "--out", "b"]);
+    let said = text(&o);
+    assert!(o.status.success(), "{said}");
+    assert!(
+        said.contains("ahead.jsonl: run 2099-01-01T00:00:00Z-beta says it started at 2099-01-01T00:00:00Z, after now"),
+        "{said}"
+    );
+    assert_eq!(columns(&standings(&p.path().join("b"))), ["alpha"], "the latest night that has come");
+}

@@ -73,6 +73,8 @@ fn fold<C: Clone>(base: &mut Run<C>, from: &Run<C>) {
         base.origin.insert(c.id.clone(), from.manifest.run_id.clone());
     }
     base.cases.extend(from.cases.iter().cloned());
+    base.others.push(from.manifest.clone());
+    base.others.extend(from.others.iter().cloned());
 }
 
 fn resumes<C: Clone>(runs: Vec<Run<C>>, say: &mut impl FnMut(&str, String)) -> Vec<Run<C>> {
@@ -227,6 +229,8 @@ mod tests {
         assert_eq!(got, [("x", Outcome::Pass), ("y", Outcome::Pass), ("z", Outcome::Pass)]);
         assert_eq!(r.record_id(&r.cases[0]), "b#x", "a record names the run it came from");
         assert_eq!(r.missing_parts(), [3]);
+        let others: Vec<&str> = r.others.iter().map(|m| m.run_id.as_str()).collect();
+        assert_eq!(others, ["b", "c"], "every other file's manifest, for its hosts");
         // The readout is recounted from the cases kept, not the last part's.
         let e = &r.summary.as_ref().unwrap().instruments[0];
         assert_eq!((e.given, e.correct, e.output_tokens_per_correct), (3, 3, Some(10.0)));
@@ -273,7 +277,8 @@ mod tests {
             edit(&mut r.manifest);
             merge(vec![victim.clone(), r])
         };
-        let edits: [(fn(&mut crate::Manifest), &str); 4] = [
+        type Edit = fn(&mut crate::Manifest);
+        let edits: [(Edit, &str); 4] = [
             (|m| m.suite.name = "other-suite".into(), "its suite is \"other-suite\""),
             (|m| m.suite.sha256 = "f".repeat(64), "its suite digest is \"ffffffffffff\""),
             (|m| m.target.name = "elsewhere".into(), "its target is \"elsewhere\""),

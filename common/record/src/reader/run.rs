@@ -25,6 +25,9 @@ pub struct Run<C = CallRecord> {
     pub parts: Vec<String>,
     /// The part indices read into it (a part read twice appears twice).
     pub part_indices: Vec<u32>,
+    /// The manifests of the other files read into it (its parts' and
+    /// resumes'), in the order read: each names the hosts it ran on.
+    pub others: Vec<Manifest>,
 }
 
 impl<C> Run<C> {
@@ -40,6 +43,7 @@ impl<C> Run<C> {
             resumed_by: Vec::new(),
             parts: Vec::new(),
             part_indices,
+            others: Vec::new(),
         }
     }
 

@@ -155,6 +155,15 @@ pub fn read_measurements_within(dir: &Path, selection: &Selection, limit: u64) -
     let facts: Vec<select::Facts> =
         (0..files.len()).map(|i| entry(i).map(|e| e.facts.clone()).unwrap_or_default()).collect();
     let readable: BTreeSet<usize> = (0..files.len()).filter(|i| entry(*i).is_some()).collect();
+    for i in readable.iter().copied().filter(|i| select::from_the_future(&facts[*i])) {
+        crate::warn_line!(
+            "sparktest: warning: {}: run {} says it started at {}, after now: it never makes a night the latest \
+             (--nights)",
+            name_of(&files[i]),
+            facts[i].run_id,
+            facts[i].started_at
+        );
+    }
     let picked: BTreeSet<usize> = if selection.is_all() {
         readable.clone()
     } else {

@@ -121,7 +121,10 @@ impl Selection {
     pub fn pick(&self, files: &[Facts]) -> BTreeSet<usize> {
         let mut picked: BTreeSet<usize> = (0..files.len()).filter(|i| self.holds(&files[*i])).collect();
         if let Some(n) = self.nights {
-            let latest = latest_nights(files, &picked, n as usize);
+            // A run dated after now (a box's clock wrong, or a file that
+            // says 2099) never makes a night the latest.
+            let dated: BTreeSet<usize> = picked.iter().copied().filter(|i| !from_the_future(&files[*i])).collect();
+            let latest = latest_nights(files, &dated, n as usize);
             picked.retain(|i| night(&files[*i]).is_some_and(|k| latest.contains(&k)));
         }
         with_what_they_bring(files, picked)
@@ -259,6 +262,16 @@ fn units(files: &[Facts], among: &BTreeSet<usize>) -> Vec<Vec<usize>> {
     units.into_values().collect()
 }
 
+/// How far after now a run may say it started before it is dated in the
+/// future: clocks of the boxes of one campaign differ by seconds, not by
+/// an hour.
+const CLOCK_SLACK: std::time::Duration = std::time::Duration::from_secs(3600);
+
+/// Whether a run says it started after now (by more than [`CLOCK_SLACK`]).
+pub(super) fn from_the_future(f: &Facts) -> bool {
+    humantime::parse_rfc3339(&f.started_at).is_ok_and(|t| t > SystemTime::now() + CLOCK_SLACK)
+}
+
 /// The night a run belongs to, as the run log groups it.
 fn night(f: &Facts) -> Option<String> {
     sparktest_record::reader::night(f.campaign.as_deref(), &f.started_at)
@@ -336,6 +349,13 @@ mod tests {
         let within = Selection { nights: Some(1), until: Some("2026-12-03".into()), ..Selection::default() };
         assert_eq!(by(&within), ["c", "c2"]);
         assert!(nights(0).check().unwrap_err().message.contains("--nights 0"));
+        // A run dated 2099 is not the latest night: the latest night that
+        // has come is.
+        let mut ahead = files.clone();
+        ahead.push(run("future", "2099-01-01T00:00:00Z"));
+        let picked: Vec<&str> = nights(1).pick(&ahead).iter().map(|i| ahead[*i].run_id.as_str()).collect();
+        assert_eq!(picked, ["r1", "r2"]);
+        assert!(from_the_future(&ahead[6]) && !from_the_future(&ahead[5]));
     }
 
     #[test]

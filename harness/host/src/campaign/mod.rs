@@ -210,7 +210,7 @@ pub fn campaign(args: CampaignArgs) -> Result<i32, Error> {
     let mine_ctx = Share { campaign: &campaign, id: &id, dir: &dir, measurements: &measurements, mine: &mine };
     let (results, signal) = configurations(&mut session, &args, &mine_ctx, turn, started)?;
     crate::signal::cases_running(false);
-    finish(&args, &mine_ctx, job.as_ref(), &results, signal, started)
+    finish(&args, &mine_ctx, &results, signal, started)
 }
 
 /// The campaign's id: the one to resume or the one given, else the
@@ -352,16 +352,16 @@ fn configurations(
 fn finish(
     args: &CampaignArgs,
     share: &Share,
-    job: Option<&sparktest_record::JobRef>,
     results: &[steps::ConfigOutcome],
     signal: Option<i32>,
     started: Instant,
 ) -> Result<i32, Error> {
     let Share { campaign, id, dir, mine, .. } = *share;
-    // A Slurm array task's code says whether it ran its configuration,
-    // not how the cases went: Slurm calls any other FAILED.
-    let array_task = job.is_some_and(|j| j.scheduler == "slurm" && j.array_task_id.is_some());
-    let code = match args.configuration.is_some() && array_task {
+    // A task given its configuration by index (a Slurm array task, a
+    // Kubernetes Indexed Job's pod, a static list) says with its code
+    // whether it ran its configuration, not how the cases went: Slurm
+    // calls any other FAILED, and Kubernetes retries the pod.
+    let code = match args.configuration.is_some() {
         true => steps::task_exit_code(results, signal),
         false => steps::exit_code(results, signal),
     };

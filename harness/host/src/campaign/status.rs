@@ -38,6 +38,9 @@ pub struct StatusArgs {
 pub enum Stand {
     /// Every suite finished.
     Done,
+    /// Its suites finished, but it failed the gate: why (the gate's
+    /// failing checks, the suites it skipped).
+    GateFailed(String),
     /// A process has it now: where, and on which step.
     Running(String),
     /// Its last process ended with suites unfinished, and why.
@@ -52,6 +55,7 @@ impl Stand {
     fn word(&self) -> &'static str {
         match self {
             Stand::Done => "done",
+            Stand::GateFailed(_) => "gate failed",
             Stand::Running(_) => "running",
             Stand::Failed(_) => "failed",
             Stand::Killed(_) => "killed",
@@ -100,7 +104,7 @@ pub fn stands(
                 let finished = campaign.suites.iter().all(|s| plan::finished(Some(r), &s.suite));
                 let ended = r.ends.len() >= r.sessions.len();
                 match (finished, ended) {
-                    (true, _) => Stand::Done,
+                    (true, _) => gate_failed(r).map_or(Stand::Done, Stand::GateFailed),
                     (false, true) => {
                         let why = r
                             .steps
@@ -119,6 +123,30 @@ pub fn stands(
         out.push((c.name.clone(), stand));
     }
     out
+}
+
+/// Why a configuration whose suites finished failed its gate, if it did:
+/// the gate's step and what it says, and the suites its verdict skipped.
+fn gate_failed(r: &Read) -> Option<String> {
+    use super::journal::{Phase, Skip, State};
+    let gate = r.steps.iter().rev().find(|s| s.phase == Phase::Suite && s.gate == Some(false))?;
+    let mut why = format!("the gate ({}) failed", gate.suite.as_deref().unwrap_or("its suite"));
+    if let Some(c) = &gate.counts {
+        let _ = write!(why, ": {} of its checks failed, {} lost", c.failed, c.lost);
+    }
+    if let Some(reason) = gate.reason.as_deref().and_then(|r| r.lines().next()) {
+        let _ = write!(why, "; {reason}");
+    }
+    let skipped: Vec<&str> = r
+        .steps
+        .iter()
+        .filter(|s| s.state == State::Skipped && s.skip == Some(Skip::Gate))
+        .filter_map(|s| s.suite.as_deref())
+        .collect();
+    if !skipped.is_empty() {
+        let _ = write!(why, "; not run: {}", skipped.join(", "));
+    }
+    Some(why)
 }
 
 /// Print where each configuration stands; with `record`, write the records
@@ -154,14 +182,16 @@ pub fn status(args: StatusArgs) -> Result<i32, Error> {
     for (name, stand) in &stands {
         let detail = match stand {
             Stand::Done => String::new(),
-            Stand::Running(s) | Stand::Failed(s) | Stand::Killed(s) | Stand::NotStarted(s) => s.clone(),
+            Stand::GateFailed(s) | Stand::Running(s) | Stand::Failed(s) | Stand::Killed(s) | Stand::NotStarted(s) => {
+                s.clone()
+            }
         };
         let _ = writeln!(out, "  {name:<28} {:<8} {detail}", stand.word());
     }
     let history = plan::History::read(&measurements);
     let (mut secs, mut unknown) = (0.0, 0);
     for (name, stand) in &stands {
-        if matches!(stand, Stand::Done) {
+        if matches!(stand, Stand::Done | Stand::GateFailed(_)) {
             continue;
         }
         for s in campaign.suites.iter().filter(|s| !plan::finished(journals.get(name), &s.suite)) {
@@ -193,7 +223,7 @@ pub fn status(args: StatusArgs) -> Result<i32, Error> {
                 Stand::Killed(s) => format!("not run: the configuration's process was killed: {s}"),
                 Stand::NotStarted(s) => format!("not run: {s}"),
                 Stand::Failed(s) if ended_by_slurm => format!("not run: {s}"),
-                Stand::Failed(_) | Stand::Done | Stand::Running(_) => continue,
+                Stand::Failed(_) | Stand::Done | Stand::GateFailed(_) | Stand::Running(_) => continue,
             };
             let config = steps::config(&campaign, &project);
             if steps::record_not_run(&campaign, &config, &args.id, &measurements, c, journals.get(&c.name), &why)? {

@@ -501,9 +501,15 @@ pub fn pinned_configs(runs: &[Run]) -> Table {
 pub fn hardware(runs: &[Run]) -> Table {
     let mut seen: BTreeMap<String, Vec<String>> = BTreeMap::new();
     let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
-    for r in runs.iter().filter(|r| !r.is_campaign_record()) {
-        let hosts = std::iter::once(("client", &r.manifest.client_host))
-            .chain(r.manifest.target.host.as_ref().map(|h| ("server (launched)", h)));
+    // Every file of a merged run (its parts ran on other boxes, perhaps),
+    // each with its own hosts and start.
+    let files = runs
+        .iter()
+        .filter(|r| !r.is_campaign_record())
+        .flat_map(|r| std::iter::once(&r.manifest).chain(&r.others).map(move |m| (r, m)));
+    for (r, m) in files {
+        let hosts =
+            std::iter::once(("client", &m.client_host)).chain(m.target.host.as_ref().map(|h| ("server (launched)", h)));
         for (role, h) in hosts {
             // Runs come in start order: a later run's snapshot of the same
             // machine replaces an earlier one of the same column.
@@ -531,7 +537,7 @@ pub fn hardware(runs: &[Run]) -> Table {
                     h.cores.to_string(),
                     if gpus.is_empty() { "none found (no nvidia-smi)".into() } else { gpus.join("; ") },
                     format!("{:.1} GiB", gib(h.memory_bytes)),
-                    format!("{:.1} GiB at {}", gib(h.memory_available_bytes), r.manifest.started_at),
+                    format!("{:.1} GiB at {}", gib(h.memory_available_bytes), m.started_at),
                     format!("{} {}", h.os.as_deref().unwrap_or(""), h.kernel.as_deref().unwrap_or("")),
                 ]
             });
