@@ -234,10 +234,9 @@ fn a_file_of_another_suite_saying_it_declares_the_victim_s_row_is_left_out() {
     for title in ["Capital cities", "Capital latency"] {
         let (was, now) = (row_of(&before, title).unwrap(), row_of(&after, title).unwrap());
         assert_eq!((&was["description"], &was["rule"]), (&now["description"], &now["rule"]), "{title}: {now}");
-        // alpha's own figure, from its own records (the forged file's case
-        // is a column of its own and may change the standings).
-        let (was, now) = (&was["cells"]["alpha · m"], &now["cells"]["alpha · m"]);
-        assert_eq!((&was["raw"], &was["records"]), (&now["raw"], &now["records"]), "{title}");
+        // alpha's cell as it was: the forged file's case feeds no cell.
+        assert_eq!(was["cells"]["alpha · m"], now["cells"]["alpha · m"], "{title}");
+        assert_ne!(now["cells"]["beta · m"]["kind"], "measured", "{title}: {now}");
     }
 }
 
@@ -273,4 +272,54 @@ fn an_unreadable_or_unusable_declaration_exits_3_naming_the_file_and_the_field()
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.contains("suite.toml") && err.contains(says), "{row}: {err}");
     }
+}
+
+/// Issue 56's first finding: the declaring suite's full run, then a run of
+/// another suite with the same instrument's cases, then a run of the
+/// declaring suite filtered to a case that feeds the row nothing. Handed
+/// whole or only what the cells read, the reporter gives the row's cell
+/// from the full run.
+#[test]
+fn a_declared_rows_cell_is_the_same_whether_the_reporter_is_handed_every_run_or_what_its_cells_read() {
+    let p = Project::new("");
+    let dir = p.path().join("m");
+    std::fs::create_dir_all(&dir).unwrap();
+    capitals(&dir, "1-full.jsonl", "alpha", "2026-03-01T00:00:00Z", (6, 0), 100.0);
+    let other = manifest("alpha", "m", "llama.cpp", "2026-03-02T00:00:00Z");
+    // The same cases, metrics and all: to the index, the same features.
+    let failed = (0..10)
+        .map(|i| case("capitals", &format!("country::c{i:02}"), Outcome::Fail, &[("latency-ms", 50.0)], None))
+        .collect();
+    write(&dir, "2-other-suite.jsonl", other, failed, true);
+    let mut filtered = manifest("alpha", "m", "llama.cpp", "2026-03-03T00:00:00Z");
+    filtered.suite.name = "capitals-example".into();
+    filtered.rows = rows();
+    write(&dir, "3-filtered.jsonl", filtered, vec![case("capitals", "city::paris", Outcome::Pass, &[], None)], true);
+    // Another configuration's runs, large enough that the reporter is not
+    // handed the folder whole at 16 MiB.
+    let padding = "x".repeat(400_000);
+    for i in 0..12 {
+        let c = case("footprint", "idle::memory", Outcome::Fail, &[("resident-gib", 5.0)], Some(&padding));
+        let m = manifest("delta", "m", "llama.cpp", &format!("2026-03-01T01:{i:02}:00Z"));
+        write(&dir, &format!("pad-{i:02}.jsonl"), m, vec![c], true);
+    }
+    let measurements = dir.display().to_string();
+    let board = |out: &str| {
+        let o = p.run(&["board", "--measurements", &measurements, "--out", out]);
+        assert!(o.status.success(), "{}", text(&o));
+        (text(&o), standings(&p.path().join(out)))
+    };
+    let (_, whole) = board("whole");
+    let config = std::fs::read_to_string(p.path().join("sparktest.toml")).unwrap();
+    std::fs::write(
+        p.path().join("sparktest.toml"),
+        config.replace("memory-per-instance-mib = 64", "memory-per-instance-mib = 16"),
+    )
+    .unwrap();
+    let (said, reduced) = board("reduced");
+    assert!(said.contains("more than the reporter is handed whole"), "the reduced hand-over: {said}");
+    let cell = |s: &Value| cell(s, "Capital cities", "alpha · m").clone();
+    assert_eq!(cell(&whole)["kind"], "measured", "{}", cell(&whole));
+    assert!(cell(&whole)["raw"].as_str().is_some_and(|r| r.starts_with("6/10 passed")), "{}", cell(&whole));
+    assert_eq!(cell(&whole), cell(&reduced), "the same cell either way");
 }

@@ -120,7 +120,10 @@ impl RowDef {
 /// `sparktest-rows`.
 fn declared(d: &RowDeclaration, runs: &Runs, col: &str) -> Result<Figure, Missing> {
     let feeds = |c: &CaseRecord| crate::feeds(d, c);
-    let declares = |r: &Run| r.manifest.rows.iter().any(|x| x.title == d.title);
+    // Its own suite's declaration: a file of another suite that carries
+    // the row (a forged `declared_by`) feeds it nothing.
+    let declares =
+        |r: &Run| r.manifest.rows.iter().any(|x| x.title == d.title && crate::declared_by(x, &r.manifest.suite.name));
     let run = pick(runs, col, |r| declares(r) && r.measured().any(feeds)).ok_or(Missing::NotMeasured)?;
     let cases: Vec<&CaseRecord> = run.measured().filter(|c| feeds(c)).collect();
     match crate::declared(d, &cases) {

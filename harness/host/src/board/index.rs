@@ -27,7 +27,7 @@ use crate::error::Error;
 /// rebuilt. The number goes up whenever what an entry holds or means
 /// changes (a feature digested differently included), so that no entry is
 /// read with another meaning.
-const HEAD: &str = concat!("sparktest board index 2 ", env!("CARGO_PKG_VERSION"));
+const HEAD: &str = concat!("sparktest board index 3 ", env!("CARGO_PKG_VERSION"));
 
 /// A file as it stood when it was read (through a link, its target's): an
 /// entry is used only while these are the same. The change time cannot be
@@ -365,6 +365,18 @@ fn entry_of(stat: Stat, digest: String, file: File<Unread>) -> Entry {
     features.extend(m.target.tool_choice.iter().map(|_| fnv(&[b"tool_choice"])));
     features.extend(m.instruments.iter().map(|i| fnv(&[b"instrument", i.name.as_bytes()])));
     features.extend(m.rows.iter().map(|d| fnv(&[b"row", d.title.as_bytes()])));
+    // What a declared row's cell asks of a run: that its own suite declares
+    // the row and that a case of it feeds the row (`sparktest_rows::builtin`).
+    // A run of another suite with the same instrument's cases, or a filtered
+    // run of the declaring suite that fed the row nothing, has not this.
+    features.extend(
+        m.rows
+            .iter()
+            .filter(|d| {
+                sparktest_rows::declared_by(d, &m.suite.name) && run.measured().any(|c| sparktest_rows::feeds(d, c))
+            })
+            .map(|d| fnv(&[b"fed", d.title.as_bytes()])),
+    );
     features.sort_unstable();
     features.dedup();
     let count = |o| run.cases.iter().any(|c| c.outcome == o);
