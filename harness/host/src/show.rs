@@ -67,7 +67,8 @@ pub fn show(args: ShowArgs) -> Result<i32, Error> {
     let transcript: Option<Transcript> = TranscriptStore::path(&dir, &record.transcript_sha256)
         .and_then(|path| sparktest_record::reader::open_in_folder(&path).ok())
         .and_then(|(file, _)| {
-            serde_json::from_reader(std::io::Read::take(file, sparktest_record::reader::MAX_FILE_BYTES)).ok()
+            let limited = std::io::Read::take(file, sparktest_record::reader::MAX_FILE_BYTES);
+            serde_json::from_reader(std::io::BufReader::new(limited)).ok()
         });
     if args.json {
         let out = serde_json::json!({"record": record, "transcript": transcript});
