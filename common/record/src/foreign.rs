@@ -32,30 +32,30 @@ fn escaped(c: char) -> bool {
 /// `\u{1b}`; each newline kept, with [`CONTINUED`] after it. Text with none
 /// is returned as it is, unallocated.
 pub fn shown(text: &str) -> Cow<'_, str> {
+    escape(text, &["\n", CONTINUED])
+}
+
+/// `text` on one line: as [`shown`], and each newline written `\n`. For a
+/// field that is one line by its nature (a heading, a name, an attribute).
+pub fn one_line(text: &str) -> Cow<'_, str> {
+    escape(text, &["\\n"])
+}
+
+/// `text` with each character [`escaped`] written `\u{..}` and each newline
+/// written as the pieces of `newline`; borrowed when it holds neither.
+fn escape<'a>(text: &'a str, newline: &[&str]) -> Cow<'a, str> {
     if !text.chars().any(|c| c == '\n' || escaped(c)) {
         return Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len() + 16);
     for c in text.chars() {
         match c {
-            '\n' => {
-                out.push('\n');
-                out.push_str(CONTINUED);
-            }
+            '\n' => newline.iter().for_each(|piece| out.push_str(piece)),
             c if escaped(c) => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
             c => out.push(c),
         }
     }
     Cow::Owned(out)
-}
-
-/// `text` on one line: as [`shown`], and each newline written `\n`. For a
-/// field that is one line by its nature (a heading, a name, an attribute).
-pub fn one_line(text: &str) -> Cow<'_, str> {
-    if !text.chars().any(|c| c == '\n' || escaped(c)) {
-        return Cow::Borrowed(text);
-    }
-    Cow::Owned(text.split('\n').map(shown).collect::<Vec<_>>().join("\\n"))
 }
 
 /// `text` on one line ([`one_line`]) where the printer starts a line with

@@ -35,27 +35,8 @@ pub fn show(args: ShowArgs) -> Result<i32, Error> {
     if run.contains(['/', '\\']) || run.starts_with('.') {
         return Err(Error::setup(format!("{run:?} is not a run id")));
     }
-    let read_run = |file: &std::path::Path| {
-        sparktest_record::reader::File::<CallRecord>::read(file).map_err(|e| Error::setup(e.to_string()))
-    };
-    let mut file = file_of_run(&dir, run)?;
-    let mut read = read_run(&file)?;
-    // A file's name is no claim on a run: the run id it holds is. A
-    // `RUN.jsonl` holding another run is passed over for the file that
-    // holds RUN, if one does.
-    if read.run.manifest.run_id != run {
-        let holds = read.run.manifest.run_id.clone();
-        let other = crate::board::runs_in(&dir)?.into_iter().find(|(_, f)| f.run_id == run).map(|(path, _)| path);
-        let Some(other) = other else {
-            return Err(Error::setup(format!(
-                "{} holds run {holds:?}, not {run}, and no other measurement file in {} holds {run}",
-                file.display(),
-                dir.display()
-            )));
-        };
-        read = read_run(&other)?;
-        file = other;
-    }
+    let file = file_of_run(&dir, run)?;
+    let read = sparktest_record::reader::File::<CallRecord>::read(&file).map_err(|e| Error::setup(e.to_string()))?;
     let record = read
         .run
         .cases
@@ -89,20 +70,33 @@ pub fn show(args: ShowArgs) -> Result<i32, Error> {
 }
 
 /// The file that holds a run: `<run id>.jsonl`, as the harness names it,
-/// else the file the board's index says holds it (a file renamed, or
-/// copied in under another name).
+/// when the run id it holds is that run's (a file's name is no claim on a
+/// run), else the file the board's index says holds it (a file renamed,
+/// copied in under another name, or a `RUN.jsonl` holding another run
+/// passed over).
 fn file_of_run(dir: &std::path::Path, run: &str) -> Result<PathBuf, Error> {
     let named = dir.join(format!("{run}.jsonl"));
+    let mut holds = None;
     if named.is_file() {
-        return Ok(named);
+        let head = sparktest_record::reader::File::<sparktest_record::reader::Unread>::read_manifest(&named)
+            .map_err(|e| Error::setup(e.to_string()))?;
+        if head.run.manifest.run_id == run {
+            return Ok(named);
+        }
+        holds = Some(head.run.manifest.run_id);
     }
     let runs = if dir.is_dir() { crate::board::runs_in(dir)? } else { Vec::new() };
     runs.into_iter().find(|(_, f)| f.run_id == run).map(|(path, _)| path).ok_or_else(|| {
-        Error::setup(format!(
-            "no measurement file in {} holds run {run} (looked for {})",
-            dir.display(),
-            named.display()
-        ))
+        Error::setup(match holds {
+            Some(other) => format!(
+                "{} holds run {other:?}, not {run}, and no other measurement file in {} holds {run}",
+                named.display(),
+                dir.display()
+            ),
+            None => {
+                format!("no measurement file in {} holds run {run} (looked for {})", dir.display(), named.display())
+            }
+        })
     })
 }
 

@@ -10,16 +10,6 @@ use crate::sections::{self, Table};
 /// Text safe inside a Markdown table cell: inert as HTML, and no link,
 /// image, emphasis or code a reply could smuggle in.
 pub fn cell(s: &str) -> String {
-    // A line break is a space; every other control character an escape
-    // ([`sparktest_record::foreign`]): `board.md` is read in terminals too.
-    let spaced;
-    let s = if s.contains(['\n', '\r']) {
-        spaced = s.replace(['\n', '\r'], " ");
-        &spaced
-    } else {
-        s
-    };
-    let s = &*sparktest_record::foreign::one_line(s);
     let mut out = String::with_capacity(s.len());
     // Every character escaped is ASCII: the text between them is copied as
     // whole slices.
@@ -40,7 +30,13 @@ pub fn cell(s: &str) -> String {
         from = if keep { at } else { at + 1 };
     }
     out.push_str(&s[from..]);
-    out
+    // A line break is a space (above); every other control character an
+    // escape ([`sparktest_record::foreign`]): `board.md` is read in
+    // terminals too. (Markdown keeps a backslash before a letter as it is.)
+    match sparktest_record::foreign::one_line(&out) {
+        std::borrow::Cow::Borrowed(_) => out,
+        std::borrow::Cow::Owned(escaped) => escaped,
+    }
 }
 
 /// The run log by night, the latest first. A short log is written whole;
