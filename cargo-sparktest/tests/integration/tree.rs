@@ -248,3 +248,41 @@ fn mentions(page: &str, parent: &str, name: &str) -> bool {
         std::iter::once(first).chain(lines.take_while(|l| l.starts_with("      "))).collect::<Vec<_>>().join(" ");
     text.split(|c: char| !(c.is_alphanumeric() || c == '-')).any(|w| w == name)
 }
+
+/// Every `.rs` file of the repository's crates, relative, with its text.
+fn sources() -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut dirs = vec![repo()];
+    while let Some(dir) = dirs.pop() {
+        for e in std::fs::read_dir(&dir).unwrap().flatten() {
+            let Ok(kind) = e.file_type() else { continue };
+            let name = e.file_name();
+            if kind.is_dir() && ![".git", "target", "node_modules", "vendor"].iter().any(|s| name == *s) {
+                dirs.push(e.path());
+            } else if kind.is_file() && e.path().extension().is_some_and(|x| x == "rs") {
+                out.push((relative(&e.path()), std::fs::read_to_string(e.path()).unwrap_or_default()));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn a_hand_over_file_is_named_only_where_it_is_defined() {
+    let home = "common/record/src/handover.rs";
+    let definition = std::fs::read_to_string(repo().join(home)).unwrap();
+    // The names, as the one definition writes them.
+    let names: Vec<String> = definition
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("pub const ")?.split('"').nth(1).map(|n| format!("\"{n}\"")))
+        .collect();
+    assert!(names.len() >= 8 && names.contains(&"\"selection.json\"".to_string()), "{names:?}");
+    let elsewhere: Vec<String> = sources()
+        .into_iter()
+        .filter(|(path, _)| path != home)
+        .flat_map(|(path, text)| {
+            names.iter().filter(|n| text.contains(n.as_str())).map(move |n| format!("{path}: {n}")).collect::<Vec<_>>()
+        })
+        .collect();
+    assert!(elsewhere.is_empty(), "name them by sparktest_record::handover::file: {elsewhere:?}");
+}

@@ -4,8 +4,10 @@ use super::Run;
 use crate::{HostInfo, Outcome, Summary};
 
 /// One measurement file's run as a run log shows it: its own counts and
-/// summary, and how it was read with others.
-#[derive(Debug, Clone)]
+/// summary, and how it was read with others. A host hands a reporter the
+/// runs of a night it does not hand whole as these
+/// ([`crate::handover::Handover::logged`]).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Logged {
     /// Its run id.
     pub run_id: String,

@@ -3,8 +3,10 @@
 //! A reporter is a component in the `reporter` world. It gets the text of
 //! every measurement file (JSON Lines; parse them with `sparktest-record`)
 //! and its config, typed as an instrument's is, and returns files. It has no
-//! endpoint: only [`read_file`], for the files the host hands it
-//! (judgements, say).
+//! endpoint: only the files the host hands it beside them, read typed
+//! with [`handover()`] (the files it could not read whole, the selection,
+//! the nights it folded into counts, the user's judgements: the types of
+//! `sparktest_record::handover`), or one by one with [`read_file`].
 //!
 //! ```ignore
 //! use sparktest_sdk::reporter::*;
@@ -14,7 +16,14 @@
 //! impl Reporter for Count {
 //!     type Config = sparktest_sdk::NoConfig;
 //!     fn render(measurements: &[String], _config: &Self::Config) -> Result<Vec<Artifact>, String> {
-//!         Ok(vec![Artifact { path: "count.txt".into(), content: measurements.len().to_string().into_bytes() }])
+//!         let handed = handover()?;
+//!         let text = format!(
+//!             "{} runs read whole, {} more of the latest night in the run log, {} files damaged\n",
+//!             measurements.len(),
+//!             handed.logged.len(),
+//!             handed.damage.len()
+//!         );
+//!         Ok(vec![Artifact { path: "count.txt".into(), content: text.into_bytes() }])
 //!     }
 //! }
 //!
@@ -54,6 +63,16 @@ pub fn read_file(path: &str) -> Result<Vec<u8>, String> {
 /// The names of the files the host handed the reporter.
 pub fn list_files() -> Vec<String> {
     __private::sparktest::plugin::suite_data::paths()
+}
+
+pub use sparktest_record::handover::{self, Handover};
+
+/// What the host handed over besides the measurement files, typed
+/// ([`Handover`]); a part it did not hand over is empty. A file that does
+/// not parse is an error naming it.
+pub fn handover() -> Result<Handover, String> {
+    let files = list_files();
+    Handover::read(|name| if files.iter().any(|f| f == name) { read_file(name).map(Some) } else { Ok(None) })
 }
 
 /// Register the type implementing [`Reporter`] as this component's export.

@@ -15,9 +15,10 @@
 //! The output depends only on the records (no clock, no randomness, runs
 //! sorted by start time): the same files give the same bytes.
 //!
-//! The modules are private. The host calls [`render_with`] (the component
-//! calls [`render`]); the `render_timing` example times the steps apart
-//! through [`runs`], [`build`], [`render_html`] and [`render_markdown`].
+//! The modules are private. The component calls [`render_with`] with the
+//! host's hand-over ([`Handover`]; [`render`] is it with judgements only);
+//! the `render_timing` example times the steps apart through [`runs`],
+//! [`build`], [`render_html`] and [`render_markdown`].
 //!
 mod boxes;
 mod config;
@@ -33,7 +34,7 @@ pub use config::Config;
 pub use html::render as render_html;
 pub use markdown::render as render_markdown;
 pub use model::{Board, Runs, build};
-pub use sparktest_record::handover::{Damage, FoldedNight, ReadOnce};
+pub use sparktest_record::handover::{Damage, FoldedNight, Handover, ReadOnce, Selected};
 
 use config::{Judgements, References};
 
@@ -133,54 +134,29 @@ fn check_references(board: &model::Board, refs: &References) -> Result<(), Strin
     Ok(())
 }
 
-/// What the host adds besides the measurement files: files it could not
-/// read whole, files it read once, and the transcripts it has for the
-/// records.
-#[derive(Debug, Clone, Default, serde::Deserialize)]
+/// What the host handed over besides the measurement files
+/// ([`Handover`]), as the pages read it: the references parsed.
+#[derive(Debug, Clone, Default)]
 pub struct Extras {
     /// Damaged measurement files: `{file, line, message, kept}`.
-    #[serde(default)]
     pub damage: Vec<Damage>,
     /// Whole files of a run another file already gave, read once:
     /// `{file, first, run_id, identical}`.
-    #[serde(default)]
     pub read_once: Vec<ReadOnce>,
     /// Transcript addresses available beside the board (`transcripts/<sha>.json`).
-    #[serde(default)]
     pub transcripts: std::collections::BTreeSet<String>,
     /// Published references (`board --references FILE`).
-    #[serde(default)]
     pub references: Option<References>,
     /// What the board covers, where the host selected runs (`board
     /// --campaign`, `--since`, `--until`).
-    #[serde(default)]
     pub selection: Option<Selected>,
     /// Nights of the run log the host handed as counts, not runs (a board
     /// of more history than the reporter is handed whole), the latest
     /// first.
-    #[serde(default)]
     pub folded: Vec<FoldedNight>,
-}
-
-/// The runs a board covers, as the host selected them.
-#[derive(Debug, Clone, serde::Deserialize, serde::Serialize)]
-pub struct Selected {
-    /// The selection in words (`campaign nightly-1201, since 2026-12-01`).
-    pub words: String,
-    /// Files selected.
-    pub files: usize,
-    /// Readable files of the folder left out.
-    pub left_out: usize,
-}
-
-impl Selected {
-    /// The sentence the board opens with.
-    pub fn sentence(&self) -> String {
-        format!(
-            "This board covers {}: {} measurement files; {} more in the folder are left out (cargo sparktest board without --campaign, --since or --until reads them all).",
-            self.words, self.files, self.left_out
-        )
-    }
+    /// Runs of the latest night the host handed as their run-log line
+    /// only: how many (the run log lists them with the rest).
+    pub logged: usize,
 }
 
 /// The three files of the board, the config given as JSON text (empty for
@@ -195,21 +171,27 @@ pub fn render(
     } else {
         serde_json::from_str(config).map_err(|e| format!("board config: {e}"))?
     };
-    render_with(measurements, &config, judgements, &Extras::default())
+    let handover = Handover { judgements: judgements.map(str::to_string), ..Handover::default() };
+    render_with(measurements, &config, handover)
 }
 
-/// The three files of the board, with what the host added.
+/// The three files of the board, with what the host handed over.
 pub fn render_with(
     measurements: &[String],
     config: &Config,
-    judgements: Option<&str>,
-    extras: &Extras,
+    handover: Handover,
 ) -> Result<Vec<(String, Vec<u8>)>, String> {
+    let Handover { selection, damage, read_once, folded, logged, transcripts, judgements, references } = handover;
     let judgements: Judgements = match judgements {
-        Some(text) => Judgements { given: true, ..serde_json::from_str(text).map_err(|e| format!("judgements: {e}"))? },
+        Some(text) => {
+            Judgements { given: true, ..serde_json::from_str(&text).map_err(|e| format!("judgements: {e}"))? }
+        }
         None => Judgements::default(),
     };
-    let runs = runs(measurements)?;
+    let references: Option<References> =
+        references.map(|r| serde_json::from_str(&r).map_err(|e| format!("references: {e}"))).transpose()?;
+    let extras = Extras { damage, read_once, transcripts, references, selection, folded, logged: logged.len() };
+    let runs = runs(measurements)?.with_logged(logged);
     let defs = rows::all(&runs);
     check_config(config, &defs)?;
     let mut board = model::build(&runs, &defs, config, &judgements);
@@ -225,8 +207,8 @@ pub fn render_with(
     let mut json = serde_json::to_string_pretty(&standings).map_err(|e| e.to_string())?;
     json.push('\n');
     Ok(vec![
-        ("board.html".into(), html::render(&board, &runs, extras).into_bytes()),
-        ("board.md".into(), markdown::render(&board, &runs, extras).into_bytes()),
+        ("board.html".into(), html::render(&board, &runs, &extras).into_bytes()),
+        ("board.md".into(), markdown::render(&board, &runs, &extras).into_bytes()),
         ("standings.json".into(), json.into_bytes()),
     ])
 }
@@ -241,34 +223,7 @@ mod component {
         type Config = super::Config;
 
         fn render(measurements: &[String], config: &super::Config) -> Result<Vec<Artifact>, String> {
-            let files = list_files();
-            let text = |name: &str| -> Result<Option<String>, String> {
-                if !files.iter().any(|f| f == name) {
-                    return Ok(None);
-                }
-                String::from_utf8(read_file(name)?).map(Some).map_err(|e| format!("{name}: {e}"))
-            };
-            let judgements = text("judgements.json")?;
-            let mut extras = super::Extras::default();
-            if let Some(d) = text("damage.json")? {
-                extras.damage = serde_json::from_str(&d).map_err(|e| format!("damage.json: {e}"))?;
-            }
-            if let Some(r) = text("read-once.json")? {
-                extras.read_once = serde_json::from_str(&r).map_err(|e| format!("read-once.json: {e}"))?;
-            }
-            if let Some(r) = text("references.json")? {
-                extras.references = Some(serde_json::from_str(&r).map_err(|e| format!("references: {e}"))?);
-            }
-            if let Some(t) = text("selection.json")? {
-                extras.selection = Some(serde_json::from_str(&t).map_err(|e| format!("selection.json: {e}"))?);
-            }
-            if let Some(t) = text("folded-nights.json")? {
-                extras.folded = serde_json::from_str(&t).map_err(|e| format!("folded-nights.json: {e}"))?;
-            }
-            if let Some(t) = text("transcripts.json")? {
-                extras.transcripts = serde_json::from_str(&t).map_err(|e| format!("transcripts.json: {e}"))?;
-            }
-            Ok(super::render_with(measurements, config, judgements.as_deref(), &extras)?
+            Ok(super::render_with(measurements, config, handover()?)?
                 .into_iter()
                 .map(|(path, content)| Artifact { path, content })
                 .collect())
