@@ -423,6 +423,21 @@ fn a_reporter_is_held_to_its_wall_clock_and_memory_limits() {
     let (ok, _) = render("ok", "");
     assert_eq!(ok.status.code(), Some(0), "{}", text(&ok));
     assert_eq!(std::fs::read_to_string(p.path().join("ok/count.txt")).unwrap(), "4");
+    assert_eq!(
+        std::fs::read_to_string(p.path().join("ok/handover.txt")).unwrap(),
+        "0 damaged, 0 read once, selection none\n"
+    );
+    // What the host hands over besides the files, read typed by a
+    // third-party reporter: a file with no manifest is damage.
+    std::fs::write(m.join("zz-junk.jsonl"), "not a record\n").unwrap();
+    let (typed, _) = render("typed", "");
+    assert_eq!(typed.status.code(), Some(0), "{}", text(&typed));
+    assert_eq!(std::fs::read_to_string(p.path().join("typed/count.txt")).unwrap(), "4");
+    assert_eq!(
+        std::fs::read_to_string(p.path().join("typed/handover.txt")).unwrap(),
+        "1 damaged, 0 read once, selection none\n"
+    );
+    std::fs::remove_file(m.join("zz-junk.jsonl")).unwrap();
     let (spin, took) = render("spin", "spin = true\n");
     assert_eq!(spin.status.code(), Some(5), "{}", text(&spin));
     assert!(text(&spin).contains("render exceeded its wall-clock limit of 3s"), "{}", text(&spin));

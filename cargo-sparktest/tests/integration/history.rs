@@ -149,13 +149,14 @@ fn a_history_past_what_the_reporter_is_handed_whole_makes_the_same_board_from_th
     let said = board("whole");
     assert!(!said.contains("older nights as counts"), "{said}");
     // 16 MiB: past a quarter of it, the reporter is handed what its cells
-    // read and the latest night; the two older nights are counts.
+    // read (here every run of the latest night too); the two older nights
+    // are counts.
     let config = std::fs::read_to_string(p.path().join("sparktest.toml")).unwrap();
     let config = config.replace("memory-per-instance-mib = 64", "memory-per-instance-mib = 16");
     std::fs::write(p.path().join("sparktest.toml"), config).unwrap();
     let said = board("counted");
     assert!(
-        said.contains("the 74 runs hold 4.9 MB, more than the reporter is handed whole: it is handed the 10 files its cells and the latest night read, and 2 older nights as counts"),
+        said.contains("the 74 runs hold 4.9 MB, more than the reporter is handed whole: it is handed the 10 files its cells read, 0 more runs of the latest night as their run-log lines, and 2 older nights as counts"),
         "{said}"
     );
     assert!(!said.contains("board index:"), "the second build reads nothing for the index: {said}");

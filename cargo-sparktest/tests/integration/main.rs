@@ -25,6 +25,7 @@ mod install;
 mod layout;
 mod lost;
 mod provision;
+mod reduction;
 mod repeats;
 mod sandbox;
 mod selection;

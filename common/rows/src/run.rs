@@ -250,6 +250,20 @@ impl Runs {
         index
     }
 
+    /// With runs the host handed as their run-log line only (a night it
+    /// did not hand whole, [`sparktest_record::handover::Handover::logged`]): in
+    /// the log in start order, among the runs read whole; a run id already
+    /// logged is not logged twice.
+    pub fn with_logged(mut self, more: Vec<Logged>) -> Runs {
+        if more.is_empty() {
+            return self;
+        }
+        let known: std::collections::BTreeSet<String> = self.log.iter().map(|l| l.run_id.clone()).collect();
+        self.log.extend(more.into_iter().filter(|l| !known.contains(&l.run_id)));
+        self.log.sort_by(|a, b| (&a.started_at, &a.run_id).cmp(&(&b.started_at, &b.run_id)));
+        self
+    }
+
     /// Every file's run in start order, each its own entry, whatever the
     /// board read it with.
     pub fn log(&self) -> &[Logged] {
@@ -317,16 +331,20 @@ thread_local! {
     static PINNED: std::cell::RefCell<Option<(String, u32)>> = const { std::cell::RefCell::new(None) };
 }
 
-/// Whether the rows may read this run now: always, except the other runs
-/// of a repeat group while one of its repeats is computed.
+/// Whether the rows may read this run now: always, except while one
+/// repeat's figure is computed: then only that repeat's run. (A newer run
+/// of the column outside the group, a filtered run say, would otherwise
+/// stand in for the repeat, and the repeat would give no figure of its
+/// own; which runs stand between the group's nights is no part of it.)
 fn visible(r: &Run) -> bool {
     PINNED.with_borrow(|p| match (p, &r.manifest.repeat) {
-        (Some((group, index)), Some(rep)) => &rep.group != group || rep.index == *index,
-        _ => true,
+        (None, _) => true,
+        (Some((group, index)), Some(rep)) => &rep.group == group && rep.index == *index,
+        (Some(_), None) => false,
     })
 }
 
-/// Compute `f` as if the repeat group held only its run `index`.
+/// Compute `f` as if the board held only the repeat group's run `index`.
 pub fn with_repeat<T>(group: &str, index: u32, f: impl FnOnce() -> T) -> T {
     PINNED.with_borrow_mut(|p| *p = Some((group.to_string(), index)));
     let out = f();

@@ -27,7 +27,7 @@ use crate::error::Error;
 /// rebuilt. The number goes up whenever what an entry holds or means
 /// changes (a feature digested differently included), so that no entry is
 /// read with another meaning.
-const HEAD: &str = concat!("sparktest board index 3 ", env!("CARGO_PKG_VERSION"));
+const HEAD: &str = concat!("sparktest board index 4 ", env!("CARGO_PKG_VERSION"));
 
 /// A file as it stood when it was read (through a link, its target's): an
 /// entry is used only while these are the same. The change time cannot be
@@ -65,6 +65,8 @@ pub(super) struct Entry {
     pub facts: Facts,
     /// The bytes of its whole lines: what the reporter is handed of it.
     pub bytes: u64,
+    /// About what the reporter holds of it parsed ([`parsed_cost`]).
+    pub cost: u64,
     /// Its configurations (its target's, and its `bare` arm's): a digest of
     /// each one's column name and configuration line.
     pub configs: Vec<u64>,
@@ -341,11 +343,44 @@ fn reduce(f: &Path, stat: Option<Stat>) -> Slot {
             message: "cannot be read: not a regular file".into(),
         });
     };
-    let digest = crate::suite::sha256_hex(&text.as_bytes()[..file.whole_bytes]);
-    Slot::Indexed(Box::new(entry_of(stat, digest, file)))
+    let whole = &text.as_bytes()[..file.whole_bytes];
+    let digest = crate::suite::sha256_hex(whole);
+    Slot::Indexed(Box::new(entry_of(stat, digest, parsed_cost(whole), file)))
 }
 
-fn entry_of(stat: Stat, digest: String, file: File<Unread>) -> Entry {
+/// What a parsed value costs a reporter beyond its text, about: a string's
+/// or a list's header and its allocation, a number's place in a struct.
+pub(super) const PARSED_BYTES_PER_VALUE: u64 = 40;
+
+/// About what a reporter holds of a file's whole lines parsed: its bytes,
+/// and [`PARSED_BYTES_PER_VALUE`] for every value in them (a comma, or an
+/// opening bracket or brace, outside a string). A file of many tiny values
+/// (a note `["k","v"]` is nine bytes of text and some eighty parsed) costs
+/// several times its size; one of long texts, about its size. An upper
+/// bound more than a figure: what the reporter skips unread (the calls)
+/// is counted too.
+pub(super) fn parsed_cost(text: &[u8]) -> u64 {
+    let (mut values, mut in_string, mut escaped) = (0u64, false, false);
+    for &b in text {
+        if in_string {
+            match (escaped, b) {
+                (true, _) => escaped = false,
+                (false, b'\\') => escaped = true,
+                (false, b'"') => in_string = false,
+                _ => {}
+            }
+        } else {
+            match b {
+                b'"' => in_string = true,
+                b',' | b'[' | b'{' => values += 1,
+                _ => {}
+            }
+        }
+    }
+    text.len() as u64 + values * PARSED_BYTES_PER_VALUE
+}
+
+fn entry_of(stat: Stat, digest: String, cost: u64, file: File<Unread>) -> Entry {
     let run = &file.run;
     let m = &run.manifest;
     let bare = m.arms.iter().find(|a| a.name == sparktest_contract::spec_decode::arm::BARE.name()).map(|a| &a.target);
@@ -402,6 +437,7 @@ fn entry_of(stat: Stat, digest: String, file: File<Unread>) -> Entry {
             resumes: m.resumes.clone(),
         },
         bytes: file.whole_bytes as u64,
+        cost,
         configs,
         features,
         sound: log.failed.is_none(),

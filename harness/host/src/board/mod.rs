@@ -17,7 +17,7 @@ mod select;
 pub use index::path_for as index_path;
 pub(crate) use index::runs_in;
 pub use select::Selection;
-pub use sparktest_record::handover::{Damage, FoldedNight, ReadOnce};
+pub use sparktest_record::handover::{Damage, FoldedNight, Handover, ReadOnce, Selected};
 
 /// Everything `cargo sparktest board` needs.
 #[derive(Debug)]
@@ -107,6 +107,9 @@ pub struct Measurements {
     /// The nights of the run log handed as counts, not runs: none while
     /// the runs fit the reporter whole ([`HANDED_WHOLE`]).
     pub folded: Vec<FoldedNight>,
+    /// The runs of the latest night handed as their run-log line only (no
+    /// cell reads them): none while the runs fit the reporter whole.
+    pub logged: Vec<sparktest_record::reader::Logged>,
     /// What the index did.
     pub refresh: index::Refresh,
 }
@@ -117,9 +120,15 @@ pub const NOTABLE_PER_NIGHT: usize = 50;
 
 /// The share of the reporter's memory that the runs handed whole may hold
 /// in bytes: up to it, every picked run is handed whole (parsed, a run
-/// takes a few times its bytes); past it, the runs the cells read and the
-/// latest night, and older nights as counts.
+/// takes a few times its bytes); past it, the runs the cells read, the
+/// latest night's other runs as their run-log lines, and older nights as
+/// counts.
 pub const HANDED_WHOLE: u64 = 4;
+
+/// The share of the reporter's memory one file may take parsed
+/// (`index::parsed_cost`): a file past it is named and left out, and the
+/// board built from the others.
+pub const ONE_FILE: u64 = 2;
 
 /// Every `*.jsonl` in `dir`, by name. A file cut by a crash or a full disk
 /// keeps every record up to its last whole line; a file with no readable
@@ -170,7 +179,16 @@ pub fn read_measurements_within(dir: &Path, selection: &Selection, limit: u64) -
         selection.pick(&facts).intersection(&readable).copied().collect()
     };
     read.left_out = readable.len() - picked.len();
-    let runs = runs_once(&files, &picked, &entry, &mut read);
+    let mut runs = runs_once(&files, &picked, &entry, &mut read);
+    // A file that alone would take more than its share of the reporter's
+    // memory parsed: named and left out, the board built from the others.
+    for i in runs.clone() {
+        let Some(e) = entry(i).filter(|e| e.cost > limit / ONE_FILE) else { continue };
+        runs.remove(&i);
+        let (name, why) = (name_of(&files[i]), too_costly_words(e.bytes, e.cost, limit));
+        crate::warn_line!("sparktest: warning: {name}: {why}");
+        read.damage.push(Damage { file: name, line: 1, message: why, kept: false });
+    }
     for (i, f) in files.iter().enumerate() {
         let name = name_of(f);
         match (&slots[i], runs.contains(&i)) {
@@ -221,21 +239,24 @@ pub fn read_measurements_within(dir: &Path, selection: &Selection, limit: u64) -
     let whole = if bytes(&runs) <= limit / HANDED_WHOLE {
         runs
     } else {
-        let (whole, folded) = cells_and_latest_night(&files, &facts, &runs, &entry);
+        let (whole, logged, folded) = cells_and_latest_night(&files, &facts, &runs, &entry);
         read.folded = folded;
-        if bytes(&whole) > limit {
-            return Err(Error::new(ErrorKind::Plugin, past_the_limit_words(whole.len(), bytes(&whole), limit)));
-        }
+        read.logged = run_log_lines(&files, &facts, &logged);
         crate::warn_line!(
             "sparktest: note: the {} runs hold {:.1} MB, more than the reporter is handed whole: it is handed the {} \
-             files its cells and the latest night read, and {} older nights as counts",
+             files its cells read, {} more runs of the latest night as their run-log lines, and {} older nights as \
+             counts",
             runs.len(),
             bytes(&runs) as f64 / 1e6,
             whole.len(),
+            read.logged.len(),
             read.folded.len()
         );
         whole
     };
+    if bytes(&whole) > limit {
+        return Err(Error::new(ErrorKind::Plugin, past_the_limit_words(whole.len(), bytes(&whole), limit)));
+    }
     let whole: Vec<PathBuf> = whole.into_iter().map(|i| files[i].clone()).collect();
     for (f, text) in whole.iter().zip(on_every_core(&whole, |f| read_whole(f))) {
         match text {
@@ -291,14 +312,15 @@ fn runs_once<'a>(
     runs
 }
 
-/// Past [`HANDED_WHOLE`]: the files the cells read ([`select::read_by_cells`])
-/// and every run of the latest night, and each older night as counts.
+/// Past [`HANDED_WHOLE`]: the files the cells read ([`select::read_by_cells`]),
+/// the latest night's other files (for their run-log lines), and each
+/// older night as counts.
 fn cells_and_latest_night<'a>(
     files: &[PathBuf],
     facts: &[select::Facts],
     runs: &BTreeSet<usize>,
     entry: &impl Fn(usize) -> Option<&'a index::Entry>,
-) -> (BTreeSet<usize>, Vec<FoldedNight>) {
+) -> (BTreeSet<usize>, BTreeSet<usize>, Vec<FoldedNight>) {
     let reads: Vec<Option<select::Reads>> = (0..files.len())
         .map(|i| {
             entry(i).map(|e| select::Reads {
@@ -311,8 +333,12 @@ fn cells_and_latest_night<'a>(
         .collect();
     let night = |i: usize| sparktest_record::reader::night(facts[i].campaign.as_deref(), &facts[i].started_at);
     let latest = select::latest_nights(facts, runs, 1);
+    let in_latest = |i: usize| night(i).is_some_and(|k| latest.contains(&k));
     let mut whole: BTreeSet<usize> = select::read_by_cells(facts, &reads, runs).intersection(runs).copied().collect();
-    whole.extend(runs.iter().filter(|i| night(**i).is_some_and(|k| latest.contains(&k))));
+    // The latest night's campaign records (a launch and its memory, a few
+    // cases each): what its Campaigns table reads.
+    whole.extend(runs.iter().copied().filter(|i| in_latest(*i) && entry(*i).is_some_and(|e| e.campaign_record)));
+    let logged: BTreeSet<usize> = runs.iter().copied().filter(|i| !whole.contains(i) && in_latest(*i)).collect();
     let mut nights: BTreeMap<String, FoldedNight> = BTreeMap::new();
     // Per night, its failed and resumed runs: (start, run id) and words.
     let mut notable: BTreeMap<String, Vec<Said>> = BTreeMap::new();
@@ -355,7 +381,46 @@ fn cells_and_latest_night<'a>(
             ));
         }
     }
-    (whole, folded)
+    (whole, logged, folded)
+}
+
+/// The run-log lines of `files`, as the reporter would log them handed
+/// whole: each read as the reporter reads it (its home folders written
+/// `~`), with the files it is read as one run with (its resumes, the other
+/// parts of its partition), on every core, one group at a time. A file
+/// that cannot be read now (changed since it was indexed) has no line.
+fn run_log_lines(
+    files: &[PathBuf],
+    facts: &[select::Facts],
+    logged: &BTreeSet<usize>,
+) -> Vec<sparktest_record::reader::Logged> {
+    use sparktest_record::reader::{File, Unread};
+    let groups = select::units(facts, logged);
+    let lines = on_every_core(&groups, |group| {
+        let runs: Vec<_> = group
+            .iter()
+            .filter_map(|i| {
+                let (text, _) = read_whole(&files[*i]).ok()?;
+                File::<Unread>::parse(&homes_as_tilde(&text)).ok().map(|f| f.run)
+            })
+            .collect();
+        sparktest_record::reader::merge(runs).log
+    });
+    let mut lines: Vec<_> = lines.into_iter().flatten().collect();
+    lines.sort_by(|a, b| (&a.started_at, &a.run_id).cmp(&(&b.started_at, &b.run_id)));
+    lines
+}
+
+/// Why a file is left out that would alone take more of the reporter's
+/// memory than [`ONE_FILE`] allows.
+fn too_costly_words(bytes: u64, cost: u64, limit: u64) -> String {
+    format!(
+        "{:.1} MB of records that would take about {:.0} MB parsed, more than half the reporter's memory limit of {} \
+         MiB: left out. A board of it alone needs a higher `memory-per-instance-mib` in sparktest.toml",
+        bytes as f64 / 1e6,
+        cost as f64 / 1e6,
+        limit >> 20
+    )
 }
 
 /// A run a folded night names: its (start, run id), and what is said.
@@ -503,7 +568,7 @@ pub fn board(args: BoardArgs) -> Result<i32, Error> {
         let wasm = reporter(&args, &config);
         (reading.join().unwrap_or_else(|e| std::panic::resume_unwind(e)), wasm)
     });
-    let Measurements { files, damage, read_once, transcripts: named, left_out, folded, refresh, .. } = read?;
+    let Measurements { files, damage, read_once, transcripts: named, left_out, folded, logged, refresh, .. } = read?;
     if refresh.read > 0 || refresh.dropped > 0 {
         crate::warn_line!(
             "sparktest: note: board index: {} files as indexed, {} read, {} gone from the folder",
@@ -514,39 +579,30 @@ pub fn board(args: BoardArgs) -> Result<i32, Error> {
     }
     let (wasm, pin) = wasm?;
     give_back_freed_memory();
-    let mut inputs = BTreeMap::new();
     // A board of a selection says so, on the page and here.
-    if !args.selection.is_all() {
+    let selection = (!args.selection.is_all()).then(|| {
         let words = args.selection.described();
         crate::warn_line!(
             "sparktest: note: the board covers {words}: {} files selected, {left_out} left out",
             files.len()
         );
-        let said = serde_json::json!({"words": words, "files": files.len(), "left_out": left_out});
-        inputs.insert("selection.json".to_string(), said.to_string().into_bytes());
-    }
-    if !damage.is_empty() {
-        inputs.insert("damage.json".to_string(), serde_json::to_vec(&damage).unwrap_or_default());
-    }
-    if !folded.is_empty() {
-        inputs.insert("folded-nights.json".to_string(), serde_json::to_vec(&folded).unwrap_or_default());
-    }
-    if !read_once.is_empty() {
-        inputs.insert("read-once.json".to_string(), serde_json::to_vec(&read_once).unwrap_or_default());
-    }
+        Selected { words, files: files.len(), left_out }
+    });
     // The transcripts the records name, copied beside the board so that
     // each cell's records link to them.
     let transcripts = transcripts_named(&dir, &named);
-    inputs.insert(
-        "transcripts.json".to_string(),
-        serde_json::to_vec(&transcripts.keys().collect::<Vec<_>>()).unwrap_or_default(),
-    );
-    if let Some(r) = references {
-        inputs.insert("references.json".to_string(), r.into_bytes());
-    }
-    if let Some(j) = judgements {
-        inputs.insert("judgements.json".to_string(), j.into_bytes());
-    }
+    let handover = Handover {
+        selection,
+        damage,
+        read_once,
+        folded,
+        logged,
+        transcripts: transcripts.keys().cloned().collect(),
+        judgements,
+        references,
+    };
+    let inputs: BTreeMap<String, Vec<u8>> =
+        handover.files().into_iter().map(|(name, bytes)| (name.to_string(), bytes)).collect();
     let host = PluginHost::new(Some(&crate::plugin::compile_cache_dir()), crate::runner::prepare::limits(&config))?;
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()

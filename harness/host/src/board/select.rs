@@ -230,7 +230,7 @@ pub(super) fn read_by_cells(files: &[Facts], reads: &[Option<Reads>], among: &BT
 
 /// The files of `among` grouped as the reader reads them as one run: a
 /// run with the runs that resume it, the parts of a partition.
-fn units(files: &[Facts], among: &BTreeSet<usize>) -> Vec<Vec<usize>> {
+pub(super) fn units(files: &[Facts], among: &BTreeSet<usize>) -> Vec<Vec<usize>> {
     let mut parent: BTreeMap<usize, usize> = among.iter().map(|i| (*i, *i)).collect();
     fn root(parent: &mut BTreeMap<usize, usize>, mut i: usize) -> usize {
         while parent[&i] != i {
