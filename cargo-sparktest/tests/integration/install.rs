@@ -189,9 +189,11 @@ fn the_packaged_crates_install_and_run_from_any_folder_and_build_a_new_instrumen
     std::fs::write(
         crate_dir.join(".cargo/config.toml"),
         format!(
-            "[patch.crates-io]\nsparktest-sdk = {{ path = \"{}\" }}\nsparktest-contract = {{ path = \"{}\" }}\n",
-            unpacked.join(format!("sparktest-sdk-{version}")).display(),
-            unpacked.join(format!("sparktest-contract-{version}")).display()
+            "[patch.crates-io]\n{}",
+            ["sparktest-sdk", "sparktest-contract", "sparktest-record", "sparktest-stats"]
+                .iter()
+                .map(|c| format!("{c} = {{ path = \"{}\" }}\n", unpacked.join(format!("{c}-{version}")).display()))
+                .collect::<String>()
         ),
     )
     .unwrap();
