@@ -189,33 +189,7 @@ pub fn read_measurements_within(dir: &Path, selection: &Selection, limit: u64) -
         crate::warn_line!("sparktest: warning: {name}: {why}");
         read.damage.push(Damage { file: name, line: 1, message: why, kept: false });
     }
-    for (i, f) in files.iter().enumerate() {
-        let name = name_of(f);
-        match (&slots[i], runs.contains(&i)) {
-            (index::Slot::Left(e), _) => {
-                crate::warn_line!("sparktest: warning: {name}: line {}: {}; the file is left out", e.line, e.message);
-                read.damage.push(Damage { file: name, line: e.line, message: e.message.clone(), kept: false });
-            }
-            (index::Slot::Indexed(e), true) => {
-                for (d, why) in e.rows.iter().filter_map(|d| sparktest_rows::check(d).err().map(|why| (d, why))) {
-                    crate::warn_line!("sparktest: warning: {name}: row {:?} is left out: {why}", d.title);
-                }
-                read.rows.extend(e.rows.iter().map(|d| DeclaredIn {
-                    row: d.clone(),
-                    suite: e.suite.clone(),
-                    order: (e.facts.started_at.clone(), e.facts.run_id.clone()),
-                    file: name.clone(),
-                }));
-                if let Some((line, message)) = &e.damage {
-                    crate::warn_line!(
-                        "sparktest: warning: {name}: line {line}: {message}; the records before it are used"
-                    );
-                    read.damage.push(Damage { file: name, line: *line, message: message.clone(), kept: true });
-                }
-            }
-            (index::Slot::Indexed(_), false) | (index::Slot::OtherVersion(_), _) => {}
-        }
-    }
+    note_damage_and_declarations(&files, &slots, &runs, &mut read);
     if runs.is_empty() && read.left_out > 0 {
         return Err(Error::setup(format!(
             "no measurement file in {} is of the selection ({}): {} readable files, none selected",
@@ -257,7 +231,50 @@ pub fn read_measurements_within(dir: &Path, selection: &Selection, limit: u64) -
     if bytes(&whole) > limit {
         return Err(Error::new(ErrorKind::Plugin, past_the_limit_words(whole.len(), bytes(&whole), limit)));
     }
-    let whole: Vec<PathBuf> = whole.into_iter().map(|i| files[i].clone()).collect();
+    read_whole_into(whole.into_iter().map(|i| files[i].clone()).collect(), &mut read);
+    Ok(read)
+}
+
+/// Names each file the index left out, and collects the row declarations
+/// and the kept damage of the files handed on.
+fn note_damage_and_declarations(
+    files: &[PathBuf],
+    slots: &[index::Slot],
+    runs: &BTreeSet<usize>,
+    read: &mut Measurements,
+) {
+    for (i, f) in files.iter().enumerate() {
+        let name = name_of(f);
+        match (&slots[i], runs.contains(&i)) {
+            (index::Slot::Left(e), _) => {
+                crate::warn_line!("sparktest: warning: {name}: line {}: {}; the file is left out", e.line, e.message);
+                read.damage.push(Damage { file: name, line: e.line, message: e.message.clone(), kept: false });
+            }
+            (index::Slot::Indexed(e), true) => {
+                for (d, why) in e.rows.iter().filter_map(|d| sparktest_rows::check(d).err().map(|why| (d, why))) {
+                    crate::warn_line!("sparktest: warning: {name}: row {:?} is left out: {why}", d.title);
+                }
+                read.rows.extend(e.rows.iter().map(|d| DeclaredIn {
+                    row: d.clone(),
+                    suite: e.suite.clone(),
+                    order: (e.facts.started_at.clone(), e.facts.run_id.clone()),
+                    file: name.clone(),
+                }));
+                if let Some((line, message)) = &e.damage {
+                    crate::warn_line!(
+                        "sparktest: warning: {name}: line {line}: {message}; the records before it are used"
+                    );
+                    read.damage.push(Damage { file: name, line: *line, message: message.clone(), kept: true });
+                }
+            }
+            (index::Slot::Indexed(_), false) | (index::Slot::OtherVersion(_), _) => {}
+        }
+    }
+}
+
+/// Reads each file whole into `read.files`; one changed since it was
+/// indexed into something unreadable is named and left out.
+fn read_whole_into(whole: Vec<PathBuf>, read: &mut Measurements) {
     for (f, text) in whole.iter().zip(on_every_core(&whole, |f| read_whole(f))) {
         match text {
             Ok((text, named)) => {
@@ -272,7 +289,6 @@ pub fn read_measurements_within(dir: &Path, selection: &Selection, limit: u64) -
             }
         }
     }
-    Ok(read)
 }
 
 fn name_of(f: &Path) -> String {
