@@ -243,7 +243,12 @@ impl Client {
         if !streamed {
             return Ok(self.http.post(url).json(body).timeout(timeouts.request).send().await);
         }
-        let sending = self.http.post(url).json(body).send();
+        // A stream's connection is not reused: llama.cpp's server closes
+        // it as the stream ends while it still says keep-alive, and a
+        // request sent on it in that instant is written into a closing
+        // socket and lost (it may have been read, so never sent again).
+        // One connection per stream, as vLLM's own benchmark client opens.
+        let sending = self.http.post(url).header(reqwest::header::CONNECTION, "close").json(body).send();
         match tokio::time::timeout(timeouts.head.min(timeouts.request), sending).await {
             Ok(answer) => Ok(answer),
             Err(_) => {
