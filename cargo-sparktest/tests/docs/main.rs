@@ -281,16 +281,11 @@ fn places_of_a_new_row() -> Vec<String> {
 }
 
 #[test]
-fn adding_a_board_row_in_the_book_is_four_places_the_tree_has() {
+fn adding_a_board_row_in_the_book_is_three_places_the_tree_has() {
     let places = places_of_a_new_row();
     assert_eq!(
         places,
-        [
-            "plugins/instruments/<name>/",
-            "suites/<suite>/suite.toml",
-            "harness/host/src/campaign/file.rs",
-            "docs/suites/<suite>.md"
-        ],
+        ["plugins/instruments/<name>/", "suites/<suite>/suite.toml", "docs/suites/<suite>.md"],
         "the book's list"
     );
     let root = repo();
@@ -309,13 +304,10 @@ fn adding_a_board_row_in_the_book_is_four_places_the_tree_has() {
         let loaded = sparktest_harness::load_suite(&root.join("suites").join(s).join("suite.toml"));
         assert!(loaded.is_ok(), "suites/{s}: {:?}", loaded.err());
     }
-    // 3. BOARD_SUITES is where the built-in suites are ordered: each names one.
-    let file = std::fs::read_to_string(root.join("harness/host/src/campaign/file.rs")).unwrap();
-    let list =
-        file.split("pub const BOARD_SUITES: &[&str] = &[").nth(1).expect("BOARD_SUITES").split("];").next().unwrap();
-    let named: Vec<&str> = list.split('"').skip(1).step_by(2).collect();
+    // The board's suites are read from the suites' files: each names one.
+    let named = sparktest_harness::board_suites();
     assert!(named.len() > 10 && named.iter().all(|n| suites.iter().any(|s| s == n)), "{named:?}");
-    // 4. Each built-in suite on the board has its page, in the SUMMARY and the index.
+    // 3. Each built-in suite on the board has its page, in the SUMMARY and the index.
     let summary = std::fs::read_to_string(root.join("docs/SUMMARY.md")).unwrap();
     let index = std::fs::read_to_string(root.join("docs/suites/index.md")).unwrap();
     for n in &named {
@@ -364,10 +356,10 @@ fn every_repository_path_the_book_names_is_in_the_tree() {
 
 #[test]
 fn the_path_finder_reads_code_spans_and_leaves_placeholders() {
-    let text = "see `harness/host/src/runner/` and `plugins/instruments/<name>/src/lib.rs`,\n`common/rows/src/builtin/mod.rs:12` or `cargo sparktest`";
+    let text = "see `harness/host/src/runner/` and `plugins/instruments/<name>/src/lib.rs`,\n`common/rows/src/coded/mod.rs:12` or `cargo sparktest`";
     assert_eq!(
         repository_paths(text),
-        [(1, "harness/host/src/runner/".to_string()), (2, "common/rows/src/builtin/mod.rs".to_string())]
+        [(1, "harness/host/src/runner/".to_string()), (2, "common/rows/src/coded/mod.rs".to_string())]
     );
 }
 

@@ -209,6 +209,32 @@ fn no_function_outside_the_tests_is_longer_than_a_newcomer_reads_at_once() {
     );
 }
 
+/// The issue numbers a text cites (`issue 48`, `issues 21 and 30`,
+/// `(#12)`), with their lines: a library's source says what it does, and
+/// the commits say why.
+fn issue_numbers(text: &str) -> Vec<usize> {
+    let cites = |l: &str| {
+        let l = l.to_ascii_lowercase();
+        ["issue ", "issues "]
+            .iter()
+            .any(|w| l.match_indices(w).any(|(at, _)| l[at + w.len()..].starts_with(|c: char| c.is_ascii_digit())))
+            || l.match_indices("(#").any(|(at, _)| l[at + 2..].starts_with(|c: char| c.is_ascii_digit()))
+    };
+    text.lines().enumerate().filter(|(_, l)| cites(l)).map(|(i, _)| i + 1).collect()
+}
+
+#[test]
+fn no_library_source_cites_an_issue_number() {
+    let mut found = Vec::new();
+    for f in source_files() {
+        for line in issue_numbers(&std::fs::read_to_string(&f).unwrap()) {
+            found.push(format!("{}:{line}", f.strip_prefix(repo()).unwrap().display()));
+        }
+    }
+    assert!(found.is_empty(), "issue numbers belong in the commits, not the source:\n{}", found.join("\n"));
+    assert_eq!(issue_numbers("a\n//! The board (issue 48): x\n(#12) and Issues 3\nan issue with it"), vec![2, 3]);
+}
+
 #[test]
 fn the_length_finder_measures_a_function_to_its_own_closing_brace() {
     let text = "pub fn short() {\n    1;\n}\n\n    pub(crate) async fn long(a: u8) -> u8 {\n        if a > 0 {\n            a\n        } else {\n            0\n        }\n    }\nfn decl();\n#[cfg(test)]\nfn in_tests() {\n\n\n\n}\n";

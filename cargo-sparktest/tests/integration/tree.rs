@@ -1,8 +1,9 @@
-//! The repository's shape (issue 49): the crates sit side by side in three
+//! The repository's shape: the crates sit side by side in three
 //! groups (`harness/` the host's, `plugins/` the guests', `common/` both),
 //! no crate inside another, every dependency runs down the picture the
 //! book's architecture page draws, no link joins two crates, and that page
-//! names every crate folder there is.
+//! names every crate folder there is. Inside the host crate, every import
+//! runs down the floors its `lib.rs` lists.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -285,4 +286,141 @@ fn a_hand_over_file_is_named_only_where_it_is_defined() {
         })
         .collect();
     assert!(elsewhere.is_empty(), "name them by sparktest_record::handover::file: {elsewhere:?}");
+}
+
+/// The host crate's floors as its `lib.rs` declares them, from the
+/// ground up: each run of consecutive `mod` lines is one floor (rustfmt
+/// keeps each in name order).
+fn host_floors(lib: &str) -> Vec<Vec<String>> {
+    let mut floors: Vec<Vec<String>> = vec![Vec::new()];
+    for line in lib.lines() {
+        match line.strip_prefix("mod ").and_then(|m| m.strip_suffix(';')) {
+            Some(m) => floors.last_mut().unwrap().push(m.to_string()),
+            None if !floors.last().unwrap().is_empty() => floors.push(Vec::new()),
+            None => {}
+        }
+    }
+    floors.retain(|f| !f.is_empty());
+    floors
+}
+
+/// The names a source imports through the crate root (`crate::x`,
+/// `crate::{x, y::{z}}` over any lines), each with its line; comments are
+/// not read.
+fn through_the_root(text: &str) -> Vec<(usize, String)> {
+    let code: String = text.lines().map(|l| l.split("//").next().unwrap_or("")).collect::<Vec<_>>().join("\n");
+    let ident = |c: char| c.is_alphanumeric() || c == '_';
+    let mut out = Vec::new();
+    for (at, _) in code.match_indices("crate::") {
+        if code[..at].chars().next_back().is_some_and(ident) {
+            continue;
+        }
+        let line = code[..at].matches('\n').count() + 1;
+        let rest = &code[at + "crate::".len()..];
+        let Some(group) = rest.strip_prefix('{') else {
+            out.push((line, rest.chars().take_while(|c| ident(*c)).collect()));
+            continue;
+        };
+        // The group's first segments: the names right after its `{` or a
+        // `,` at its own depth.
+        let (mut depth, mut starts) = (1, true);
+        for (i, c) in group.char_indices() {
+            match c {
+                '{' => depth += 1,
+                '}' if depth == 1 => break,
+                '}' => depth -= 1,
+                ',' if depth == 1 => starts = true,
+                c if starts && ident(c) => {
+                    out.push((line, group[i..].chars().take_while(|c| ident(*c)).collect()));
+                    starts = false;
+                }
+                _ => {}
+            }
+        }
+    }
+    out
+}
+
+/// The imports of `files` (path under the crate's `src/`, text) that do not
+/// run down `floors`: to a module of its own floor or one above, to a name
+/// that is no module (through `lib.rs`, as `crate::endpoint` was), and any
+/// room `lib.rs` does not list. A macro exported at the root counts as
+/// the module that defines it.
+fn against_the_floors(floors: &[Vec<String>], files: &[(String, String)]) -> Vec<String> {
+    let room = |path: &str| path.split('/').next().unwrap_or("").trim_end_matches(".rs").to_string();
+    let mut floor: BTreeMap<String, usize> =
+        floors.iter().enumerate().flat_map(|(i, f)| f.iter().map(move |m| (m.clone(), i))).collect();
+    for (path, text) in files {
+        let lines: Vec<&str> = text.lines().map(str::trim).collect();
+        for (i, m) in lines.iter().enumerate().filter_map(|(i, l)| Some((i, l.strip_prefix("macro_rules! ")?))) {
+            let exported = i > 0 && lines[i - 1] == "#[macro_export]";
+            if let (true, Some(f)) = (exported, floor.get(&room(path)).copied()) {
+                floor.entry(m.trim_end_matches(" {").to_string()).or_insert(f);
+            }
+        }
+    }
+    let mut bad = Vec::new();
+    for (path, text) in files.iter().filter(|(p, _)| p != "lib.rs") {
+        let Some(&mine) = floor.get(&room(path)) else {
+            bad.push(format!("{path}: its room {:?} is not declared in lib.rs's floors", room(path)));
+            continue;
+        };
+        for (line, name) in through_the_root(text).into_iter().filter(|(_, n)| *n != room(path)) {
+            match floor.get(&name) {
+                Some(&theirs) if theirs < mine => {}
+                Some(_) => bad.push(format!("{path}:{line}: imports {name}, on its own floor or above")),
+                None => bad.push(format!("{path}:{line}: imports {name} through the crate root, not from its module")),
+            }
+        }
+    }
+    bad
+}
+
+#[test]
+fn every_import_inside_the_host_crate_runs_down_its_floors() {
+    let src = repo().join("harness/host/src");
+    let floors = host_floors(&std::fs::read_to_string(src.join("lib.rs")).unwrap());
+    assert!(
+        floors.len() > 5 && floors.iter().flatten().count() > 20 && floors[0].contains(&"error".to_string()),
+        "lib.rs declares its modules one a line, a floor a group: {floors:?}"
+    );
+    let files: Vec<(String, String)> = sources()
+        .into_iter()
+        .filter_map(|(path, text)| Some((path.strip_prefix("harness/host/src/")?.to_string(), text)))
+        .collect();
+    assert!(files.len() > 60, "{}", files.len());
+    assert_eq!(against_the_floors(&floors, &files), Vec::<String>::new());
+}
+
+#[test]
+fn the_floor_rule_refuses_an_import_up_across_or_through_the_root() {
+    let floors =
+        host_floors("mod error;\n\n// a floor\nmod redact;\nmod tally;\n\nmod files;\n// the top\nmod board;\n");
+    assert_eq!(floors, [vec!["error"], vec!["redact", "tally"], vec!["files"], vec!["board"]]);
+    let file = |p: &str, t: &str| (p.to_string(), t.to_string());
+    let ground = [
+        file("redact.rs", "#[macro_export]\nmacro_rules! warn_line {\n() => {};\n}"),
+        file("board/mod.rs", "macro_rules! files {\n() => {};\n}"),
+        file("lib.rs", "use crate::board;"),
+    ];
+    let good = [
+        file("board/mod.rs", "use crate::{\n    error::{Error, ErrorKind},\n    files,\n};\nuse super::x;"),
+        file("board/select.rs", "crate::warn_line!(\"up\"); // crate::board::x and crate::nothing"),
+        file("files.rs", "let a = sparktest_crate::x; use crate::files::y;"),
+    ];
+    let all: Vec<_> = ground.iter().chain(&good).cloned().collect();
+    assert_eq!(against_the_floors(&floors, &all), Vec::<String>::new());
+    let bad = [
+        file("files.rs", "use crate::board::Selection;"),
+        file("files.rs", "use crate::{error::Error,\n redact::{x, y}, board};"),
+        file("error.rs", "crate::warn_line!(\"x\");"),
+        file("redact.rs", "use crate::files;"),
+        file("board/index.rs", "use crate::endpoint::Endpoint;"),
+        file("scaffold.rs", "use crate::error::Error;"),
+        file("tally.rs", "use crate::redact::Redactor;"),
+    ];
+    let all: Vec<_> = ground.iter().chain(&bad).cloned().collect();
+    let said = against_the_floors(&floors, &all);
+    assert_eq!(said.len(), bad.len(), "{said:#?}");
+    assert_eq!(said[1], "files.rs:1: imports board, on its own floor or above");
 }

@@ -31,7 +31,7 @@ pub struct Figure {
     pub repeats: Option<Repeats>,
 }
 
-/// The runs of a `--repeat N` group behind one cell (issue 21): every
+/// The runs of a `--repeat N` group behind one cell: every
 /// run's figure, which one the cell shows, and for pass/fail rows how many
 /// items passed in every run, in some and in none.
 #[derive(Debug, Clone, Serialize, PartialEq)]

@@ -6,10 +6,14 @@ use sparktest_record::{CaseRecord, FigureKind, RowDeclaration, Standing};
 /// The titles a declaration may not take: the built-in rows, and the
 /// seed's judged row.
 pub const BUILT_IN_TITLES: &[&str] = &{
-    let mut titles = [""; sparktest_contract::ROWS.len() + 1];
+    let rows = crate::coded::ROWS;
+    let mut titles = [""; crate::coded::ROWS.len() + 1];
     let mut i = 0;
-    while i < sparktest_contract::ROWS.len() {
-        titles[i] = sparktest_contract::ROWS[i].title;
+    while i < rows.len() {
+        titles[i] = match &rows[i].title {
+            std::borrow::Cow::Borrowed(t) => *t,
+            std::borrow::Cow::Owned(_) => panic!("a built-in row's title is a literal"),
+        };
         i += 1;
     }
     titles[i] = "Fine-tune path";

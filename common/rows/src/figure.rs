@@ -11,7 +11,7 @@ pub const BOOTSTRAP_SEED: u64 = 21;
 /// Bootstrap resamples of a cell's interval.
 pub const RESAMPLES: usize = 2000;
 
-/// A cell's uncertainty, from its own data (issue 21): the standing is
+/// A cell's uncertainty, from its own data: the standing is
 /// unchanged; this is shown beside the raw figure.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 #[serde(tag = "kind", rename_all = "kebab-case")]

@@ -19,7 +19,7 @@
 //! - [`run`]: the runs a board reads (a measurement file, or the parts and
 //!   resumes of one run read as one), their columns, and which run a row
 //!   reads.
-//! - [`builtin`]: every row of a board ([`builtin::all`]): the built-in
+//! - [`coded`]: every row of a board ([`coded::all`]): the built-in
 //!   rows whose figure needs code of its own, one module per instrument
 //!   (named as the instrument, `spec-decode` is `spec_decode`), then the
 //!   rows the runs' suites declare.
@@ -27,13 +27,13 @@
 //!   none ([`cell::Missing`]).
 #![warn(missing_docs)]
 
-pub mod builtin;
 pub mod cell;
+pub mod coded;
 mod declaration;
 mod figure;
 pub mod run;
 
-pub use builtin::{ByRequests, by_requests};
+pub use coded::{ByRequests, by_requests};
 pub use declaration::{BUILT_IN_TITLES, Declared, FieldError, Settled, check, declared_by, feeds, settle};
 pub use figure::{BOOTSTRAP_SEED, Computed, NoFigure, RESAMPLES, Spread, compared, declared, short};
 pub use sparktest_record::{Better, FigureKind, RowDeclaration, Standing};

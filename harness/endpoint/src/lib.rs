@@ -38,6 +38,14 @@ mod probe;
 pub mod sse;
 mod types;
 
+// What a call sends, what it gets back, and how it fails.
+pub use call_error::{CallError, Class, Effect};
+pub use types::{
+    ChatRequest, CompletionRequest, ContentPart, Message, Reply, ResponseFormat, Role, Timing, TokenLogprob,
+    TokenSource, ToolCall, ToolChoice, ToolDef, Usage,
+};
+// What the host learns of a server and of the box it runs on.
+pub use types::{Footprint, MemoryPool, MetricSample, PoolKind, ServerFacts};
 // The client, its settings and the bodies it sends.
 pub use client::{
     Client, ClientConfig, RetryBudget, Secret, Sends, Timeouts, chat_body, completion_body, http_builder, redact_url,
@@ -58,7 +66,6 @@ use std::time::Duration;
 
 /// How often the server's own load is read while concurrent calls run.
 pub(crate) const LOAD_SAMPLE_EVERY: Duration = Duration::from_millis(50);
-pub use types::*;
 
 /// An error answer as the engine's own words make it: a refusal keeps its
 /// status and sends, an unsupported feature is N/A.
@@ -193,7 +200,7 @@ impl Endpoint {
     /// Each is a task of its own, read on whichever worker its socket's
     /// readiness lands: polled together in one task (a `join_all`), every
     /// chunk of any stream re-polled all of them, and each stream's chunks
-    /// waited behind the others' (issue 39: 1.42 µs a token for the whole
+    /// waited behind the others' (1.42 µs a token for the whole
     /// harness at 8 × 64,000, where the client spawned per call costs 1.05).
     /// Dropping the future aborts the tasks, as it would have dropped the
     /// calls.

@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-pub use crate::call_error::{CallError, Class, Effect};
+pub(crate) use crate::call_error::CallError;
 
 /// A part of a message's content.
 #[derive(Debug, Clone, PartialEq, Serialize)]

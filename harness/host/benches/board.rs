@@ -80,7 +80,7 @@ fn main() {
     let config = Config::discover(&repo).unwrap();
     let (mut read, mut build, mut render, mut write) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let host =
-        PluginHost::new(Some(&sparktest_harness::compile_cache_dir()), sparktest_harness::plugin_limits(&config))
+        PluginHost::new(Some(&sparktest_harness::compile_cache_dir()), sparktest_harness::Limits::of_run(&config))
             .unwrap();
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     for i in 0..=RUNS {

@@ -16,21 +16,7 @@ use sha2::{Digest, Sha256};
 pub use sparktest_builtin::{BOARD, COMPONENTS, Component, SUITES, Suite};
 
 use crate::error::{Error, ErrorKind};
-
-/// The user's cache: `~/.cache/sparktest`, the folder the reference
-/// targets' scripts provision into (`reference/`, `vllm-0.32.0/`), else a
-/// `sparktest-cache` folder in the system's temporary folder. (The scripts'
-/// `SPARKTEST_CACHE` names the reference target's own folder, not this.)
-pub fn user_cache() -> PathBuf {
-    std::env::var_os("HOME")
-        .filter(|v| !v.is_empty())
-        .map(|h| PathBuf::from(h).join(".cache/sparktest"))
-        .unwrap_or_else(|| std::env::temp_dir().join("sparktest-cache"))
-}
-
-fn hex(bytes: &[u8]) -> String {
-    Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
-}
+use crate::files::sha256_hex;
 
 /// A digest of a built-in suite's files: names and bytes.
 fn digest(s: &Suite) -> String {
@@ -38,7 +24,7 @@ fn digest(s: &Suite) -> String {
     for (rel, bytes) in s.files {
         h.update(rel.as_bytes());
         h.update([0]);
-        h.update(hex(bytes).as_bytes());
+        h.update(sha256_hex(bytes).as_bytes());
         h.update([b'\n']);
     }
     h.finalize().iter().map(|b| format!("{b:02x}")).collect()
@@ -89,7 +75,7 @@ fn write_folder(dir: &Path, files: &[(&str, &[u8])]) -> Result<(), Error> {
 /// is missing or does not hold the binary's bytes (a damaged or edited
 /// copy is written again, never used).
 pub fn suite_dir(s: &Suite) -> Result<PathBuf, Error> {
-    suite_dir_in(&user_cache(), s)
+    suite_dir_in(&crate::files::user_cache(), s)
 }
 
 fn suite_dir_in(cache: &Path, s: &Suite) -> Result<PathBuf, Error> {
@@ -116,17 +102,17 @@ pub fn same_as(dir: &Path, s: &Suite) -> bool {
 /// user's cache, and its pin: written if it is missing or damaged; the
 /// host loads it only if its bytes match the pin.
 pub fn component_file(c: &Component) -> Result<(PathBuf, String), Error> {
-    component_file_in(&user_cache(), c)
+    component_file_in(&crate::files::user_cache(), c)
 }
 
 fn component_file_in(cache: &Path, c: &Component) -> Result<(PathBuf, String), Error> {
     let dir = cache.join("components");
     let path = dir.join(format!("{}.wasm", c.sha256));
-    if std::fs::read(&path).is_ok_and(|b| hex(&b) == c.sha256) {
+    if std::fs::read(&path).is_ok_and(|b| sha256_hex(&b) == c.sha256) {
         return Ok((path, c.sha256.to_string()));
     }
     let bytes = c.bytes();
-    let actual = hex(&bytes);
+    let actual = sha256_hex(&bytes);
     if actual != c.sha256 {
         // Not this build's own bytes: never loaded, whatever they are.
         return Err(Error::new(
@@ -139,7 +125,7 @@ fn component_file_in(cache: &Path, c: &Component) -> Result<(PathBuf, String), E
         ));
     }
     std::fs::create_dir_all(&dir).map_err(|e| Error::io(format!("create {}", dir.display()), e))?;
-    crate::campaign::lock::replace(&path, &bytes).map_err(|e| Error::io(format!("write {}", path.display()), e))?;
+    crate::files::replace(&path, &bytes).map_err(|e| Error::io(format!("write {}", path.display()), e))?;
     Ok((path, c.sha256.to_string()))
 }
 

@@ -130,8 +130,8 @@ fn parse_accelerators(rows: Vec<Vec<String>>) -> Vec<Accelerator> {
 /// Only the GPUs `CUDA_VISIBLE_DEVICES` gives this process, where it is
 /// set: another Slurm task's server on the same node is not ours to wait
 /// for.
-pub fn memory_pools() -> Vec<crate::endpoint::MemoryPool> {
-    use crate::endpoint::{MemoryPool, PoolKind};
+pub fn memory_pools() -> Vec<sparktest_endpoint::MemoryPool> {
+    use sparktest_endpoint::{MemoryPool, PoolKind};
     let rows = nvidia_smi("index,uuid,name,memory.total,memory.free").unwrap_or_default();
     let visible = std::env::var("CUDA_VISIBLE_DEVICES").ok();
     let rows = visible_only(rows, visible.as_deref());

@@ -30,26 +30,52 @@
 
 // Every module is private: what the CLI, the tests and the benchmarks call
 // is re-exported below, and nothing else is the crate's surface.
-mod board;
-mod builtin;
-mod campaign;
-mod config;
-mod diff;
+//
+// The modules stand on floors, listed from the ground up, one group of
+// lines a floor: a module imports only modules of the floors below its
+// own, never one of its own floor or above, and nothing through the crate
+// root (the tree test holds this). A helper lives on the lowest floor that
+// every room using it stands on.
+
+// The ground: errors, files, names, redaction and printing, stop signals,
+// times.
 mod error;
-mod events;
-mod hostinfo;
-mod plugin;
+mod files;
+mod names;
 mod redact;
+mod signal;
+mod timestamp;
+
+// The project, the machine, a case's transcript and snapshots.
+mod config;
+mod hostinfo;
+mod snapshot;
+mod transcript;
+
+// The bytes the binary carries, a run's events, the sandbox's limits.
+mod carried;
+mod events;
+mod limits;
+
+// Suites, the measurements folder, a run's tally, the launched targets.
+mod measurements;
+mod suite;
+mod tally;
+mod target;
+
+// Plugins and the sinks of a run's events.
+mod plugin;
+mod sinks;
+
+// The run.
 mod runner;
+
+// The commands over runs and measurements.
+mod board;
+mod campaign;
+mod diff;
 mod scaffold;
 mod show;
-mod signal;
-mod sinks;
-mod snapshot;
-mod suite;
-mod target;
-mod timestamp;
-mod transcript;
 
 // The commands, one function and its arguments each.
 pub use board::{BoardArgs, Selection, board};
@@ -66,14 +92,16 @@ pub use redact::{printed as redacted, shown};
 
 // The project's config and its suites.
 pub use config::Config;
-pub use suite::{Source, known as known_suites, load as load_suite, sha256_hex};
+pub use files::sha256_hex;
+pub use suite::{Source, board_suites, known as known_suites, load as load_suite};
 
 // Plugins: the host, its compile cache, the built-in components, and what
 // the board benchmark times step by step.
-pub use board::{index_path as board_index_path, read_measurements};
-pub use builtin::{COMPONENTS, compare as compare_components, component as builtin_component};
+pub use board::read_measurements;
+pub use carried::{COMPONENTS, compare as compare_components, component as builtin_component};
+pub use limits::Limits;
+pub use measurements::index_path as board_index_path;
 pub use plugin::{PluginHost, compile_cache_dir, component_for, trusted_workspaces};
-pub use runner::prepare::limits as plugin_limits;
 
 // The HTTP side, its own crate.
 pub use sparktest_endpoint as endpoint;

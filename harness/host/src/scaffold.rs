@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::error::Error;
-use crate::suite::sha256_hex;
+use crate::files::sha256_hex;
 
 /// The SDK version a new instrument depends on: this CLI's own.
 const SDK_VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -323,7 +323,7 @@ pub fn pin(suite_file: &Path) -> Result<Vec<String>, Error> {
     accepted(suite_file, &written)
         .map_err(|e| Error::setup(format!("{}; pinning cannot mend that, so the file is left as it was", e.message)))?;
     if written != text {
-        crate::campaign::lock::replace(suite_file, written.as_bytes())
+        crate::files::replace(suite_file, written.as_bytes())
             .map_err(|e| Error::io(format!("write {}", suite_file.display()), e))?;
     }
     Ok(said)
@@ -490,13 +490,13 @@ pub fn version(verbose: bool) -> String {
         crate::plugin::INTERFACES.join(", ")
     ));
     s.push_str(&format!("measurement format written: {}\n", sparktest_record::FORMAT_VERSION));
-    let suites: Vec<&str> = crate::builtin::SUITES.iter().map(|x| x.name).collect();
+    let suites: Vec<&str> = crate::carried::SUITES.iter().map(|x| x.name).collect();
     s.push_str(&format!("built-in suites ({}): {}\n", suites.len(), suites.join(", ")));
     s.push_str(&format!(
         "built-in components ({}), each loaded only by its sha256:\n",
-        crate::builtin::COMPONENTS.len()
+        crate::carried::COMPONENTS.len()
     ));
-    for c in crate::builtin::COMPONENTS {
+    for c in crate::carried::COMPONENTS {
         s.push_str(&format!("  {:<26} interface {}  sha256:{}\n", c.package, c.interface, c.sha256));
     }
     s.push_str(&this_box());

@@ -85,7 +85,7 @@ fn file_of_run(dir: &std::path::Path, run: &str) -> Result<PathBuf, Error> {
         }
         holds = Some(head.run.manifest.run_id);
     }
-    let runs = if dir.is_dir() { crate::board::runs_in(dir)? } else { Vec::new() };
+    let runs = if dir.is_dir() { crate::measurements::runs_in(dir)? } else { Vec::new() };
     runs.into_iter().find(|(_, f)| f.run_id == run).map(|(path, _)| path).ok_or_else(|| {
         Error::setup(match holds {
             Some(other) => format!(

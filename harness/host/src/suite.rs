@@ -8,6 +8,7 @@ use sha2::{Digest, Sha256};
 use sparktest_record::{Better, FigureKind, FilePin, RowDeclaration, Standing, SuiteInfo};
 
 use crate::error::Error;
+use crate::files::sha256_hex;
 
 /// Where an instrument's component comes from.
 ///
@@ -175,15 +176,51 @@ struct InstrumentFile {
     arms: BTreeMap<String, String>,
 }
 
-/// Hex sha256 of bytes.
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    let digest = Sha256::digest(bytes);
-    digest.iter().map(|b| format!("{b:02x}")).collect()
+/// The built-in suites behind the board's rows, in the rows' order: what
+/// a campaign runs after its gate when its file names no suites. Read
+/// from the suites' own files: a suite that is no gate goes where the
+/// first built-in row ([`sparktest_rows::coded::ROWS`]) its instruments
+/// feed goes, then the suites that declare rows of their own (`[[row]]`);
+/// suites at one place go by name, and a suite that feeds no row is not on
+/// the board.
+pub fn board_suites() -> Vec<&'static str> {
+    let rows = sparktest_rows::coded::ROWS;
+    let mut placed: Vec<(usize, &'static str)> = crate::carried::SUITES
+        .iter()
+        .filter_map(|b| {
+            let c = carried(b).filter(|c| !c.gate)?;
+            let first = rows.iter().position(|r| c.instruments.iter().any(|i| *i == r.instrument));
+            Some((first.or(c.declares_rows.then_some(rows.len()))?, b.name))
+        })
+        .collect();
+    placed.sort();
+    placed.into_iter().map(|(_, name)| name).collect()
+}
+
+/// What a built-in suite's file says it carries.
+struct Carried {
+    gate: bool,
+    /// Its instruments' names, from their crates' (`sparktest-<name>`).
+    instruments: Vec<String>,
+    declares_rows: bool,
+}
+
+fn carried(b: &crate::carried::Suite) -> Option<Carried> {
+    let file: SuiteFile = toml::from_str(std::str::from_utf8(b.file("suite.toml")?).ok()?).ok()?;
+    Some(Carried {
+        gate: file.suite.gate,
+        instruments: file
+            .instrument
+            .iter()
+            .filter_map(|i| Some(i.krate.as_deref()?.strip_prefix("sparktest-")?.to_string()))
+            .collect(),
+        declares_rows: !file.row.is_empty(),
+    })
 }
 
 /// Resolve `--suite`: a name under `<root>/suites/`, else a built-in suite
 /// of that name (written once into the user's cache,
-/// [`crate::builtin::suite_dir`]), or a path to a folder or a
+/// [`crate::carried::suite_dir`]), or a path to a folder or a
 /// `suite.toml`. A project's suite shadows a built-in one of its name,
 /// said in one line where the two differ. A name with no suite is refused
 /// listing every known suite, where each comes from, and the nearest.
@@ -196,9 +233,9 @@ pub fn locate(root: &Path, arg: &str) -> Result<PathBuf, Error> {
         return Ok(as_path.join("suite.toml"));
     }
     let file = root.join("suites").join(arg).join("suite.toml");
-    let builtin = crate::builtin::suite(arg);
+    let builtin = crate::carried::suite(arg);
     if file.is_file() {
-        if let Some(b) = builtin.filter(|b| !crate::builtin::same_as(&root.join("suites").join(arg), b)) {
+        if let Some(b) = builtin.filter(|b| !crate::carried::same_as(&root.join("suites").join(arg), b)) {
             note_once(&format!(
                 "sparktest: note: {} (this project's) shadows the built-in suite {}",
                 file.display(),
@@ -208,7 +245,7 @@ pub fn locate(root: &Path, arg: &str) -> Result<PathBuf, Error> {
         return Ok(file);
     }
     if let Some(b) = builtin {
-        return Ok(crate::builtin::suite_dir(b)?.join("suite.toml"));
+        return Ok(crate::carried::suite_dir(b)?.join("suite.toml"));
     }
     let known = known(root);
     let names: Vec<String> = known.iter().map(|k| k.name.clone()).collect();
@@ -258,15 +295,15 @@ pub fn known(root: &Path) -> Vec<Known> {
         .filter(|e| e.path().join("suite.toml").is_file())
         .filter_map(|e| {
             let name = e.file_name().to_str()?.to_string();
-            let origin = match crate::builtin::suite(&name) {
-                Some(b) if crate::builtin::same_as(&e.path(), b) => "built in, and this project's copy of it",
+            let origin = match crate::carried::suite(&name) {
+                Some(b) if crate::carried::same_as(&e.path(), b) => "built in, and this project's copy of it",
                 Some(_) => "this project's, shadowing the built-in one",
                 None => "this project's",
             };
             Some(Known { name, origin: origin.into(), dir: Some(e.path()) })
         })
         .collect();
-    for b in crate::builtin::SUITES {
+    for b in crate::carried::SUITES {
         if !out.iter().any(|k| k.name == b.name) {
             out.push(Known { name: b.name.to_string(), origin: "built in".into(), dir: None });
         }
@@ -420,7 +457,7 @@ pub(crate) fn load_bytes(file: &Path, text: &[u8]) -> Result<Suite, Error> {
             return Err(Error::setup(format!("{where_}: config key \"arm\" is set by the host for paired arms")));
         }
         for arm in entry.arms.keys() {
-            crate::plugin::check_segments("arm", arm)
+            crate::names::check_segments("arm", arm)
                 .and_then(|()| if arm.contains("::") { Err(format!("arm {arm:?} holds \"::\"")) } else { Ok(()) })
                 .map_err(|e| Error::setup(format!("{where_}: {e}")))?;
         }
@@ -645,5 +682,87 @@ mod tests {
         std::fs::write(&file, format!("{head}crate = \"c\"\narms = {{ \"../x\" = \"local\" }}\n")).unwrap();
         let err = load(&file).unwrap_err().message;
         assert!(err.contains("arm \"../x\""), "{err}");
+    }
+}
+
+/// The table of the board's rows in the book (`docs/suites/index.md`),
+/// generated from the rows' one list and the built-in suites' files: a
+/// row added, moved or carried by another suite without regenerating
+/// fails this test.
+#[cfg(test)]
+mod book {
+    use std::fmt::Write as _;
+
+    const REFRESH: &str = "SPARKTEST_REFRESH_DOCS";
+    const END: &str = "<!-- End of the generated table. -->";
+
+    fn begin() -> String {
+        format!(
+            "<!-- Generated from the rows' one list and the suites' files by `{REFRESH}=1 cargo test -p \
+             sparktest-harness --lib book`: do not edit by hand. -->"
+        )
+    }
+
+    /// The suites that run an instrument: the board's, else the gates'.
+    fn suites_of(instrument: &str) -> Vec<&'static str> {
+        let runs = |name: &&str| {
+            crate::carried::suite(name)
+                .and_then(super::carried)
+                .is_some_and(|c| c.instruments.iter().any(|i| i == instrument))
+        };
+        let board: Vec<&str> = super::board_suites().into_iter().filter(runs).collect();
+        if !board.is_empty() {
+            return board;
+        }
+        crate::carried::SUITES.iter().map(|b| b.name).filter(runs).collect()
+    }
+
+    fn table() -> String {
+        let mut out = format!(
+            "{}
+
+| board row | instrument | suites |
+|---|---|---|
+",
+            begin()
+        );
+        for row in sparktest_rows::coded::ROWS {
+            let i = &row.instrument;
+            let pages: Vec<String> = suites_of(i).iter().map(|s| format!("[{s}]({s}.md)")).collect();
+            let _ = writeln!(
+                out,
+                "| {} | [{i}](https://github.com/cargo-sparktest/cargo-sparktest/blob/main/plugins/instruments/{i}/src/lib.rs) | {} |",
+                row.title,
+                pages.join(", ")
+            );
+            for (judged, _) in sparktest_rows::coded::JUDGED_AFTER.iter().filter(|(_, after)| *after == row.title) {
+                let _ = writeln!(
+                    out,
+                    "| {judged} | none: judged, not measured (`board --judgements`) | [the board](../board.md) |"
+                );
+            }
+        }
+        out.push('\n');
+        out.push_str(END);
+        out
+    }
+
+    #[test]
+    fn the_book_s_table_of_rows_is_generated_from_the_rows_and_the_suites() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/suites/index.md");
+        let page = std::fs::read_to_string(&path).unwrap();
+        let (Some(a), Some(b)) = (page.find(&begin()), page.find(END)) else {
+            panic!("docs/suites/index.md holds no generated table of rows between its two markers");
+        };
+        let now = format!("{}{}{}", &page[..a], table(), &page[b + END.len()..]);
+        if std::env::var_os(REFRESH).is_some() {
+            std::fs::write(&path, &now).unwrap();
+            return;
+        }
+        assert!(
+            page == now,
+            "the book's table of rows differs from the rows and the suites; regenerate it with `{REFRESH}=1 cargo \
+             test -p sparktest-harness --lib book`"
+        );
     }
 }

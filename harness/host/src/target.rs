@@ -249,7 +249,7 @@ fn builtin_script(cache_dir: &Path, name: &str) -> Result<PathBuf, Error> {
         hasher.push(0);
         hasher.extend_from_slice(text.as_bytes());
     }
-    let sha = crate::suite::sha256_hex(&hasher);
+    let sha = crate::files::sha256_hex(&hasher);
     let dir = cache_dir.join(format!("{name}-{}-{}", env!("CARGO_PKG_VERSION"), &sha[..12]));
     let script = dir.join(files[0].0);
     if script.is_file() {
@@ -550,7 +550,7 @@ struct StartError {
 
 async fn wait_healthy(launched: &mut Launched, path: &str, timeout: Duration) -> Result<(), StartError> {
     let fail = |error: Error| StartError { error, port_taken: false };
-    let http = crate::endpoint::http_builder()
+    let http = sparktest_endpoint::http_builder()
         .timeout(Duration::from_secs(2))
         .build()
         .map_err(|e| fail(target_err(format!("failed to build the HTTP client: {e}"))))?;

@@ -1,4 +1,4 @@
-//! Measurement files for a board at scale (issue 21): 31 serving
+//! Measurement files for a board at scale: 31 serving
 //! configurations, each with a `--repeat 3` group of every suite, shaped as
 //! the instruments write them (case ids from the suites' own data files,
 //! the tags, metrics and notes the board's rows read, every name from

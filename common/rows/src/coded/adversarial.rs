@@ -4,6 +4,6 @@ use sparktest_contract::adversarial;
 
 use super::*;
 
-pub const RELIABILITY: RowDef = relative(adversarial::ROW, true, 0.0, |r, c| {
+pub const ROW: RowDef = relative(adversarial::ROW, true, 0.0, |r, c| {
     pass_rate(r, c, adversarial::INSTRUMENT, None, |_, _| Ok(String::new()))
 });

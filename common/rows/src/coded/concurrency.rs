@@ -4,7 +4,7 @@ use sparktest_contract::concurrency;
 
 use super::*;
 
-pub const CONCURRENCY: RowDef = relative(concurrency::ROW, true, 0.03, figure_of);
+pub const ROW: RowDef = relative(concurrency::ROW, true, 0.03, figure_of);
 
 /// What one agent gets while another works: per-request tokens over the
 /// request's whole time (queueing and first token included) at c=2.

@@ -4,7 +4,7 @@ use sparktest_contract::context;
 
 use super::*;
 
-pub const CONTEXT_WINDOW: RowDef = relative(context::ROW, true, 0.01, figure_of);
+pub const ROW: RowDef = relative(context::ROW, true, 0.01, figure_of);
 
 fn figure_of(runs: &Runs, col: &str) -> Result<Figure, Missing> {
     let (run, c) = one_case(runs, col, context::INSTRUMENT)?;

@@ -4,7 +4,7 @@ use sparktest_contract::corruption;
 
 use super::*;
 
-pub const PROBE: RowDef =
+pub const ROW: RowDef =
     relative(corruption::ROW, true, 0.0, |r, c| pass_rate(r, c, corruption::INSTRUMENT, None, chatter));
 
 /// The serve kept the text; the model talked around it.

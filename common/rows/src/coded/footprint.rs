@@ -4,7 +4,7 @@ use sparktest_contract::footprint;
 
 use super::*;
 
-pub const BOX_FOOTPRINT: RowDef = relative(footprint::ROW, false, 0.02, figure_of);
+pub const ROW: RowDef = relative(footprint::ROW, false, 0.02, figure_of);
 
 fn figure_of(runs: &Runs, col: &str) -> Result<Figure, Missing> {
     let (run, c) = one_case(runs, col, footprint::INSTRUMENT)?;

@@ -6,7 +6,7 @@ use sparktest_record::GateFailure;
 
 use super::*;
 
-pub const BATTERY: RowDef =
+pub const ROW: RowDef =
     absolute(hard_question::ROW, "10 when every check of the gate passed, else 10 × checks passed ÷ checks", figure_of);
 
 fn figure_of(runs: &Runs, col: &str) -> Result<Figure, Missing> {

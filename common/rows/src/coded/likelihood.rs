@@ -4,7 +4,7 @@ use sparktest_contract::likelihood;
 
 use super::*;
 
-pub const BITS_PER_CHARACTER: RowDef = relative(likelihood::ROW, false, 0.01, figure_of);
+pub const ROW: RowDef = relative(likelihood::ROW, false, 0.01, figure_of);
 
 fn figure_of(runs: &Runs, col: &str) -> Result<Figure, Missing> {
     // An engine with no prompt logprobs cannot be measured at all: 0.

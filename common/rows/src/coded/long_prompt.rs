@@ -4,7 +4,7 @@ use sparktest_contract::long_prompt::{self, outcome};
 
 use super::*;
 
-pub const ROBUSTNESS: RowDef = absolute(
+pub const ROW: RowDef = absolute(
     long_prompt::ROW,
     "10 × the mean over the pastes of: answered 1, refused cleanly naming the limit 0.65, \
          answered wrong, truncated silently, refused unclearly or lost 0",

@@ -8,7 +8,7 @@ use super::*;
 /// trade's kept tokens are read against.
 const LARGEST_AGENT_INPUT: f64 = 114_533.0;
 
-pub const SHARES_A_BOX: RowDef = absolute(
+pub const ROW: RowDef = absolute(
     media::ROW,
     "free memory with the media stack loaded against the budget: YES 9 to 10 (more spare memory scores \
          higher); YES WITH KV TRADE 6 to 8 by the KV tokens kept (8 at room for eight of the largest agent \

@@ -4,7 +4,7 @@ use sparktest_contract::{Metric, ocr};
 
 use super::*;
 
-pub const HANDWRITING: RowDef = absolute(
+pub const ROW: RowDef = absolute(
     ocr::ROW,
     "10 × (half the word accuracy + half the share of crossed-out words noticed, each live word struck \
          counting against it), to the nearest half point; 0 for a build that cannot read images",

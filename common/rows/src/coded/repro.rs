@@ -4,7 +4,7 @@ use sparktest_contract::{Note, repro};
 
 use super::*;
 
-pub const REPRODUCIBILITY: RowDef = absolute(
+pub const ROW: RowDef = absolute(
     repro::ROW,
     "10 when every probe repeats byte for byte within the session and after a server restart; 9.5 within the \
          session (restart not measured on every probe); 8 when a restart changes bytes but not answers; 6 \

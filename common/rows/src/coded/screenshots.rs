@@ -4,7 +4,7 @@ use sparktest_contract::screenshots;
 
 use super::*;
 
-pub const READING: RowDef = fraction(screenshots::ROW, "the mean reading score (0, 0.5 or 1 per item)", figure_of);
+pub const ROW: RowDef = fraction(screenshots::ROW, "the mean reading score (0, 0.5 or 1 per item)", figure_of);
 
 fn figure_of(runs: &Runs, col: &str) -> Result<Figure, Missing> {
     let (run, cases) = vision_cases(runs, col, screenshots::INSTRUMENT)?;

@@ -7,7 +7,7 @@ use sparktest_contract::{Arm, workload};
 
 use super::*;
 
-pub const SPECULATIVE_DECODING: RowDef = RowDef {
+pub const ROW: RowDef = RowDef {
     title: Cow::Borrowed(spec_decode::ROW.title),
     instrument: Cow::Borrowed(spec_decode::ROW.instrument),
     higher_better: true,

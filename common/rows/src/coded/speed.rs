@@ -4,7 +4,7 @@ use sparktest_contract::{speed, workload};
 
 use super::*;
 
-pub const PROSE_SPEED: RowDef = relative(speed::ROW, true, 0.03, figure_of);
+pub const ROW: RowDef = relative(speed::ROW, true, 0.03, figure_of);
 
 fn figure_of(runs: &Runs, col: &str) -> Result<Figure, Missing> {
     let run = pick(runs, col, |r| r.cases_of(speed::INSTRUMENT).any(|c| workload::DECODE.holds(&c.case)))

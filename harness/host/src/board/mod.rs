@@ -8,14 +8,12 @@ use std::sync::Arc;
 
 use crate::config::Config;
 use crate::error::{Error, ErrorKind};
+use crate::measurements::{Facts, index, measurement_files, on_every_core};
 use crate::plugin::{self, PluginHost};
 use crate::suite::Source;
 
-mod index;
 mod select;
 
-pub use index::path_for as index_path;
-pub(crate) use index::runs_in;
 pub use select::Selection;
 pub use sparktest_record::handover::{Damage, FoldedNight, Handover, ReadOnce, Selected};
 
@@ -150,7 +148,11 @@ pub fn read_measurements(dir: &Path, selection: &Selection) -> Result<Measuremen
 /// is read whole, so the host's memory follows the board and not the
 /// folder.
 pub fn read_measurements_within(dir: &Path, selection: &Selection, limit: u64) -> Result<Measurements, Error> {
-    let files = measurement_files(dir)?;
+    read_listed(dir, measurement_files(dir)?, selection, limit)
+}
+
+/// [`read_measurements_within`] of the folder's files as listed once.
+fn read_listed(dir: &Path, files: Vec<PathBuf>, selection: &Selection, limit: u64) -> Result<Measurements, Error> {
     if files.is_empty() {
         return Err(Error::setup(format!("no measurement files (*.jsonl) in {}", dir.display())));
     }
@@ -161,8 +163,7 @@ pub fn read_measurements_within(dir: &Path, selection: &Selection, limit: u64) -
         index::Slot::Indexed(e) => Some(e.as_ref()),
         index::Slot::Left(_) | index::Slot::OtherVersion(_) => None,
     };
-    let facts: Vec<select::Facts> =
-        (0..files.len()).map(|i| entry(i).map(|e| e.facts.clone()).unwrap_or_default()).collect();
+    let facts: Vec<Facts> = (0..files.len()).map(|i| entry(i).map(|e| e.facts.clone()).unwrap_or_default()).collect();
     let readable: BTreeSet<usize> = (0..files.len()).filter(|i| entry(*i).is_some()).collect();
     for i in readable.iter().copied().filter(|i| select::from_the_future(&facts[*i])) {
         crate::warn_line!(
@@ -333,7 +334,7 @@ fn runs_once<'a>(
 /// older night as counts.
 fn cells_and_latest_night<'a>(
     files: &[PathBuf],
-    facts: &[select::Facts],
+    facts: &[Facts],
     runs: &BTreeSet<usize>,
     entry: &impl Fn(usize) -> Option<&'a index::Entry>,
 ) -> (BTreeSet<usize>, BTreeSet<usize>, Vec<FoldedNight>) {
@@ -407,7 +408,7 @@ fn cells_and_latest_night<'a>(
 /// that cannot be read now (changed since it was indexed) has no line.
 fn run_log_lines(
     files: &[PathBuf],
-    facts: &[select::Facts],
+    facts: &[Facts],
     logged: &BTreeSet<usize>,
 ) -> Vec<sparktest_record::reader::Logged> {
     use sparktest_record::reader::{File, Unread};
@@ -471,16 +472,6 @@ pub struct DeclaredIn {
     pub file: String,
 }
 
-/// `f` over `items` on every core, the results in the items' order.
-fn on_every_core<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let chunk = items.len().div_ceil(cores).max(1);
-    std::thread::scope(|s| {
-        let parts: Vec<_> = items.chunks(chunk).map(|c| s.spawn(|| c.iter().map(&f).collect::<Vec<R>>())).collect();
-        parts.into_iter().flat_map(|p| p.join().unwrap_or_else(|e| std::panic::resume_unwind(e))).collect()
-    })
-}
-
 /// The transcripts the records name that exist beside the measurement
 /// files as regular files: address → file. The folder is listed once (a
 /// board of thousands of records would otherwise ask the file system once
@@ -526,7 +517,7 @@ fn reporter(args: &BoardArgs, config: &Config) -> Result<(PathBuf, Option<String
     match &args.reporter {
         Some(path) => plugin::component_for(&config.root, &Source::Wasm { path: path.clone(), sha256: None }, &[]),
         None => {
-            let board = Source::Crate(crate::builtin::BOARD.into());
+            let board = Source::Crate(crate::carried::BOARD.into());
             match plugin::own_workspace() {
                 Some(own) => plugin::component_for(&own, &board, &plugin::trusted_workspaces(&own)),
                 None => plugin::component_for(&config.root, &board, &[]),
@@ -575,12 +566,14 @@ pub fn board(args: BoardArgs) -> Result<i32, Error> {
     // no-op once it is, 0.15–0.2 s) need nothing of each other: the build
     // check runs while the files are read. An empty folder is said before
     // any build.
-    if measurement_files(&dir)?.is_empty() {
+    let listed = measurement_files(&dir)?;
+    if listed.is_empty() {
         return Err(Error::setup(format!("no measurement files (*.jsonl) in {}", dir.display())));
     }
-    let limit = crate::runner::prepare::limits(&config).memory_bytes as u64;
+    let limits = crate::limits::Limits::of_run(&config);
+    let limit = limits.memory_bytes as u64;
     let (read, wasm) = std::thread::scope(|s| {
-        let reading = s.spawn(|| read_measurements_within(&dir, &args.selection, limit));
+        let reading = s.spawn(|| read_listed(&dir, listed, &args.selection, limit));
         let wasm = reporter(&args, &config);
         (reading.join().unwrap_or_else(|e| std::panic::resume_unwind(e)), wasm)
     });
@@ -619,7 +612,7 @@ pub fn board(args: BoardArgs) -> Result<i32, Error> {
     };
     let inputs: BTreeMap<String, Vec<u8>> =
         handover.files().into_iter().map(|(name, bytes)| (name.to_string(), bytes)).collect();
-    let host = PluginHost::new(Some(&crate::plugin::compile_cache_dir()), crate::runner::prepare::limits(&config))?;
+    let host = PluginHost::new(Some(&crate::plugin::compile_cache_dir()), limits)?;
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -703,13 +696,6 @@ pub fn homes_as_tilde(text: &str) -> String {
         return text.to_string();
     }
     homes.replace_all(text, "${1}~${2}").into_owned()
-}
-
-/// The measurement files (`*.jsonl`) of a folder, sorted by name: what the
-/// board and `diff` both read ([`sparktest_record::reader::list`]).
-pub(crate) fn measurement_files(dir: &Path) -> Result<Vec<PathBuf>, Error> {
-    sparktest_record::reader::list(dir)
-        .map_err(|e| Error::setup(format!("failed to read measurements folder {}: {e}", dir.display())))
 }
 
 #[cfg(test)]

@@ -1,6 +1,6 @@
-//! What a board covers (issue 48): the runs of one campaign, of a time
-//! window, of the latest N nights, or every run (the default). A run is selected with what its
-//! cells read with it: the runs that resume it, the other parts of its
+//! What a board covers: the runs of one campaign, of a time window, of
+//! the latest N nights, or every run (the default). A run is selected with
+//! what its cells read with it: the runs that resume it, the other parts of its
 //! partitioned run and the other repeats of its `--repeat` group, even
 //! where they started outside the window.
 
@@ -8,6 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, SystemTime};
 
 use crate::error::{Error, ErrorKind};
+use crate::measurements::Facts;
 
 /// Which runs a board covers; every run when nothing is set.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -24,21 +25,6 @@ pub struct Selection {
     /// hold): a night is a campaign, or the UTC date a run of no campaign
     /// started on, placed in time by its first run's start.
     pub nights: Option<u32>,
-}
-
-/// What selection reads of one file's manifest.
-#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
-pub struct Facts {
-    /// The run's id.
-    pub run_id: String,
-    /// When it started (RFC 3339, UTC).
-    pub started_at: String,
-    /// Its campaign's id.
-    pub campaign: Option<String>,
-    /// The run it resumes.
-    pub resumes: Option<String>,
-    /// Its partition's run group, or its repeat group.
-    pub groups: Vec<String>,
 }
 
 /// A flag's time: a UTC date (`2026-12-06`: from its midnight, or with

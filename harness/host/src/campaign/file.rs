@@ -12,27 +12,6 @@ use toml::Spanned;
 use crate::config::{Config, TargetConfig, check_name};
 use crate::error::Error;
 
-/// The suites behind the board's rows, in the seed's row order, after the
-/// gate: what a campaign runs when its file names no suites.
-pub const BOARD_SUITES: &[&str] = &[
-    "a-bench",
-    "adversarial",
-    "compliance",
-    "compliance-severe",
-    "likelihood",
-    "speed",
-    "concurrency",
-    "sustained-load",
-    "spec-decode",
-    "smoke",
-    "context",
-    "footprint",
-    "ocr",
-    "long-prompt",
-    "screenshots",
-    "media",
-];
-
 /// The gate a campaign runs first when its file names none.
 pub const DEFAULT_GATE: &str = "battery";
 
@@ -389,7 +368,7 @@ impl Campaign {
         let c = parsed.campaign;
         Ok(Campaign {
             file: file.to_path_buf(),
-            sha256: crate::suite::sha256_hex(text.as_bytes()),
+            sha256: crate::files::sha256_hex(text.as_bytes()),
             text: text.to_string(),
             name: name.get_ref().clone(),
             description: c.description,
@@ -510,7 +489,7 @@ impl Checking<'_> {
         let listed: Vec<(String, Option<std::ops::Range<usize>>)> = match &c.suites {
             Some(list) => list.iter().map(|s| (s.get_ref().clone(), Some(s.span()))).collect(),
             None => std::iter::once(gate_name.clone().unwrap_or_else(|| DEFAULT_GATE.to_string()))
-                .chain(BOARD_SUITES.iter().map(|s| s.to_string()))
+                .chain(crate::suite::board_suites().into_iter().map(String::from))
                 .map(|s| (s, None))
                 .collect(),
         };
@@ -848,7 +827,7 @@ mod tests {
         let suites: Vec<&str> = c.suites.iter().map(|s| s.suite.as_str()).collect();
         assert_eq!(suites[0], "battery");
         assert!(c.suites[0].gate && !c.suites[1].gate);
-        assert_eq!(&suites[1..], BOARD_SUITES);
+        assert_eq!(&suites[1..], crate::suite::board_suites());
         let c = parse(
             "[campaign]\nname = \"n\"\nsuites = [\"smoke\", \"battery\"]\nrepeat = 2\nsuite-repeat = { smoke = 3 }\n\
              [[configuration]]\ntarget = \"local\"\n",
@@ -864,15 +843,43 @@ mod tests {
     }
 
     #[test]
+    fn the_board_s_suites_are_read_from_the_suites_in_the_rows_order() {
+        let suites = crate::suite::board_suites();
+        assert_eq!(
+            suites,
+            [
+                "a-bench",
+                "adversarial",
+                "compliance",
+                "compliance-severe",
+                "likelihood",
+                "speed",
+                "concurrency",
+                "sustained-load",
+                "spec-decode",
+                "smoke",
+                "context",
+                "footprint",
+                "ocr",
+                "long-prompt",
+                "screenshots",
+                "media",
+            ],
+            "the gate is not among them, and smoke goes where Reproducibility goes"
+        );
+    }
+
+    #[test]
     fn the_book_lists_the_default_suites_the_code_runs() {
         let book = include_str!("../../../../docs/campaigns.md");
         let at = book.find("Without `suites`, the list is").expect("the book's paragraph on the default suites");
         let paragraph = &book[at..at + book[at..].find("\n\n").unwrap_or(book.len() - at)];
         let listed = &paragraph[paragraph.find("row order:").expect("row order:")..];
-        let listed = &listed[..listed.find("(`BOARD_SUITES`").expect("(`BOARD_SUITES`")];
+        let listed = &listed[..listed.find("(read from").expect("(read from")];
         let names: Vec<&str> = listed.split('`').skip(1).step_by(2).collect();
-        assert_eq!(names, BOARD_SUITES, "docs/campaigns.md lists other default suites than BOARD_SUITES");
-        for suite in BOARD_SUITES {
+        let suites = crate::suite::board_suites();
+        assert_eq!(names, suites, "docs/campaigns.md lists other default suites than the suites' files give");
+        for suite in suites {
             assert!(!book.contains(&format!("`{suite}` is not in that list")), "the book leaves {suite} out");
         }
     }

@@ -11,7 +11,7 @@
 //!   took it up (where, which share, which Slurm task), then its `step`
 //!   lines, then its `end`. Only the holder of `<configuration>.lock`
 //!   writes it, and every write replaces the whole file in one rename
-//!   ([`super::lock::replace`]), so that a reader on another node (NFS)
+//!   ([`crate::files::replace`]), so that a reader on another node (NFS)
 //!   never sees half a line and a crash leaves the last whole version.
 //!
 //! `--resume ID` (and a requeued Slurm task) reads the configurations'
@@ -28,8 +28,9 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::file::{Configuration, OnGateFail, SuiteStep};
-use super::lock::{Lock, replace};
+use super::lock::Lock;
 use crate::error::Error;
+use crate::files::replace;
 
 /// `campaign.json`: the campaign as planned, written once per id.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -134,8 +135,8 @@ pub struct Counts {
     pub not_applicable: u64,
 }
 
-impl From<crate::runner::tally::Counts> for Counts {
-    fn from(c: crate::runner::tally::Counts) -> Counts {
+impl From<crate::tally::Counts> for Counts {
+    fn from(c: crate::tally::Counts) -> Counts {
         Counts { passed: c.passed, failed: c.failed, lost: c.lost, not_applicable: c.not_applicable }
     }
 }
@@ -290,7 +291,7 @@ pub fn plan(dir: &Path) -> Result<Option<Plan>, Error> {
 pub fn plan_once(dir: &Path, new: &Plan) -> Result<Plan, Error> {
     let file = dir.join("campaign.json");
     std::fs::create_dir_all(dir).map_err(|e| journal_failed(dir, "create the folder of", e))?;
-    let tmp = dir.join(format!(".campaign.json.{}.{}.tmp", super::lock::host_name(), std::process::id()));
+    let tmp = dir.join(format!(".campaign.json.{}.{}.tmp", crate::files::host_name(), std::process::id()));
     let text = serde_json::to_string_pretty(new).map_err(|e| journal_failed(&file, "encode", e.into()))?;
     std::fs::write(&tmp, text).map_err(|e| journal_failed(&tmp, "write", e))?;
     let linked = std::fs::hard_link(&tmp, &file);

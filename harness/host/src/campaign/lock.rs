@@ -16,8 +16,8 @@
 //! renames the stale file away first (one rename wins), so two that find
 //! it stale at once never both hold it.
 //!
-//! [`replace`] writes a file whole or not at all (a new file, synced, then
-//! renamed over the old): how every shared file is rewritten.
+//! [`crate::files::replace`] writes a file whole or not at all: how every
+//! shared file is rewritten.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -27,6 +27,7 @@ use std::time::{Duration, SystemTime};
 use serde::{Deserialize, Serialize};
 
 use crate::error::Error;
+use crate::files::host_name;
 
 /// How often the holder touches its lock.
 pub const HEARTBEAT: Duration = Duration::from_secs(30);
@@ -103,16 +104,6 @@ impl Holder {
     }
 }
 
-/// The host's name, as `gethostname` gives it.
-pub fn host_name() -> String {
-    let mut buf = [0u8; 256];
-    // SAFETY: the buffer is writable for its length; the result is cut at
-    // its first NUL.
-    let ok = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) } == 0;
-    let end = buf.iter().position(|b| *b == 0).unwrap_or(buf.len());
-    if ok && end > 0 { String::from_utf8_lossy(&buf[..end]).into_owned() } else { "unknown-host".into() }
-}
-
 /// Whether a process of this pid exists on this host.
 fn alive(pid: u32) -> bool {
     let Ok(pid) = i32::try_from(pid) else { return false };
@@ -127,34 +118,6 @@ fn start_ticks(pid: u32) -> Option<u64> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     let rest = &stat[stat.rfind(')')? + 1..];
     rest.split_whitespace().nth(19)?.parse().ok()
-}
-
-/// Write `bytes` as `path` whole or not at all: a new file in the same
-/// folder, synced, renamed over `path` (atomic on a local file system and
-/// on NFS), the folder synced after.
-pub fn replace(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let tmp = dir.join(format!(
-        ".{}.{}.{}.{}.tmp",
-        path.file_name().map_or_else(String::new, |n| n.to_string_lossy().into_owned()),
-        host_name(),
-        std::process::id(),
-        SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_nanos())
-    ));
-    let written = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if written.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    written?;
-    if let Ok(d) = std::fs::File::open(dir) {
-        let _ = d.sync_all();
-    }
-    Ok(())
 }
 
 /// A lock held: touched every [`HEARTBEAT`], removed when dropped (if it is
@@ -358,16 +321,5 @@ mod tests {
         let requeued = Holder { slurm_job: Some("77".into()), slurm_restart: Some(1), ..me.clone() };
         assert!(first.gone(&requeued, Duration::ZERO).unwrap().contains("requeued job 77"));
         assert_eq!(first.gone(&Holder { slurm_restart: Some(0), ..requeued }, Duration::ZERO), None);
-    }
-
-    #[test]
-    fn a_file_is_replaced_whole() {
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("j.jsonl");
-        std::fs::write(&p, "old").unwrap();
-        replace(&p, b"new text").unwrap();
-        assert_eq!(std::fs::read_to_string(&p).unwrap(), "new text");
-        let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
-        assert_eq!(left.len(), 1, "no temporary file left");
     }
 }

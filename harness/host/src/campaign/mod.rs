@@ -11,17 +11,22 @@
 //! - [`journal`]: the append-only, synced record of the steps.
 //! - [`lock`]: one writer per journal, on one box or over NFS.
 //! - [`plan`]: what `--plan` prints and the estimates from earlier runs.
-//! - [`steps`]: one configuration's launch, suites, stop and record.
+//! - [`steps`]: one configuration's launch, suites and stop, over the
+//!   `context` every configuration shares; [`record`]: its own record;
+//!   [`outcome`]: how it went, the exit codes and tables.
 //! - [`slurm`]: the campaign as a Slurm job array, one task a configuration,
 //!   and the job that builds the board when it ends; its scripts are
 //!   templates whose slots `script` quotes.
 //! - [`status`]: where every configuration stands, from the journals and
 //!   from Slurm.
 
+mod context;
 pub mod file;
 pub mod journal;
-pub mod lock;
+mod lock;
+pub mod outcome;
 pub mod plan;
+pub mod record;
 mod script;
 pub mod slurm;
 pub mod status;
@@ -200,7 +205,7 @@ pub fn campaign(args: CampaignArgs) -> Result<i32, Error> {
     crate::signal::cases_running(true);
     let turn = Session {
         started_at: String::new(),
-        host: lock::host_name(),
+        host: crate::files::host_name(),
         pid: std::process::id(),
         share: share_words,
         resumed: taking_up,
@@ -299,7 +304,7 @@ fn configurations(
     share: &Share,
     turn: Session,
     started: Instant,
-) -> Result<(Vec<steps::ConfigOutcome>, Option<i32>), Error> {
+) -> Result<(Vec<outcome::ConfigOutcome>, Option<i32>), Error> {
     let Share { campaign, id, dir, measurements, mine } = *share;
     let history = plan::History::read(measurements);
     let mut results = Vec::new();
@@ -314,12 +319,12 @@ fn configurations(
             // twice): it is never measured twice; the others go on.
             Err(e) if e.message.contains(" is in use by ") => {
                 crate::warn_line!("sparktest: campaign: {name}: not taken up here: {}", e.message);
-                results.push(steps::ConfigOutcome::held_elsewhere(name, &e.message));
+                results.push(outcome::ConfigOutcome::held_elsewhere(name, &e.message));
                 continue;
             }
             Err(e) => return Err(e),
         };
-        let ctx = steps::Context {
+        let ctx = context::Context {
             campaign,
             id,
             dir: measurements,
@@ -337,7 +342,7 @@ fn configurations(
         cj.append(&Line::End(End {
             finished_at: rfc3339(SystemTime::now()),
             interrupted: signal.map(|s| crate::signal::name(s).to_string()),
-            code: steps::exit_code(std::slice::from_ref(&outcome), signal),
+            code: outcome::exit_code(std::slice::from_ref(&outcome), signal),
         }))?;
         results.push(outcome);
         if signal.is_some() {
@@ -352,7 +357,7 @@ fn configurations(
 fn finish(
     args: &CampaignArgs,
     share: &Share,
-    results: &[steps::ConfigOutcome],
+    results: &[outcome::ConfigOutcome],
     signal: Option<i32>,
     started: Instant,
 ) -> Result<i32, Error> {
@@ -362,16 +367,16 @@ fn finish(
     // whether it ran its configuration, not how the cases went: Slurm
     // calls any other FAILED, and Kubernetes retries the pod.
     let code = match args.configuration.is_some() {
-        true => steps::task_exit_code(results, signal),
-        false => steps::exit_code(results, signal),
+        true => outcome::task_exit_code(results, signal),
+        false => outcome::exit_code(results, signal),
     };
-    let table = steps::table(campaign, results, mine);
+    let table = outcome::table(campaign, results, mine);
     eprint!("{table}");
     // The whole campaign's summary, every configuration's journal read:
     // another box's or task's too.
     let summary = dir.join("summary.md");
-    let whole = steps::summary(campaign, &journal::read_all(dir)?);
-    lock::replace(&summary, whole.as_bytes())
+    let whole = outcome::summary(campaign, &journal::read_all(dir)?);
+    crate::files::replace(&summary, whole.as_bytes())
         .map_err(|e| Error::io(format_args!("write the campaign summary {}", summary.display()), e))?;
     crate::warn_line!(
         "sparktest: campaign {id} {} after {:.1} min; summary in {}",

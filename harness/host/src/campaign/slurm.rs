@@ -188,7 +188,7 @@ pub fn submit(
     let array_path = slurm.join("array.sbatch");
     let board_path = slurm.join("board.sbatch");
     for (path, text) in [(&array_path, &array), (&board_path, &board)] {
-        super::lock::replace(path, text.as_bytes()).map_err(|e| Error::io(format!("write {}", path.display()), e))?;
+        crate::files::replace(path, text.as_bytes()).map_err(|e| Error::io(format!("write {}", path.display()), e))?;
     }
     let plan = journal::Plan {
         id: id.to_string(),
@@ -220,7 +220,7 @@ pub fn submit(
         submitted_at: rfc3339(std::time::SystemTime::now()),
     };
     let text = serde_json::to_string_pretty(&record).unwrap_or_default();
-    super::lock::replace(&slurm.join("submitted.json"), text.as_bytes())
+    crate::files::replace(&slurm.join("submitted.json"), text.as_bytes())
         .map_err(|e| Error::io(format!("write {}", slurm.display()), e))?;
     crate::warn_line!(
         "sparktest: campaign {id}: submitted array job {array_job} ({} configurations, {} at once) and board job \

@@ -226,7 +226,15 @@ pub fn status(args: StatusArgs) -> Result<i32, Error> {
                 Stand::Failed(_) | Stand::Done | Stand::GateFailed(_) | Stand::Running(_) => continue,
             };
             let config = steps::config(&campaign, &project);
-            if steps::record_not_run(&campaign, &config, &args.id, &measurements, c, journals.get(&c.name), &why)? {
+            if super::record::record_not_run(
+                &campaign,
+                &config,
+                &args.id,
+                &measurements,
+                c,
+                journals.get(&c.name),
+                &why,
+            )? {
                 crate::warn_line!("sparktest: campaign {}: {}: recorded {why}", args.id, c.name);
             }
         }

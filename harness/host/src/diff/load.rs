@@ -35,7 +35,7 @@ pub struct Side {
 
 /// The rows a case feeds, as the board groups records: a built-in
 /// instrument's are its tags that are its rows in the contract
-/// ([`sparktest_contract::ROWS`]), then the rows its run's suite declares
+/// ([`sparktest_rows::coded::ROWS`]), then the rows its run's suite declares
 /// that it feeds ([`sparktest_rows::feeds`]); a case of none is in the row
 /// its instrument describes itself with, else its instrument's name.
 pub fn rows_of(case: &CaseRecord, manifest: &Manifest) -> Vec<String> {
@@ -60,7 +60,8 @@ pub fn rows_of(case: &CaseRecord, manifest: &Manifest) -> Vec<String> {
 
 /// The tags of a case that are its instrument's rows in the contract.
 fn row_tags(instrument: &str, tags: &[String]) -> Vec<String> {
-    let is_row = |t: &String| sparktest_contract::ROWS.iter().any(|r| r.instrument == instrument && r.title == t);
+    let is_row =
+        |t: &String| sparktest_rows::coded::ROWS.iter().any(|r| r.instrument == instrument && r.title == t.as_str());
     tags.iter().filter(|t| is_row(t)).cloned().collect()
 }
 
@@ -73,7 +74,7 @@ fn files_for(spec: &str, cwd: &Path, dir: &Path) -> Result<Vec<PathBuf>, Error> 
         return Ok(vec![as_path]);
     }
     if as_path.is_dir() {
-        let files = crate::board::measurement_files(&as_path)?;
+        let files = crate::measurements::measurement_files(&as_path)?;
         if files.is_empty() {
             return Err(Error::setup(format!("no measurement files (*.jsonl) in {}", as_path.display())));
         }
@@ -84,7 +85,7 @@ fn files_for(spec: &str, cwd: &Path, dir: &Path) -> Result<Vec<PathBuf>, Error> 
         // Looked up in the board's index: a folder of a year of runs is
         // not read again for each lookup.
         let (repeat, part) = (format!("repeat {spec}"), format!("partition {spec} "));
-        let found: Vec<PathBuf> = crate::board::runs_in(dir)?
+        let found: Vec<PathBuf> = crate::measurements::runs_in(dir)?
             .into_iter()
             .filter(|(_, f)| {
                 let group = f.groups.iter().any(|g| *g == repeat || g.starts_with(&part));

@@ -10,7 +10,7 @@ use std::collections::BTreeSet;
 
 use sparktest_record::Outcome;
 use sparktest_rows::ByRequests;
-use sparktest_rows::builtin::sustained_load::requests::Sweep;
+use sparktest_rows::coded::sustained_load::requests::Sweep;
 use sparktest_stats as stats;
 
 use super::load::{Key, Side};
@@ -106,7 +106,7 @@ mod tests {
     use std::collections::BTreeMap;
 
     use sparktest_record::CaseRecord;
-    use sparktest_rows::builtin::sustained_load::requests::{METHOD, sweep};
+    use sparktest_rows::coded::sustained_load::requests::{METHOD, sweep};
 
     use super::*;
 

@@ -1,4 +1,4 @@
-//! The board's index of a measurements folder (issue 48): what each file
+//! The index of a measurements folder: what each file
 //! comes to, reduced, so that a rebuild reads only what is new.
 //!
 //! - An entry per readable file: its digest, what a selection reads of its
@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use sparktest_record::reader::{File, FileErrorKind, Unread};
 
-use super::select::Facts;
+use super::Facts;
 use crate::error::Error;
 
 /// The first line of an index; an index of another layout or harness is
@@ -57,7 +57,7 @@ impl Stat {
 
 /// One readable measurement file, reduced.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub(super) struct Entry {
+pub struct Entry {
     stat: Stat,
     /// sha256 of its whole lines.
     pub digest: String,
@@ -93,7 +93,7 @@ pub(super) struct Entry {
 
 /// What a folded night of the run log counts of a run.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub(super) struct LogCounts {
+pub struct LogCounts {
     /// It has a failed case.
     pub failed_case: bool,
     /// It has a lost case.
@@ -105,7 +105,7 @@ pub(super) struct LogCounts {
 }
 
 /// What the index holds of one file of the folder.
-pub(super) enum Slot {
+pub enum Slot {
     /// A readable file, reduced.
     Indexed(Box<Entry>),
     /// No readable manifest: left out, and said.
@@ -118,7 +118,7 @@ pub(super) enum Slot {
 /// The first file of another major format version, as the error the
 /// reader gives for it: the board is not built of part of a folder it
 /// cannot read.
-pub(super) fn refuse_other_versions(slots: &[Slot]) -> Result<(), Error> {
+pub fn refuse_other_versions(slots: &[Slot]) -> Result<(), Error> {
     match slots.iter().find_map(|s| if let Slot::OtherVersion(e) = s { Some(e) } else { None }) {
         Some(e) => Err(Error::setup(e.clone())),
         None => Ok(()),
@@ -128,7 +128,7 @@ pub(super) fn refuse_other_versions(slots: &[Slot]) -> Result<(), Error> {
 /// The readable measurement files of `dir` with what their manifests say,
 /// through the index: what `diff` and `show` look a run id or group up in,
 /// reading only the files the index does not hold as they stand.
-pub(crate) fn runs_in(dir: &Path) -> Result<Vec<(PathBuf, Facts)>, Error> {
+pub fn runs_in(dir: &Path) -> Result<Vec<(PathBuf, Facts)>, Error> {
     let files = super::measurement_files(dir)?;
     let (slots, _) = refresh(dir, &files)?;
     Ok(files
@@ -153,21 +153,21 @@ pub struct Refresh {
 /// per folder, named by the digest of its canonical path.
 pub fn path_for(dir: &Path) -> PathBuf {
     let canonical = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
-    let digest = crate::suite::sha256_hex(canonical.as_os_str().as_encoded_bytes());
+    let digest = crate::files::sha256_hex(canonical.as_os_str().as_encoded_bytes());
     index_dir().join(format!("{}.jsonl", &digest[..32]))
 }
 
 fn index_dir() -> PathBuf {
-    crate::builtin::user_cache().join("board-index")
+    crate::files::user_cache().join("board-index")
 }
 
 /// Every file of `files` (a folder's measurement files, by name) as the
 /// index holds it, reading only the files it does not hold as they stand
 /// now; the index is then written back. A file of another major format
 /// version is refused, as the reader refuses it.
-pub(super) fn refresh(dir: &Path, files: &[PathBuf]) -> Result<(Vec<Slot>, Refresh), Error> {
+pub fn refresh(dir: &Path, files: &[PathBuf]) -> Result<(Vec<Slot>, Refresh), Error> {
     let index = path_for(dir);
-    let private = crate::plugin::private_folder(&index_dir());
+    let private = crate::files::private_folder(&index_dir());
     if let Err(why) = &private {
         crate::warn_line!("sparktest: warning: the board index is not kept ({why}): every file is read");
     }
@@ -217,7 +217,7 @@ struct Line<E> {
 /// index is rebuilt, not trusted in part.
 fn load(index: &Path) -> BTreeMap<String, Entry> {
     // A link or another user's file in its place is no index of ours.
-    let Some(file) = crate::plugin::open_private_file(index) else {
+    let Some(file) = crate::files::open_private_file(index) else {
         return BTreeMap::new();
     };
     let mut entries = BTreeMap::new();
@@ -300,7 +300,7 @@ fn folder_of(line: &str) -> Result<PathBuf, String> {
 fn sweep(keep: &Path) {
     let Ok(entries) = std::fs::read_dir(index_dir()) else { return };
     for path in entries.flatten().map(|e| e.path()).filter(|p| p != keep) {
-        let Some(file) = crate::plugin::open_private_file(&path) else { continue };
+        let Some(file) = crate::files::open_private_file(&path) else { continue };
         let mut lines = std::io::BufReader::new(file).lines();
         let (head, folder) = (lines.next(), lines.next());
         let gone = match (head, folder) {
@@ -344,13 +344,13 @@ fn reduce(f: &Path, stat: Option<Stat>) -> Slot {
         });
     };
     let whole = &text.as_bytes()[..file.whole_bytes];
-    let digest = crate::suite::sha256_hex(whole);
+    let digest = crate::files::sha256_hex(whole);
     Slot::Indexed(Box::new(entry_of(stat, digest, parsed_cost(whole), file)))
 }
 
 /// What a parsed value costs a reporter beyond its text, about: a string's
 /// or a list's header and its allocation, a number's place in a struct.
-pub(super) const PARSED_BYTES_PER_VALUE: u64 = 40;
+pub const PARSED_BYTES_PER_VALUE: u64 = 40;
 
 /// About what a reporter holds of a file's whole lines parsed: its bytes,
 /// and [`PARSED_BYTES_PER_VALUE`] for every value in them (a comma, or an
@@ -359,7 +359,7 @@ pub(super) const PARSED_BYTES_PER_VALUE: u64 = 40;
 /// several times its size; one of long texts, about its size. An upper
 /// bound more than a figure: what the reporter skips unread (the calls)
 /// is counted too.
-pub(super) fn parsed_cost(text: &[u8]) -> u64 {
+pub fn parsed_cost(text: &[u8]) -> u64 {
     let (mut values, mut in_string, mut escaped) = (0u64, false, false);
     for &b in text {
         if in_string {
@@ -401,7 +401,7 @@ fn entry_of(stat: Stat, digest: String, cost: u64, file: File<Unread>) -> Entry 
     features.extend(m.instruments.iter().map(|i| fnv(&[b"instrument", i.name.as_bytes()])));
     features.extend(m.rows.iter().map(|d| fnv(&[b"row", d.title.as_bytes()])));
     // What a declared row's cell asks of a run: that its own suite declares
-    // the row and that a case of it feeds the row (`sparktest_rows::builtin`).
+    // the row and that a case of it feeds the row (`sparktest_rows::coded`).
     // A run of another suite with the same instrument's cases, or a filtered
     // run of the declaring suite that fed the row nothing, has not this.
     features.extend(

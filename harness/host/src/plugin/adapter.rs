@@ -1,7 +1,7 @@
 //! What every interface version adapts to: the host's own view of a guest
 //! ([`GuestInfo`], [`Finding`], [`Seen`]), and the pieces of the adapters
 //! that are the same in every version, written once as macros that each
-//! version's file (`v1.rs` … `v4.rs`) expands against its own bindings:
+//! version's file (`v1.rs` … `v5.rs`) expands against its own bindings:
 //! `shared_conversions!` (every version), `since_v0_2!` (replies, errors,
 //! facts' parts, the judge and every import), `facts_since_v0_3!` (the
 //! typed facts), `since_v0_4!` with `since_v0_4_endpoint_calls!`
@@ -10,7 +10,7 @@
 
 use sparktest_record::{Metric, Verdict};
 
-use crate::endpoint::{CallError, Effect};
+use sparktest_endpoint::{CallError, Effect};
 
 /// What a guest's `run` returned, in host types: its finding, which the
 /// host's rules (`runner::verdict`) may overrule.
@@ -106,8 +106,8 @@ macro_rules! shared_conversions {
         /// Conversions of the types every version shares.
         pub mod shared {
             use super::sparktest::plugin::{endpoint as wit, plugin_types, types};
-            use crate::endpoint as dom;
             use crate::plugin::adapter::{Finding, GuestInfo};
+            use sparktest_endpoint as dom;
             use sparktest_record::{Metric, Verdict};
 
             impl From<wit::ContentPart> for dom::ContentPart {
@@ -353,7 +353,7 @@ macro_rules! since_v0_2 {
         pub mod convert {
             use super::sparktest::plugin::endpoint as wit;
             use super::sparktest::plugin::judge;
-            use crate::endpoint as dom;
+            use sparktest_endpoint as dom;
 
             pub use super::facts::facts;
 
@@ -451,7 +451,7 @@ macro_rules! since_v0_2 {
             use super::super::state::{CaseState, trap_invalid};
             use super::convert::{call_error, draft, facts, judge_info, reply, window};
             use super::sparktest::plugin::{endpoint as wit, judge, plugin_types, suite_data, types};
-            use crate::endpoint as dom;
+            use sparktest_endpoint as dom;
 
             shared_imports!();
 
@@ -501,7 +501,7 @@ macro_rules! since_v0_4 {
         pub mod load {
             use super::convert::{call_error, reply};
             use super::sparktest::plugin::endpoint as wit;
-            use crate::endpoint as dom;
+            use sparktest_endpoint as dom;
 
             /// A load plan, in host types.
             pub fn plan(p: wit::LoadPlan) -> dom::LoadPlan {
@@ -596,7 +596,7 @@ macro_rules! facts_since_v0_3 {
         mod facts {
             use super::convert::{footprint, kv_bytes, pools};
             use super::sparktest::plugin::endpoint as wit;
-            use crate::endpoint as dom;
+            use sparktest_endpoint as dom;
 
             pub fn facts(f: dom::ServerFacts) -> wit::ServerFacts {
                 let typed = |k: &str| sparktest_contract::facts::FOOTPRINT.iter().any(|f| f.name() == k);

@@ -8,7 +8,8 @@ use std::process::{Command, Stdio};
 use serde_json::Value;
 
 use crate::error::{Error, ErrorKind};
-use crate::suite::{Source, sha256_hex};
+use crate::files::sha256_hex;
+use crate::suite::Source;
 
 /// The guest target triple.
 pub const TARGET: &str = "wasm32-wasip2";
@@ -62,8 +63,8 @@ pub fn component_for(
     if let Source::Crate(name) = source {
         let root = workspace_root(suite_dir);
         let from_source = root.is_some() && root == own_workspace();
-        if !from_source && let Some(c) = crate::builtin::component(name) {
-            let (path, pin) = crate::builtin::component_file(c)?;
+        if !from_source && let Some(c) = crate::carried::component(name) {
+            let (path, pin) = crate::carried::component_file(c)?;
             return Ok((path, Some(pin)));
         }
     }

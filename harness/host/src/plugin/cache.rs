@@ -20,19 +20,18 @@
 //! read only when it is this user's alone.
 
 use std::hash::{DefaultHasher, Hash, Hasher};
-use std::io::Write as _;
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 
 use wasmtime::Engine;
 use wasmtime::component::Component;
 
-use crate::suite::sha256_hex;
+use crate::files::{private, private_folder, read_private, replace_private, sha256_hex};
 
 /// The compile cache's folder: `compiled/` in the user cache
 /// (`~/.cache/sparktest/compiled`), whatever project is run.
 pub fn compile_cache_dir() -> PathBuf {
-    crate::builtin::user_cache().join("compiled")
+    crate::files::user_cache().join("compiled")
 }
 
 /// What the cache did for one component (for tests and a verbose log).
@@ -95,31 +94,6 @@ impl CompileCache {
     }
 }
 
-/// `dir`, created mode 0700 when missing, checked to be this user's alone
-/// (a real folder, owned by this user, written by no one else, in a parent
-/// no one else can rename entries of, holding only real folders and
-/// regular files of this user's that no one else may write); the reason
-/// where it is not. Nothing is changed to make it so.
-pub fn private_folder(dir: &Path) -> Result<(), String> {
-    if let Some(parent) = dir.parent() {
-        std::fs::create_dir_all(parent).map_err(|e| format!("failed to create {}: {e}", parent.display()))?;
-    }
-    match std::fs::DirBuilder::new().mode(0o700).create(dir) {
-        Ok(()) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-        Err(e) => return Err(format!("failed to create {}: {e}", dir.display())),
-    }
-    private(dir)?;
-    if let Some(parent) = dir.parent() {
-        // Whoever can rename entries of the parent can put a folder of
-        // their own in this one's place.
-        guarded(parent)?;
-    }
-    // Whatever the folder holds must be this user's too: a file another
-    // user planted while the folder was open to them is not.
-    held_alone(dir, 1)
-}
-
 /// The engine's configuration as a folder name: artifacts of one engine
 /// never meet another's.
 fn engine_key(engine: &Engine) -> String {
@@ -127,87 +101,6 @@ fn engine_key(engine: &Engine) -> String {
     engine.precompile_compatibility_hash().hash(&mut h);
     env!("CARGO_PKG_VERSION").hash(&mut h);
     format!("{:016x}", h.finish())
-}
-
-/// Whether `dir` is a real folder owned by this user that no one else may
-/// write. A looser one is refused, never tightened: changing a mode does
-/// not make what another user put there this user's.
-fn private(dir: &Path) -> Result<(), String> {
-    let meta = std::fs::symlink_metadata(dir).map_err(|e| format!("failed to read {}: {e}", dir.display()))?;
-    if !meta.file_type().is_dir() {
-        return Err(format!("{} is not a folder (a symlink or a file)", dir.display()));
-    }
-    owned_alone(dir, &meta)
-}
-
-/// Whether `meta` (of `path`) is this user's and no one else may write it.
-fn owned_alone(path: &Path, meta: &std::fs::Metadata) -> Result<(), String> {
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    let me = unsafe { libc::geteuid() };
-    if meta.uid() != me {
-        return Err(format!("{} belongs to user {}, not to this user ({me})", path.display(), meta.uid()));
-    }
-    if meta.mode() & 0o022 != 0 {
-        return Err(format!("{} may be written by other users (mode {:04o})", path.display(), meta.mode() & 0o7777));
-    }
-    Ok(())
-}
-
-/// Whether everything `dir` holds, two levels down, is a real folder or a
-/// regular file of this user's that no one else may write; the first that
-/// is not, named, where one is not (a link, a FIFO, another user's file).
-fn held_alone(dir: &Path, depth: u32) -> Result<(), String> {
-    let entries = std::fs::read_dir(dir).map_err(|e| format!("failed to list {}: {e}", dir.display()))?;
-    for entry in entries {
-        let entry = entry.map_err(|e| format!("failed to list {}: {e}", dir.display()))?;
-        let path = entry.path();
-        let meta = std::fs::symlink_metadata(&path).map_err(|e| format!("failed to read {}: {e}", path.display()))?;
-        let kind = meta.file_type();
-        if kind.is_dir() && depth > 0 {
-            owned_alone(&path, &meta)?;
-            held_alone(&path, depth - 1)?;
-        } else if kind.is_file() {
-            owned_alone(&path, &meta)?;
-        } else {
-            return Err(format!(
-                "{} is not a regular file (a link, a FIFO, a device or a folder too deep)",
-                path.display()
-            ));
-        }
-    }
-    Ok(())
-}
-
-/// `path` in a private folder, opened without following a link, only when
-/// it is a regular file of this user's that no one else may write.
-/// The shared folders' opener ([`sparktest_record::reader::open_in_folder`])
-/// and, on top, the owner and the mode.
-pub(crate) fn open_private_file(path: &Path) -> Option<std::fs::File> {
-    let (file, meta) = sparktest_record::reader::open_in_folder(path).ok()?;
-    owned_alone(path, &meta).is_ok().then_some(file)
-}
-
-/// The bytes of `path` (see [`open_private_file`]).
-fn read_private(path: &Path) -> Option<Vec<u8>> {
-    use std::io::Read as _;
-    let mut bytes = Vec::new();
-    open_private_file(path)?.read_to_end(&mut bytes).ok()?;
-    Some(bytes)
-}
-
-/// Whether no one but this user (and root) can rename `dir`'s entries: it is
-/// this user's or root's, and others may not write it.
-fn guarded(dir: &Path) -> Result<(), String> {
-    let meta = std::fs::metadata(dir).map_err(|e| format!("failed to read {}: {e}", dir.display()))?;
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    let me = unsafe { libc::geteuid() };
-    if meta.uid() != me && meta.uid() != 0 {
-        return Err(format!("{} belongs to user {}, not to this user ({me})", dir.display(), meta.uid()));
-    }
-    if meta.mode() & 0o002 != 0 {
-        return Err(format!("{} may be written by every user", dir.display()));
-    }
-    Ok(())
 }
 
 /// Where one component's artifact and record live.
@@ -250,32 +143,14 @@ impl Slot {
     fn store(&self, artifact: &[u8]) -> std::io::Result<()> {
         std::fs::DirBuilder::new().mode(0o700).recursive(true).create(&self.dir)?;
         private(&self.dir).map_err(std::io::Error::other)?;
-        replace(&self.artifact(), artifact)?;
-        replace(&self.record(), self.record_text(&sha256_hex(artifact)).as_bytes())
+        replace_private(&self.artifact(), artifact)?;
+        replace_private(&self.record(), self.record_text(&sha256_hex(artifact)).as_bytes())
     }
-}
-
-/// Write `path` through a temporary file and one rename: a reader sees the
-/// old file or the new, never half of one.
-fn replace(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
-    let tmp = path.with_extension(format!("{}.{nanos}.tmp", std::process::id()));
-    let written = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(&tmp)
-        .and_then(|mut f| f.write_all(bytes))
-        .and_then(|()| std::fs::rename(&tmp, path));
-    if written.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    written
 }
 
 #[cfg(test)]
 mod tests {
-    use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
 
     use super::*;
 

@@ -28,27 +28,10 @@ use super::cache::CompileCache;
 use super::state::RunLimits;
 use super::state::{CallLog, CaseState, Judge, Restarter};
 use super::{v1, v2, v3, v4, v5};
-use crate::endpoint::Endpoint;
 use crate::error::{Error, ErrorKind};
-use crate::suite::sha256_hex;
-
-/// Limits applied to every instance.
-#[derive(Debug, Clone, Copy)]
-pub struct Limits {
-    /// Guest CPU budget per case, in fuel units (about one per instruction).
-    pub fuel: u64,
-    /// Guest linear memory cap, bytes.
-    pub memory_bytes: usize,
-    /// Wall-clock limit per case, server time included.
-    pub case_timeout: Duration,
-    /// Limit of one request (what an instrument leaves after a load's last
-    /// send).
-    pub request_timeout: Duration,
-    /// Wall-clock limit of `describe`, `cases` and `render`.
-    pub setup_timeout: Duration,
-    /// Most bytes a guest may hand the host in one call.
-    pub hostcall_bytes: usize,
-}
+use crate::files::sha256_hex;
+use crate::limits::Limits;
+use sparktest_endpoint::Endpoint;
 
 /// Fuel between yields to the async runtime: a guest in a tight loop still
 /// lets the wall-clock limit fire.
@@ -346,7 +329,7 @@ impl PluginHost {
             run_limits: RunLimits {
                 case_timeout: self.limits.case_timeout,
                 request_timeout: self.limits.request_timeout,
-                max_load_requests: crate::endpoint::MAX_LOAD_REQUESTS,
+                max_load_requests: sparktest_endpoint::MAX_LOAD_REQUESTS,
             },
             wasi,
             table: ResourceTable::new(),

@@ -13,8 +13,8 @@ use wasmtime::StoreLimits;
 use wasmtime::component::ResourceTable;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
-use crate::endpoint::{self as dom, Endpoint};
 use crate::transcript::Recorder;
+use sparktest_endpoint::{self as dom, Endpoint};
 
 /// A second target that grades replies, as instruments reach it.
 pub struct Judge {
@@ -284,9 +284,9 @@ pub(super) fn trap_invalid(kind: &str, reason: String) -> wasmtime::Error {
 /// inside the case's own future. The case is driven by `block_on` on a test
 /// thread: a stream read there wakes that thread from a runtime worker for
 /// every chunk that lands (a futex wake, and a worker parked and unparked),
-/// which cost more system calls than the reads themselves (issue 39:
-/// 816–1,395 calls per 1,000 tokens before, 13–17 after; see
-/// docs/benchmarks.md). As a task it is polled on
+/// which cost more system calls than the reads themselves (816–1,395
+/// calls per 1,000 tokens before, 13–17 after; see docs/benchmarks.md).
+/// As a task it is polled on
 /// the worker where the socket's readiness lands. If the case's future is
 /// dropped (its wall-clock limit, an interrupt), the task is aborted, as the
 /// future itself would have been dropped.

@@ -11,7 +11,7 @@ shared_conversions!();
 /// This version's replies, facts and errors.
 pub mod convert {
     use super::sparktest::plugin::endpoint as wit;
-    use crate::endpoint as dom;
+    use sparktest_endpoint as dom;
 
     /// A reply for a 0.1.0 guest.
     pub fn reply(r: dom::Reply) -> wit::Reply {
@@ -60,7 +60,7 @@ mod host {
     use super::super::state::{CaseState, trap_invalid};
     use super::convert::{call_error, facts, reply};
     use super::sparktest::plugin::{endpoint as wit, plugin_types, suite_data, types};
-    use crate::endpoint as dom;
+    use sparktest_endpoint as dom;
 
     shared_imports!();
 

@@ -15,7 +15,7 @@ since_v0_2!();
 mod facts {
     use super::convert::{footprint, kv_bytes, pools};
     use super::sparktest::plugin::endpoint as wit;
-    use crate::endpoint as dom;
+    use sparktest_endpoint as dom;
 
     pub fn facts(f: dom::ServerFacts) -> wit::ServerFacts {
         wit::ServerFacts {

@@ -15,8 +15,8 @@ facts_since_v0_3!();
 
 #[cfg(test)]
 mod tests {
-    use crate::endpoint as dom;
     use sparktest_contract::facts as fact;
+    use sparktest_endpoint as dom;
 
     fn unmeasured() -> dom::ServerFacts {
         dom::ServerFacts {

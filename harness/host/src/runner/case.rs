@@ -13,12 +13,12 @@ use sparktest_record::{CallRecord, CaseRecord, ClientCeiling, Latency, Percentil
 use super::control::RunControl;
 use super::prepare::{Broken, Instrument};
 use super::verdict;
-use crate::endpoint::Endpoint;
 use crate::events::{Event, Finished, Sinks};
 use crate::plugin::{CaseInfo, Judge, PluginHost, Reach, Restarter};
 use crate::signal;
 use crate::snapshot::{self, SnapshotStatus};
 use crate::timestamp::rfc3339;
+use sparktest_endpoint::Endpoint;
 
 /// How often, and how many times, a lost case looks again for its
 /// server's exit (a process killed closes its sockets, then exits).
@@ -126,7 +126,7 @@ fn bare_record(id: &str, instrument: &str, case: &str, verdict: Verdict) -> Case
         calls: Vec::new(),
         prompt_tokens: None,
         completion_tokens: None,
-        transcript_sha256: crate::suite::sha256_hex(b""),
+        transcript_sha256: crate::files::sha256_hex(b""),
         snapshots: Vec::new(),
         arm: None,
         latency: None,

@@ -11,13 +11,13 @@ use sparktest_contract::facts as fact;
 use sparktest_record::TargetInfo;
 
 use crate::config::{Config, ForcedToolChoice, TargetConfig};
-use crate::endpoint::{
-    Client, ClientConfig, Endpoint, Footprint, ProbeError, RetryBudget, Secret, Timeouts, redact_url,
-};
 use crate::error::{Error, ErrorKind};
 use crate::plugin::Restarter;
 use crate::redact::Redactor;
 use crate::target::{self, Launched};
+use sparktest_endpoint::{
+    Client, ClientConfig, Endpoint, Footprint, ProbeError, RetryBudget, Secret, Timeouts, redact_url,
+};
 
 /// A target the run reaches.
 pub struct Connected {
@@ -238,7 +238,7 @@ fn target_info(
     name: &str,
     cfg: &TargetConfig,
     base_url: &str,
-    facts: &crate::endpoint::ServerFacts,
+    facts: &sparktest_endpoint::ServerFacts,
     launched: Option<&Launched>,
     config: &Config,
 ) -> TargetInfo {

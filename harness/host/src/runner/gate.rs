@@ -3,7 +3,7 @@
 
 use sparktest_record::{Gate, GateFailure};
 
-use super::tally::Tally;
+use crate::tally::Tally;
 
 /// A filtered or skipped check is a failing one. `carried` are the checks
 /// an earlier run (that this one resumes) recorded, and their failures.
@@ -23,7 +23,7 @@ pub fn verdict(t: &Tally, total: usize, carried: &(usize, Vec<GateFailure>)) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runner::tally::Counts;
+    use crate::tally::Counts;
 
     #[test]
     fn a_gate_passes_only_when_every_check_ran_and_passed() {

@@ -21,7 +21,6 @@ pub mod gate;
 pub mod plan;
 pub mod prepare;
 pub mod select;
-pub mod tally;
 pub mod verdict;
 
 use std::path::PathBuf;
@@ -38,9 +37,9 @@ use crate::signal;
 use crate::sinks::measurement::MeasurementWriter;
 use crate::sinks::summary::TerminalSummary;
 use crate::sinks::{junit::JunitSink, progress::ProgressSink, transcripts::TranscriptStore};
+use crate::tally::{self, TallySink};
 use crate::timestamp::rfc3339;
 use crate::{snapshot, suite};
-use tally::TallySink;
 
 /// Which server to measure.
 #[derive(Debug, Clone)]
@@ -202,7 +201,7 @@ impl Session {
     fn ceiling(&mut self) -> Option<sparktest_record::ClientCeiling> {
         let rt = &self.rt;
         self.ceiling
-            .get_or_insert_with(|| match rt.block_on(crate::endpoint::measure_client_ceiling()) {
+            .get_or_insert_with(|| match rt.block_on(sparktest_endpoint::measure_client_ceiling()) {
                 Ok(c) => Some(c),
                 Err(err) => {
                     crate::warn_line!("sparktest: warning: the client ceiling could not be measured: {err}");
@@ -391,7 +390,7 @@ fn snapshot_folder(target: &sparktest_record::TargetInfo) -> String {
     let model: String =
         target.model_id.chars().map(|c| if c.is_ascii_alphanumeric() || "._-".contains(c) { c } else { '-' }).collect();
     let model: String = model.trim_start_matches(['.', '-', '_']).chars().take(48).collect();
-    format!("endpoint-{model}-{}", &crate::suite::sha256_hex(identity.as_bytes())[..12])
+    format!("endpoint-{model}-{}", &crate::files::sha256_hex(identity.as_bytes())[..12])
 }
 
 /// The run's last line: the tally, the gate over the suite's checks where

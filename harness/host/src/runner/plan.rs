@@ -47,7 +47,7 @@ impl Plan {
             TargetChoice::Endpoint { url, model } => (
                 "endpoint".to_string(),
                 TargetConfig {
-                    description: format!("{model} at {}", crate::endpoint::redact_url(url)),
+                    description: format!("{model} at {}", sparktest_endpoint::redact_url(url)),
                     model: model.clone(),
                     model_aliases: Vec::new(),
                     base_url: Some(url.clone()),

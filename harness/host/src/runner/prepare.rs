@@ -5,11 +5,12 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::Duration;
 
 use crate::config::Config;
 use crate::error::{Error, ErrorKind};
-use crate::plugin::{self, CaseInfo, InstrumentPlugin, Limits, PluginHost, check_segments};
+use crate::limits::Limits;
+use crate::names::check_segments;
+use crate::plugin::{self, CaseInfo, InstrumentPlugin, PluginHost};
 use crate::suite::{self, Suite};
 
 /// One instrument as the run uses it (a paired instrument once per arm).
@@ -75,19 +76,6 @@ impl Prepared {
     }
 }
 
-/// The sandbox's limits from the run settings.
-pub fn limits(config: &Config) -> Limits {
-    let run = &config.run;
-    Limits {
-        fuel: run.fuel_per_case,
-        memory_bytes: usize::try_from(run.memory_per_instance_mib.saturating_mul(1 << 20)).unwrap_or(usize::MAX),
-        case_timeout: Duration::from_secs(run.case_timeout_secs),
-        request_timeout: Duration::from_secs(run.request_timeout_secs),
-        setup_timeout: Duration::from_secs(run.setup_timeout_secs),
-        hostcall_bytes: usize::try_from(run.hostcall_mib.saturating_mul(1 << 20)).unwrap_or(usize::MAX),
-    }
-}
-
 /// A name for an instrument that could not say its own (a file name is not
 /// trusted either: it is reduced to a valid name).
 fn source_label(source: &suite::Source) -> String {
@@ -113,7 +101,7 @@ pub fn prepare(
     files: &Arc<BTreeMap<String, Vec<u8>>>,
     arm_overrides: &[(String, String)],
 ) -> Result<Prepared, Error> {
-    let host = PluginHost::new(Some(&crate::plugin::compile_cache_dir()), limits(config))?;
+    let host = PluginHost::new(Some(&crate::plugin::compile_cache_dir()), Limits::of_run(config))?;
     let mut instruments: Vec<Instrument> = Vec::new();
     let mut broken = Vec::new();
     let trusted = plugin::trusted_workspaces(&config.root);

@@ -9,7 +9,7 @@ use sparktest_record::Outcome;
 
 use crate::error::Error;
 use crate::events::{Event, Sink};
-use crate::runner::tally::Counts;
+use crate::tally::Counts;
 
 /// A progress bar over the run.
 pub struct ProgressSink {

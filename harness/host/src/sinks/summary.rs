@@ -10,8 +10,8 @@ use std::sync::Mutex;
 
 use sparktest_record::reader::{Run, merge};
 use sparktest_record::{CaseRecord, InstrumentSummary, Summary};
-use sparktest_rows::builtin::{self, Compute};
 use sparktest_rows::cell::{Figure, Missing};
+use sparktest_rows::coded::{self, Compute};
 use sparktest_rows::run::{Call, Runs};
 
 use crate::error::Error;
@@ -66,7 +66,7 @@ fn as_read(c: &CaseRecord) -> CaseRecord<Call> {
 fn row_lines(run: Run<Call>) -> Vec<String> {
     let runs = Runs::new(merge(vec![run]));
     let Some(col) = runs.iter().next().map(|r| r.column.clone()) else { return Vec::new() };
-    builtin::all(&runs)
+    coded::all(&runs)
         .iter()
         .filter_map(|def| {
             let words = match def.figure(&runs, &col) {

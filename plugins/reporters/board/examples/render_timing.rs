@@ -27,7 +27,7 @@ fn main() {
         let runs = sparktest_board::runs(&texts).unwrap();
         steps[0].push(t.elapsed());
         let t = Instant::now();
-        let defs = sparktest_rows::builtin::all(&runs);
+        let defs = sparktest_rows::coded::all(&runs);
         let board = sparktest_board::build(&runs, &defs, &Default::default(), &Default::default());
         steps[1].push(t.elapsed());
         let t = Instant::now();

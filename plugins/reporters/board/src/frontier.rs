@@ -1,4 +1,4 @@
-//! The trade-off frontier (issue 30): for each column, aggregate output
+//! The trade-off frontier: for each column, aggregate output
 //! throughput against the speed one request gets, at every concurrency
 //! level and every sustained-load rate of every mix (the prompt and output
 //! lengths of the suite) it was measured at, the points no

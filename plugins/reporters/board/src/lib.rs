@@ -28,7 +28,7 @@ mod markdown;
 mod model;
 mod sections;
 
-use sparktest_rows::{builtin as rows, cell as figure, run};
+use sparktest_rows::{cell as figure, coded as rows, run};
 
 pub use config::Config;
 pub use html::render as render_html;

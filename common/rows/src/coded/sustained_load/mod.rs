@@ -12,7 +12,7 @@ use super::*;
 pub mod requests;
 
 /// The Sustained load row: the highest offered rate any load held.
-pub const SUSTAINED_LOAD: RowDef = relative(names::ROW, true, 0.05, figure_of);
+pub const ROW: RowDef = relative(names::ROW, true, 0.05, figure_of);
 
 /// One load as the charts read it: a point of a sweep, or a fixed-rate case.
 #[derive(Debug, Clone, PartialEq)]
