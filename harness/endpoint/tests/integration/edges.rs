@@ -107,6 +107,19 @@ async fn retry_after_as_an_http_date_is_honoured() {
     assert_eq!(server.exchanges().len(), 1);
 }
 
+/// A whole 200 reply of "ok" to the request in `buf`: server-sent events
+/// when it asked to stream, else one JSON body.
+fn answer_ok(buf: &[u8]) -> String {
+    let body = if String::from_utf8_lossy(buf).contains("\"stream\":true") {
+        format!("data: {}\n\ndata: {}\n\ndata: [DONE]\n\n", openai::content("ok"), openai::finish("stop"))
+    } else {
+        r#"{"model":"fake-model","choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}]}"#
+            .to_string()
+    };
+    let kind = if body.starts_with("data:") { "text/event-stream" } else { "application/json" };
+    format!("HTTP/1.1 200 OK\r\nContent-Type: {kind}\r\nContent-Length: {}\r\n\r\n{body}", body.len())
+}
+
 /// A keep-alive server that answers the first request on each connection
 /// and closes the connection when a second one arrives on it, without a
 /// byte of reply: cpp-httplib closing an idle connection just as it is
@@ -145,23 +158,7 @@ async fn closes_reused_connections() -> (String, Arc<std::sync::atomic::AtomicUs
                     if !complete || served == 1 {
                         return; // closed with no byte of a reply
                     }
-                    let streamed = String::from_utf8_lossy(&buf).contains("\"stream\":true");
-                    let (kind, body) = if streamed {
-                        let events = format!(
-                            "data: {}\n\ndata: {}\n\ndata: [DONE]\n\n",
-                            openai::content("ok"),
-                            openai::finish("stop")
-                        );
-                        ("text/event-stream", events)
-                    } else {
-                        let reply = r#"{"model":"fake-model","choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}]}"#;
-                        ("application/json", reply.to_string())
-                    };
-                    let head =
-                        format!("HTTP/1.1 200 OK\r\nContent-Type: {kind}\r\nContent-Length: {}\r\n\r\n", body.len());
-                    if stream.write_all(head.as_bytes()).await.is_err()
-                        || stream.write_all(body.as_bytes()).await.is_err()
-                    {
+                    if stream.write_all(answer_ok(&buf).as_bytes()).await.is_err() {
                         return;
                     }
                     served += 1;
@@ -307,23 +304,7 @@ async fn closes_idle_connections(
                     if !complete {
                         return;
                     }
-                    let streamed = String::from_utf8_lossy(&buf).contains("\"stream\":true");
-                    let (kind, body) = if streamed {
-                        let events = format!(
-                            "data: {}\n\ndata: {}\n\ndata: [DONE]\n\n",
-                            openai::content("ok"),
-                            openai::finish("stop")
-                        );
-                        ("text/event-stream", events)
-                    } else {
-                        let reply = r#"{"model":"fake-model","choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}]}"#;
-                        ("application/json", reply.to_string())
-                    };
-                    let head =
-                        format!("HTTP/1.1 200 OK\r\nContent-Type: {kind}\r\nContent-Length: {}\r\n\r\n", body.len());
-                    if stream.write_all(head.as_bytes()).await.is_err()
-                        || stream.write_all(body.as_bytes()).await.is_err()
-                    {
+                    if stream.write_all(answer_ok(&buf).as_bytes()).await.is_err() {
                         return;
                     }
                     count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
