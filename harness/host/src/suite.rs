@@ -188,7 +188,7 @@ pub fn board_suites() -> Vec<&'static str> {
     let mut placed: Vec<(usize, &'static str)> = crate::carried::SUITES
         .iter()
         .filter_map(|b| {
-            let c = carried(b).filter(|c| !c.gate)?;
+            let c = contents_of(b).filter(|c| !c.gate)?;
             let first = rows.iter().position(|r| c.instruments.iter().any(|i| *i == r.instrument));
             Some((first.or(c.declares_rows.then_some(rows.len()))?, b.name))
         })
@@ -198,16 +198,16 @@ pub fn board_suites() -> Vec<&'static str> {
 }
 
 /// What a built-in suite's file says it carries.
-struct Carried {
+struct Contents {
     gate: bool,
     /// Its instruments' names, from their crates' (`sparktest-<name>`).
     instruments: Vec<String>,
     declares_rows: bool,
 }
 
-fn carried(b: &crate::carried::Suite) -> Option<Carried> {
+fn contents_of(b: &crate::carried::Suite) -> Option<Contents> {
     let file: SuiteFile = toml::from_str(std::str::from_utf8(b.file("suite.toml")?).ok()?).ok()?;
-    Some(Carried {
+    Some(Contents {
         gate: file.suite.gate,
         instruments: file
             .instrument
@@ -707,7 +707,7 @@ mod book {
     fn suites_of(instrument: &str) -> Vec<&'static str> {
         let runs = |name: &&str| {
             crate::carried::suite(name)
-                .and_then(super::carried)
+                .and_then(super::contents_of)
                 .is_some_and(|c| c.instruments.iter().any(|i| i == instrument))
         };
         let board: Vec<&str> = super::board_suites().into_iter().filter(runs).collect();
