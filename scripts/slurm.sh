@@ -36,8 +36,9 @@
 #   takes; its default is 120 s) before it may start again, and the main
 #   scheduler runs every second (sched_interval=1; 60 s by default) to start
 #   it then.
-# - KillWait=5: SIGTERM, then SIGKILL 5 s later, on scancel, requeue or a
-#   time limit.
+# - KillWait=30 (Slurm's default): SIGTERM, then SIGKILL 30 s later, on
+#   scancel, requeue or a time limit. At 5 s a campaign cancelled while a
+#   full test run loaded the box was killed before it wrote its end.
 # - There is no slurmdbd, so no sacct (it prints "Slurm accounting storage
 #   is disabled" and exits 0): a finished job stays in `scontrol show job`
 #   and `squeue -t all` for MinJobAge (3600 s here) and its final state is
@@ -223,7 +224,7 @@ JobCompType=jobcomp/filetxt
 JobCompLoc=$dir/jobcomp.txt
 MinJobAge=3600
 # SIGTERM, then SIGKILL KillWait seconds later (scancel, requeue, time limit).
-KillWait=5
+KillWait=30
 ReturnToService=2
 MpiDefault=none
 MailProg=/bin/true
