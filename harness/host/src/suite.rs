@@ -718,14 +718,7 @@ mod book {
     }
 
     fn table() -> String {
-        let mut out = format!(
-            "{}
-
-| board row | instrument | suites |
-|---|---|---|
-",
-            begin()
-        );
+        let mut out = format!("{}\n\n| board row | instrument | suites |\n|---|---|---|\n", begin());
         for row in sparktest_rows::coded::ROWS {
             let i = &row.instrument;
             let pages: Vec<String> = suites_of(i).iter().map(|s| format!("[{s}]({s}.md)")).collect();

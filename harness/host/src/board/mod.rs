@@ -154,7 +154,7 @@ pub fn read_measurements_within(dir: &Path, selection: &Selection, limit: u64) -
 /// [`read_measurements_within`] of the folder's files as listed once.
 fn read_listed(dir: &Path, files: Vec<PathBuf>, selection: &Selection, limit: u64) -> Result<Measurements, Error> {
     if files.is_empty() {
-        return Err(Error::setup(format!("no measurement files (*.jsonl) in {}", dir.display())));
+        return Err(no_measurement_files(dir));
     }
     let (slots, refresh) = index::refresh(dir, &files)?;
     index::refuse_other_versions(&slots)?;
@@ -290,6 +290,11 @@ fn read_whole_into(whole: Vec<PathBuf>, read: &mut Measurements) {
             }
         }
     }
+}
+
+/// An empty measurements folder, said before any reporter is built.
+fn no_measurement_files(dir: &Path) -> Error {
+    Error::setup(format!("no measurement files (*.jsonl) in {}", dir.display()))
 }
 
 fn name_of(f: &Path) -> String {
@@ -568,7 +573,7 @@ pub fn board(args: BoardArgs) -> Result<i32, Error> {
     // any build.
     let listed = measurement_files(&dir)?;
     if listed.is_empty() {
-        return Err(Error::setup(format!("no measurement files (*.jsonl) in {}", dir.display())));
+        return Err(no_measurement_files(&dir));
     }
     let limits = crate::limits::Limits::of_run(&config);
     let limit = limits.memory_bytes as u64;
